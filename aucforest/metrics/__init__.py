@@ -1,0 +1,39 @@
+"""AUC evaluation toolkit.
+
+Binary and multiclass AUC, ROC curves, DeLong intervals and tests, the
+binormal model, bootstrap (.632/.632+) and closed-form Bayesian AUC
+estimators, and metrics for imbalanced classes. Each function documents the
+formula and the paper (``shared/papers/``) it implements; results are small
+named tuples, as in ``scipy.stats``.
+"""
+from ._auc import auc, multiclass_auc
+from ._bayes import bayesian_auc
+from ._binormal import BinormalROC, binormal_auc, binormal_roc
+from ._bootstrap import BootstrapAUCResult, bootstrap_auc
+from ._delong import AUCInterval, DeLongTest, auc_ci, auc_test
+from ._imbalance import ImbalanceReport, gmean_score, imbalance_report
+from ._plot import plot_roc
+from ._roc import ROCCurve, ThresholdResult, optimal_threshold, roc_curve
+
+__all__ = [
+    "auc",
+    "multiclass_auc",
+    "roc_curve",
+    "auc_ci",
+    "auc_test",
+    "binormal_auc",
+    "binormal_roc",
+    "optimal_threshold",
+    "bootstrap_auc",
+    "bayesian_auc",
+    "plot_roc",
+    "gmean_score",
+    "imbalance_report",
+    "AUCInterval",
+    "BinormalROC",
+    "BootstrapAUCResult",
+    "DeLongTest",
+    "ImbalanceReport",
+    "ROCCurve",
+    "ThresholdResult",
+]

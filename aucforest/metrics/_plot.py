@@ -1,0 +1,116 @@
+"""ROC plots with the AUC and its DeLong interval in the legend."""
+import numpy as np
+
+from ._auc import mann_whitney_auc
+from ._delong import auc_ci
+from ._roc import roc_curve
+from ._validation import (
+    check_known_labels,
+    check_labels,
+    check_score_matrix,
+    check_scores,
+)
+
+
+def plot_roc(y_true, y_score, *, labels=None, multiclass="ovr",
+             confidence=0.95, name=None, ax=None):
+    """Plot empirical ROC curves, each labelled with its AUC and DeLong interval.
+
+    Binary ``y_true`` with 1-d ``y_score`` (or a two-column probability
+    matrix) gives one curve. With more classes ``y_score`` is an
+    (n_samples, n_classes) matrix and ``multiclass`` chooses the curves:
+
+    * ``"ovr"``: one curve per class ``k``, column ``k`` of class ``k``
+      against all other classes;
+    * ``"ovo"``: one curve per class pair ``i < j``, column ``i`` on the rows
+      of classes ``i`` and ``j`` (the ``A(i, j)`` of Hand & Till's AUC).
+
+    Each legend entry reads ``AUC 0.853 [0.801, 0.905]`` with the DeLong
+    interval of :func:`auc_ci` (left out when a class has a single case).
+    Requires matplotlib (``pip install aucforest[plot]``).
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Class labels.
+    y_score : array-like of shape (n_samples,) or (n_samples, n_classes)
+        Scores; column ``k`` belongs to ``labels[k]``.
+    labels : array-like, default=None
+        Column labels; default the sorted labels of ``y_true``.
+    multiclass : {"ovr", "ovo"}, default="ovr"
+    confidence : float, default=0.95
+        Coverage of the intervals shown.
+    name : str, default=None
+        Prefix of every legend entry (e.g. the classifier's name).
+    ax : matplotlib Axes, default=None
+        Axes to draw into; default a new figure's.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Raises
+    ------
+    ImportError
+        If matplotlib is not installed.
+    ValueError
+        On invalid input or a bad ``multiclass``.
+    """
+    plt = _import_pyplot()
+    if multiclass not in ("ovr", "ovo"):
+        raise ValueError(f"multiclass must be 'ovr' or 'ovo', got {multiclass!r}.")
+    y_true = check_labels(y_true)
+    labels = np.unique(y_true) if labels is None else np.asarray(labels)
+    check_known_labels(y_true, labels, "y_true")
+    if ax is None:
+        ax = plt.figure().add_subplot()
+    prefix = f"{name}: " if name else ""
+    for caption, positive, score in _curves(y_true, y_score, labels, multiclass):
+        curve = roc_curve(positive, score)
+        ax.step(curve.fpr, curve.tpr, where="post",
+                label=prefix + caption + _auc_text(positive, score, confidence))
+    ax.plot([0, 1], [0, 1], linestyle=":", color="grey", linewidth=1)
+    ax.set(xlabel="False positive rate", ylabel="True positive rate",
+           xlim=(0, 1), ylim=(0, 1.01), aspect="equal")
+    ax.legend(loc="lower right", fontsize="small")
+    return ax
+
+
+def _curves(y_true, y_score, labels, multiclass):
+    """Yield ``(caption, positive mask, scores)`` for each curve to draw."""
+    if labels.size == 2 and np.ndim(y_score) == 1:
+        yield "", y_true == labels[1], check_scores(y_score, y_true.size)
+        return
+    y_score = check_score_matrix(y_score, y_true.size, labels.size, name="y_score")
+    if labels.size == 2:
+        yield "", y_true == labels[1], y_score[:, 1]
+        return
+    present = [k for k in range(labels.size) if np.any(y_true == labels[k])]
+    if multiclass == "ovr":
+        for k in present:
+            yield f"{labels[k]} vs rest, ", y_true == labels[k], y_score[:, k]
+        return
+    for a, i in enumerate(present):
+        for j in present[a + 1:]:
+            rows = (y_true == labels[i]) | (y_true == labels[j])
+            yield (f"{labels[i]} vs {labels[j]}, ", y_true[rows] == labels[i],
+                   y_score[rows, i])
+
+
+def _auc_text(positive, score, confidence):
+    if min(np.count_nonzero(positive), np.count_nonzero(~positive)) < 2:
+        return f"AUC {mann_whitney_auc(positive, score):.3f}"
+    result = auc_ci(positive, score, confidence=confidence)
+    return f"AUC {result.auc:.3f} [{result.low:.3f}, {result.high:.3f}]"
+
+
+def _import_pyplot():
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError as error:
+        raise ImportError(
+            "plot_roc needs matplotlib, an optional dependency of aucforest: "
+            "install it with `pip install aucforest[plot]` (or `pip install "
+            "matplotlib`)."
+        ) from error
+    return plt
