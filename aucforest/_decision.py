@@ -1,0 +1,50 @@
+"""Decision rules turning forest probabilities into class predictions.
+
+RFQ (O'Brien & Ishwaran 2019, the random forests quantile classifier):
+predict argmax_k p_k(x) / pi_k; for two classes, p_min(x) >= pi_min
+(DESIGN section 3). "argmax" is the Bayes rule; a float t is a fixed
+threshold on the probability of the second class.
+"""
+import numpy as np
+
+
+def validate_decision(decision, n_classes):
+    """Raise ValueError when a threshold decision is used with K != 2 classes."""
+    if not isinstance(decision, str) and n_classes != 2:
+        raise ValueError(
+            f"decision={decision!r} is a threshold on the positive class and needs exactly "
+            f"two classes; y has {n_classes}. Use decision='rfq' or 'argmax'.")
+
+
+def decide(proba, prior, decision):
+    """Index of the predicted class for each row of proba.
+
+    Parameters
+    ----------
+    proba : ndarray of shape (n_samples, n_classes)
+    prior : ndarray of shape (n_classes,)
+        Class frequencies pi_k the probabilities were trained under.
+    decision : {"rfq", "argmax"} or float in (0, 1)
+
+    Returns
+    -------
+    ndarray of shape (n_samples,), intp
+    """
+    proba = np.asarray(proba, dtype=np.float64)
+    if decision == "argmax":
+        return np.argmax(proba, axis=1)
+    if decision == "rfq":
+        return _rfq(proba, np.asarray(prior, dtype=np.float64))
+    return (proba[:, 1] >= decision).astype(np.intp)
+
+
+def _rfq(proba, prior):
+    n_classes = prior.shape[0]
+    if n_classes == 2:
+        minority = int(np.argmin(prior))  # equal priors: class 0, as argmax would
+        return np.where(proba[:, minority] >= prior[minority], minority, 1 - minority)
+    # stable order by prior: among tied scores argmax takes the smallest prior
+    order = np.argsort(prior, kind="stable")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scores = np.where(prior[order] > 0, proba[:, order] / prior[order], -np.inf)
+    return order[np.argmax(scores, axis=1)]

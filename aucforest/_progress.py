@@ -1,0 +1,51 @@
+"""A minimal, thread-safe progress bar on stderr (no dependency)."""
+import sys
+import threading
+import time
+from contextlib import contextmanager
+
+
+class _Bar:
+    def __init__(self, total, description, stream):
+        self.total, self.description, self.stream = total, description, stream
+        self.done = 0
+        self.started = time.perf_counter()
+        self._lock = threading.Lock()
+
+    def update(self, n=1):
+        with self._lock:
+            self.done += n
+            self._draw()
+
+    def wrap(self, function):
+        """`function`, counting one step each time it returns."""
+        def counted(*args, **kwargs):
+            result = function(*args, **kwargs)
+            self.update()
+            return result
+        return counted
+
+    def _draw(self):
+        width = 30
+        filled = int(width * self.done / max(self.total, 1))
+        elapsed = time.perf_counter() - self.started
+        self.stream.write(f"\r{self.description} [{'#' * filled}{'.' * (width - filled)}] "
+                          f"{self.done}/{self.total} {elapsed:.1f}s")
+        if self.done >= self.total:
+            self.stream.write("\n")
+        self.stream.flush()
+
+
+class _NoBar:
+    def update(self, n=1):
+        pass
+
+    def wrap(self, function):
+        return function
+
+
+@contextmanager
+def progress(total, enabled=True, description="", stream=None):
+    """Context manager yielding a bar with `update()` and `wrap(fn)`;
+    a no-op bar when not enabled."""
+    yield _Bar(total, description, stream or sys.stderr) if enabled else _NoBar()

@@ -1,0 +1,443 @@
+# cython: language_level=3
+"""Tree storage (flat node arrays), the depth-first builder and nogil prediction.
+
+Nodes are numbered in depth-first preorder, so every child index is larger
+than its parent's; `Tree` checks this (and every other invariant) when it is
+constructed, which makes a tree loaded from a file safe to traverse.
+"""
+import numpy as np
+
+cimport numpy as cnp
+from libc.stdint cimport uint64_t
+from libc.stdlib cimport free, malloc, realloc
+from libc.string cimport memcpy
+
+from ._split cimport (CRITERION_AUC, SplitRecord, Splitter, X_t, idx_t,
+                      node_impurity)
+
+cnp.import_array()
+
+TREE_LEAF = -1          # children_left / children_right of a leaf
+TREE_UNDEFINED = -2     # feature / threshold of a leaf
+
+cdef idx_t _LEAF = -1
+cdef idx_t _UNDEFINED = -2
+
+
+cdef struct StackRecord:
+    idx_t start
+    idx_t end
+    idx_t depth
+    idx_t parent
+    bint is_left
+
+
+cdef class _NodeBuffer:
+    """Growable C arrays holding the nodes while a tree is built."""
+    cdef idx_t n_classes, capacity, count
+    cdef idx_t* left
+    cdef idx_t* right
+    cdef idx_t* feature
+    cdef idx_t* n_samples
+    cdef double* threshold
+    cdef double* weighted_n_samples
+    cdef double* impurity
+    cdef double* improvement
+    cdef double* value
+
+    def __cinit__(self, idx_t n_classes):
+        self.n_classes = n_classes
+        self.capacity = 0
+        self.count = 0
+
+    def __dealloc__(self):
+        free(self.left)
+        free(self.right)
+        free(self.feature)
+        free(self.n_samples)
+        free(self.threshold)
+        free(self.weighted_n_samples)
+        free(self.impurity)
+        free(self.improvement)
+        free(self.value)
+
+    cdef int _grow(self) noexcept nogil:
+        cdef idx_t cap = 2 * self.capacity if self.capacity > 0 else 64
+        cdef void* p
+        p = realloc(self.left, cap * sizeof(idx_t))
+        if p == NULL: return -1
+        self.left = <idx_t*> p
+        p = realloc(self.right, cap * sizeof(idx_t))
+        if p == NULL: return -1
+        self.right = <idx_t*> p
+        p = realloc(self.feature, cap * sizeof(idx_t))
+        if p == NULL: return -1
+        self.feature = <idx_t*> p
+        p = realloc(self.n_samples, cap * sizeof(idx_t))
+        if p == NULL: return -1
+        self.n_samples = <idx_t*> p
+        p = realloc(self.threshold, cap * sizeof(double))
+        if p == NULL: return -1
+        self.threshold = <double*> p
+        p = realloc(self.weighted_n_samples, cap * sizeof(double))
+        if p == NULL: return -1
+        self.weighted_n_samples = <double*> p
+        p = realloc(self.impurity, cap * sizeof(double))
+        if p == NULL: return -1
+        self.impurity = <double*> p
+        p = realloc(self.improvement, cap * sizeof(double))
+        if p == NULL: return -1
+        self.improvement = <double*> p
+        p = realloc(self.value, cap * self.n_classes * sizeof(double))
+        if p == NULL: return -1
+        self.value = <double*> p
+        self.capacity = cap
+        return 0
+
+    cdef idx_t add_node(self, idx_t parent, bint is_left, SplitRecord* split,
+                        const double* counts, double weight, idx_t n_samples,
+                        double impurity) noexcept nogil:
+        """Append a node (a leaf when split.feature < 0); returns its index or
+        -1 when memory runs out."""
+        cdef idx_t node = self.count, k
+        if node >= self.capacity and self._grow() != 0:
+            return -1
+        if parent >= 0:
+            if is_left:
+                self.left[parent] = node
+            else:
+                self.right[parent] = node
+        self.left[node] = _LEAF
+        self.right[node] = _LEAF
+        if split.feature >= 0:
+            self.feature[node] = split.feature
+            self.threshold[node] = split.threshold
+            self.improvement[node] = split.improvement
+        else:
+            self.feature[node] = _UNDEFINED
+            self.threshold[node] = _UNDEFINED
+            self.improvement[node] = 0.0
+        self.n_samples[node] = n_samples
+        self.weighted_n_samples[node] = weight
+        self.impurity[node] = impurity
+        for k in range(self.n_classes):
+            self.value[node * self.n_classes + k] = counts[k] / weight
+        self.count += 1
+        return node
+
+    def to_arrays(self):
+        """Copy the nodes into numpy arrays (a dict keyed by Tree's field names)."""
+        cdef idx_t n = self.count
+        arrays = {
+            "children_left": np.empty(n, dtype=np.intp),
+            "children_right": np.empty(n, dtype=np.intp),
+            "feature": np.empty(n, dtype=np.intp),
+            "threshold": np.empty(n, dtype=np.float64),
+            "value": np.empty((n, self.n_classes), dtype=np.float64),
+            "n_node_samples": np.empty(n, dtype=np.intp),
+            "weighted_n_node_samples": np.empty(n, dtype=np.float64),
+            "impurity": np.empty(n, dtype=np.float64),
+            "improvement": np.empty(n, dtype=np.float64),
+        }
+        if n == 0:
+            return arrays
+        _copy_into(arrays["children_left"], self.left, n * sizeof(idx_t))
+        _copy_into(arrays["children_right"], self.right, n * sizeof(idx_t))
+        _copy_into(arrays["feature"], self.feature, n * sizeof(idx_t))
+        _copy_into(arrays["threshold"], self.threshold, n * sizeof(double))
+        _copy_into(arrays["value"], self.value, n * self.n_classes * sizeof(double))
+        _copy_into(arrays["n_node_samples"], self.n_samples, n * sizeof(idx_t))
+        _copy_into(arrays["weighted_n_node_samples"], self.weighted_n_samples, n * sizeof(double))
+        _copy_into(arrays["impurity"], self.impurity, n * sizeof(double))
+        _copy_into(arrays["improvement"], self.improvement, n * sizeof(double))
+        return arrays
+
+
+cdef void _copy_into(cnp.ndarray target, const void* source, size_t nbytes):
+    memcpy(cnp.PyArray_DATA(target), source, nbytes)
+
+
+def build_tree(const X_t[::1, :] X, const idx_t[::1] y, const double[::1] w,
+               idx_t n_classes, int criterion, idx_t max_features, idx_t max_depth,
+               idx_t min_samples_leaf, double min_weight_leaf, uint64_t seed):
+    """Grow one tree depth first, without the GIL.
+
+    A node becomes a leaf when it has fewer than two classes present, has
+    reached max_depth, cannot give two children of min_samples_leaf cases and
+    min_weight_leaf weight, or has no valid split among its features.
+
+    Parameters
+    ----------
+    X : float32 array (n_samples, n_features), Fortran order
+    y : intp array (n_samples,), classes encoded 0..n_classes-1
+    w : float64 array (n_samples,), sample weight x bootstrap multiplicity
+    Other parameters as in `Splitter`; max_depth is a non-negative integer.
+
+    Returns
+    -------
+    Tree
+    """
+    cdef Splitter splitter = Splitter(X, y, w, n_classes, criterion, max_features,
+                                      min_samples_leaf, min_weight_leaf, seed)
+    cdef _NodeBuffer nodes = _NodeBuffer(n_classes)
+    cdef idx_t stack_capacity = 64, stack_size = 0, node, n_present, tree_depth = 0
+    cdef StackRecord* stack = <StackRecord*> malloc(stack_capacity * sizeof(StackRecord))
+    cdef StackRecord rec
+    cdef SplitRecord split
+    cdef StackRecord* grown
+    cdef bint failed = False, is_leaf
+    cdef double impurity
+    if stack == NULL:
+        raise MemoryError("cannot allocate the tree builder's stack")
+    if splitter.n_active == 0:
+        free(stack)
+        raise ValueError("no sample has a positive weight")
+
+    with nogil:
+        stack[0].start = 0
+        stack[0].end = splitter.n_active
+        stack[0].depth = 0
+        stack[0].parent = -1
+        stack[0].is_left = False
+        stack_size = 1
+        while stack_size > 0:
+            stack_size -= 1
+            rec = stack[stack_size]
+            n_present = splitter.node_reset(rec.start, rec.end)
+            split.feature = -1
+            is_leaf = (n_present < 2
+                       or rec.depth >= max_depth
+                       or rec.end - rec.start < 2 * min_samples_leaf
+                       or splitter.node_weight < 2.0 * min_weight_leaf)
+            if not is_leaf:
+                splitter.node_split(rec.start, rec.end, &split)
+            impurity = node_impurity(splitter.node_counts, n_classes, criterion)
+            node = nodes.add_node(rec.parent, rec.is_left, &split, splitter.node_counts,
+                                  splitter.node_weight, rec.end - rec.start, impurity)
+            if node < 0:
+                failed = True
+                break
+            if rec.depth > tree_depth:
+                tree_depth = rec.depth
+            if split.feature < 0:
+                continue
+            if stack_size + 2 > stack_capacity:
+                stack_capacity *= 2
+                grown = <StackRecord*> realloc(stack, stack_capacity * sizeof(StackRecord))
+                if grown == NULL:
+                    failed = True
+                    break
+                stack = grown
+            # right first, so that the left child is popped (and numbered) next
+            stack[stack_size].start = split.pos
+            stack[stack_size].end = rec.end
+            stack[stack_size].depth = rec.depth + 1
+            stack[stack_size].parent = node
+            stack[stack_size].is_left = False
+            stack[stack_size + 1].start = rec.start
+            stack[stack_size + 1].end = split.pos
+            stack[stack_size + 1].depth = rec.depth + 1
+            stack[stack_size + 1].parent = node
+            stack[stack_size + 1].is_left = True
+            stack_size += 2
+    free(stack)
+    if failed:
+        raise MemoryError("out of memory while growing the tree")
+    return Tree(X.shape[1], n_classes, max_depth=tree_depth, **nodes.to_arrays())
+
+
+# ---------------------------------------------------------------------------
+# Tree: validated node arrays and prediction
+# ---------------------------------------------------------------------------
+
+NODE_ARRAYS = {
+    "children_left": np.intp,
+    "children_right": np.intp,
+    "feature": np.intp,
+    "threshold": np.float64,
+    "value": np.float64,
+    "n_node_samples": np.intp,
+    "weighted_n_node_samples": np.float64,
+    "impurity": np.float64,
+    "improvement": np.float64,
+}
+
+
+cdef class Tree:
+    """A fitted tree as flat node arrays (names as in scikit-learn's `tree_`).
+
+    Attributes
+    ----------
+    node_count, n_features, n_classes, max_depth : int
+    children_left, children_right : intp arrays, -1 at leaves
+    feature : intp array, -2 at leaves
+    threshold : float64 array, x <= threshold goes left; -2 at leaves
+    value : float64 array (node_count, n_classes), weighted class proportions
+    n_node_samples : intp array, distinct training cases in the node
+    weighted_n_node_samples : float64 array, their total weight
+    impurity : float64 array, Gini impurity (entropy in bits under "entropy")
+    improvement : float64 array, theta - 1/2 of the split under "auc",
+        impurity decrease under "gini"/"entropy"; 0 at leaves
+    """
+    cdef readonly idx_t node_count, n_features, n_classes, max_depth
+    cdef readonly object children_left, children_right, feature, threshold, value
+    cdef readonly object n_node_samples, weighted_n_node_samples, impurity, improvement
+
+    def __init__(self, n_features, n_classes, *, max_depth, children_left, children_right,
+                 feature, threshold, value, n_node_samples, weighted_n_node_samples,
+                 impurity, improvement):
+        arrays = dict(children_left=children_left, children_right=children_right,
+                      feature=feature, threshold=threshold, value=value,
+                      n_node_samples=n_node_samples,
+                      weighted_n_node_samples=weighted_n_node_samples,
+                      impurity=impurity, improvement=improvement)
+        arrays = _validated_node_arrays(int(n_features), int(n_classes), arrays)
+        self.n_features = n_features
+        self.n_classes = n_classes
+        self.max_depth = max_depth
+        self.node_count = arrays["children_left"].shape[0]
+        self.children_left = arrays["children_left"]
+        self.children_right = arrays["children_right"]
+        self.feature = arrays["feature"]
+        self.threshold = arrays["threshold"]
+        self.value = arrays["value"]
+        self.n_node_samples = arrays["n_node_samples"]
+        self.weighted_n_node_samples = arrays["weighted_n_node_samples"]
+        self.impurity = arrays["impurity"]
+        self.improvement = arrays["improvement"]
+
+    def node_arrays(self):
+        """The node arrays as a dict (what `__init__` takes, with max_depth)."""
+        return {name: getattr(self, name) for name in NODE_ARRAYS}
+
+    def __reduce__(self):
+        return (_tree_from_state, (self.n_features, self.n_classes, self.max_depth,
+                                   self.node_arrays()))
+
+    @property
+    def n_leaves(self):
+        return int(np.count_nonzero(self.children_left == _LEAF))
+
+    def apply(self, X):
+        """Leaf index of each row of X (float32, C order, n_features columns)."""
+        cdef const X_t[:, ::1] Xv = _check_predict_input(X, self.n_features)
+        cdef idx_t[::1] out = np.empty(Xv.shape[0], dtype=np.intp)
+        cdef const idx_t[::1] left = self.children_left
+        cdef const idx_t[::1] right = self.children_right
+        cdef const idx_t[::1] feature = self.feature
+        cdef const double[::1] threshold = self.threshold
+        cdef idx_t i
+        with nogil:
+            for i in range(Xv.shape[0]):
+                out[i] = _leaf_of(&Xv[i, 0], &left[0], &right[0], &feature[0], &threshold[0])
+        return np.asarray(out)
+
+    def predict_proba(self, X):
+        """Class proportions of the leaf each row falls in."""
+        return self.value[self.apply(X)]
+
+    def compute_feature_importances(self):
+        """Weighted decrease of the node statistic per feature, normalised to
+        sum to one (all zeros for a tree without splits)."""
+        internal = self.children_left != _LEAF
+        importances = np.bincount(
+            self.feature[internal],
+            weights=self.weighted_n_node_samples[internal] * self.improvement[internal],
+            minlength=self.n_features).astype(np.float64)
+        total = importances.sum()
+        return importances / total if total > 0 else importances
+
+
+def _tree_from_state(n_features, n_classes, max_depth, arrays):
+    return Tree(n_features, n_classes, max_depth=max_depth, **arrays)
+
+
+def _validated_node_arrays(idx_t n_features, idx_t n_classes, dict arrays):
+    """Check the node arrays describe a well-formed preorder tree; raise
+    ValueError naming the first problem found."""
+    checked = {}
+    for name, dtype in NODE_ARRAYS.items():
+        array = np.asarray(arrays[name])
+        if array.dtype.kind not in "iuf" or (np.dtype(dtype).kind == "i" and array.dtype.kind == "f"):
+            raise ValueError(f"tree array {name!r} has dtype {array.dtype}, expected {np.dtype(dtype)}")
+        checked[name] = np.ascontiguousarray(array, dtype=dtype)
+    n_nodes = checked["children_left"].shape[0]
+    if n_features < 1 or n_classes < 1:
+        raise ValueError("a tree needs n_features >= 1 and n_classes >= 1")
+    if n_nodes < 1:
+        raise ValueError("a tree needs at least one node")
+    for name, array in checked.items():
+        expected = (n_nodes, n_classes) if name == "value" else (n_nodes,)
+        if array.shape != expected:
+            raise ValueError(f"tree array {name!r} has shape {array.shape}, expected {expected}")
+    left, right, feature = checked["children_left"], checked["children_right"], checked["feature"]
+    index = np.arange(n_nodes)
+    leaf = left == _LEAF
+    internal = ~leaf
+    if np.any(right[leaf] != _LEAF):
+        raise ValueError("tree is malformed: a node has a right child but no left child")
+    for name, child in (("children_left", left), ("children_right", right)):
+        bad = internal & ((child <= index) | (child >= n_nodes))
+        if bad.any():
+            raise ValueError(f"tree is malformed: {name} of node {int(np.flatnonzero(bad)[0])} "
+                             "is out of range (children must follow their parent)")
+    if internal.any():
+        targets = np.concatenate([left[internal], right[internal]])
+        if np.unique(targets).size != targets.size or np.any(targets == 0):
+            raise ValueError("tree is malformed: a node is the child of two parents")
+        if targets.size != n_nodes - 1:
+            raise ValueError("tree is malformed: some nodes are unreachable from the root")
+    elif n_nodes != 1:
+        raise ValueError("tree is malformed: some nodes are unreachable from the root")
+    if np.any((feature[internal] < 0) | (feature[internal] >= n_features)):
+        raise ValueError("tree is malformed: a split feature index is out of range")
+    if not np.all(np.isfinite(checked["threshold"])):
+        raise ValueError("tree is malformed: thresholds must be finite")
+    if not np.all(np.isfinite(checked["value"])):
+        raise ValueError("tree is malformed: leaf values must be finite")
+    return checked
+
+
+cdef inline idx_t _leaf_of(const X_t* row, const idx_t* left, const idx_t* right,
+                           const idx_t* feature, const double* threshold) noexcept nogil:
+    cdef idx_t node = 0
+    while left[node] != _LEAF:
+        if row[feature[node]] <= threshold[node]:
+            node = left[node]
+        else:
+            node = right[node]
+    return node
+
+
+def _check_predict_input(X, idx_t n_features):
+    X = np.ascontiguousarray(X, dtype=np.float32)
+    if X.ndim != 2 or X.shape[1] != n_features:
+        raise ValueError(f"X must have shape (n_samples, {n_features}); got {X.shape}")
+    return X
+
+
+def accumulate_proba(X, trees, double[:, ::1] out):
+    """Add the leaf class proportions of every tree to `out` (rows of X).
+
+    X is float32 in C order; `out` has shape (n_samples, n_classes). Runs
+    without the GIL per tree, so row blocks can be predicted in threads.
+    """
+    cdef const X_t[:, ::1] Xv = X
+    cdef Tree tree
+    cdef const idx_t[::1] left
+    cdef const idx_t[::1] right
+    cdef const idx_t[::1] feature
+    cdef const double[::1] threshold
+    cdef const double[:, ::1] value
+    cdef idx_t i, k, leaf, n_classes = out.shape[1]
+    for tree in trees:
+        left = tree.children_left
+        right = tree.children_right
+        feature = tree.feature
+        threshold = tree.threshold
+        value = tree.value
+        with nogil:
+            for i in range(Xv.shape[0]):
+                leaf = _leaf_of(&Xv[i, 0], &left[0], &right[0], &feature[0], &threshold[0])
+                for k in range(n_classes):
+                    out[i, k] += value[leaf, k]

@@ -1,0 +1,170 @@
+"""AUCTreeClassifier: one tree of the compiled engine, scikit-learn compatible."""
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+
+from ._split import CRITERIA
+from ._tree import build_tree
+
+MAX_SEED = np.iinfo(np.int32).max
+
+TREE_PARAMETER_CONSTRAINTS = {
+    "criterion": [StrOptions(set(CRITERIA))],
+    "max_features": [
+        Interval(Integral, 1, None, closed="left"),
+        Interval(Real, 0.0, 1.0, closed="right"),
+        StrOptions({"sqrt", "log2"}),
+        None,
+    ],
+    "max_depth": [Interval(Integral, 1, None, closed="left"), None],
+    "min_samples_leaf": [Interval(Integral, 1, None, closed="left")],
+    "min_weight_fraction_leaf": [Interval(Real, 0.0, 0.5, closed="both")],
+    "random_state": ["random_state"],
+}
+
+
+def resolve_max_features(max_features, n_features):
+    """Number of features drawn per node: "sqrt", "log2", an int, a fraction
+    of n_features, or None (all)."""
+    if max_features is None:
+        count = n_features
+    elif max_features == "sqrt":
+        count = int(np.sqrt(n_features))
+    elif max_features == "log2":
+        count = int(np.log2(n_features))
+    elif isinstance(max_features, Integral):
+        count = int(max_features)
+    else:
+        count = int(max_features * n_features)
+    return max(1, min(count, n_features))
+
+
+def validate_training_data(estimator, X, y, sample_weight):
+    """Validate fit inputs with scikit-learn's utilities.
+
+    Returns X as float32 in Fortran order (columns contiguous, what the
+    splitter scans), y, the encoded classes, and the sample weights. Raises
+    ValueError for non-finite X, fewer than two classes, and negative,
+    non-finite or all-zero weights.
+    """
+    X, y = validate_data(estimator, X, y, dtype=np.float32, order="F",
+                         ensure_all_finite=True, multi_output=False)
+    check_classification_targets(y)
+    classes, y_encoded = np.unique(y, return_inverse=True)
+    if classes.shape[0] < 2:
+        raise ValueError(
+            f"y has only one class ({classes[0]!r}); a classifier needs at least two classes.")
+    weights = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+    if not np.any(weights > 0):
+        raise ValueError("sample_weight is zero for every sample; at least one must be positive.")
+    return X, y, classes, y_encoded.astype(np.intp), weights
+
+
+def grow_tree(X, y_encoded, weights, n_classes, *, criterion, max_features, max_depth,
+              min_samples_leaf, min_weight_fraction_leaf, seed):
+    """Grow one compiled tree on float32 Fortran-ordered X.
+
+    Weights are rescaled to a maximum of 1 (splits and leaf proportions do not
+    change under rescaling), so that weights such as 1e300 or 1e-300 neither
+    overflow nor underflow in the sums of squares.
+    """
+    weights = np.ascontiguousarray(weights, dtype=np.float64)
+    weights = weights / weights.max()
+    min_weight_leaf = min_weight_fraction_leaf * weights.sum()
+    return build_tree(
+        X, y_encoded, weights, n_classes, CRITERIA[criterion],
+        resolve_max_features(max_features, X.shape[1]),
+        np.iinfo(np.intp).max if max_depth is None else max_depth,
+        min_samples_leaf, min_weight_leaf, seed)
+
+
+class AUCTreeClassifier(ClassifierMixin, BaseEstimator):
+    """A classification tree that splits on the multiclass AUC statistic.
+
+    Each split maximises theta(L, R) = 2/(K(K-1)) sum_{k1<k2} max(U_{k1,k2},
+    U_{k2,k1}) over the classes present in the node (Ishwaran, Lu & Kogalur,
+    AUC splitting vignette); Gini and entropy are available in the same engine.
+
+    Parameters
+    ----------
+    criterion : {"auc", "gini", "entropy"}, default="auc"
+    max_features : {"sqrt", "log2"}, int, float or None, default=None
+        Non-constant features examined per node (None: all).
+    max_depth : int or None, default=None
+    min_samples_leaf : int, default=1
+        Minimum number of distinct training cases in each child.
+    min_weight_fraction_leaf : float, default=0.0
+        Minimum fraction of the total sample weight in each child.
+    random_state : int, RandomState instance or None, default=None
+        Controls the order in which features are drawn.
+
+    Attributes
+    ----------
+    tree_ : Tree
+        Node arrays (children_left, children_right, feature, threshold, value,
+        n_node_samples, ...), as in scikit-learn.
+    classes_, n_classes_, n_features_in_, feature_importances_
+    """
+
+    _parameter_constraints = dict(TREE_PARAMETER_CONSTRAINTS)
+
+    def __init__(self, criterion="auc", max_features=None, max_depth=None,
+                 min_samples_leaf=1, min_weight_fraction_leaf=0.0, random_state=None):
+        self.criterion = criterion
+        self.max_features = max_features
+        self.max_depth = max_depth
+        self.min_samples_leaf = min_samples_leaf
+        self.min_weight_fraction_leaf = min_weight_fraction_leaf
+        self.random_state = random_state
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None):
+        """Grow the tree on (X, y), optionally weighting the cases."""
+        X, _, self.classes_, y_encoded, weights = validate_training_data(
+            self, X, y, sample_weight)
+        self.n_classes_ = self.classes_.shape[0]
+        seed = check_random_state(self.random_state).randint(MAX_SEED)
+        self.tree_ = grow_tree(X, y_encoded, weights, self.n_classes_, seed=seed,
+                               **self._tree_params())
+        return self
+
+    def _tree_params(self):
+        return dict(criterion=self.criterion, max_features=self.max_features,
+                    max_depth=self.max_depth, min_samples_leaf=self.min_samples_leaf,
+                    min_weight_fraction_leaf=self.min_weight_fraction_leaf)
+
+    def _validate_X_predict(self, X):
+        check_is_fitted(self)
+        return validate_data(self, X, dtype=np.float32, order="C", reset=False,
+                             ensure_all_finite=True)
+
+    def apply(self, X):
+        """Index of the leaf each row of X falls in."""
+        return self.tree_.apply(self._validate_X_predict(X))
+
+    def predict_proba(self, X):
+        """Weighted class proportions of the leaf of each row (columns follow classes_)."""
+        return self.tree_.predict_proba(self._validate_X_predict(X))
+
+    def predict(self, X):
+        """Most frequent class of the leaf of each row."""
+        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+
+    @property
+    def feature_importances_(self):
+        """Weighted decrease of the split statistic per feature, normalised."""
+        check_is_fitted(self)
+        return self.tree_.compute_feature_importances()
+
+    def get_depth(self):
+        check_is_fitted(self)
+        return self.tree_.max_depth
+
+    def get_n_leaves(self):
+        check_is_fitted(self)
+        return self.tree_.n_leaves
