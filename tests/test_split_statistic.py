@@ -1,0 +1,81 @@
+"""The AUC split statistic against the vignette's pairwise formula."""
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from aucforest import auc_split_statistic
+from aucforest._split import _sort_for_tests
+from references import naive_auc_statistic
+
+counts = st.one_of(st.just(0.0), st.floats(1e-3, 1e4), st.integers(0, 50).map(float))
+
+
+@st.composite
+def tables(draw):
+    k = draw(st.integers(2, 12))
+    table = draw(arrays(np.float64, (k, 2), elements=counts))
+    present = table.sum(axis=1) > 0
+    if present.sum() < 2:  # make two classes present
+        table[:2] += 1.0
+    return table
+
+
+@settings(max_examples=300, deadline=None)
+@given(tables())
+def test_statistic_equals_naive_pairwise_formula(table):
+    assert auc_split_statistic(table) == pytest.approx(naive_auc_statistic(table), abs=1e-12)
+
+
+def test_absent_classes_are_left_out():
+    # an all-zero row changes nothing (randomForestSRC would divide 0/0 here)
+    table = np.array([[10, 0], [0, 10], [3, 4]], dtype=float)
+    padded = np.vstack([table, [[0, 0], [0, 0]]])
+    assert auc_split_statistic(padded) == auc_split_statistic(table)
+    assert np.isfinite(auc_split_statistic(padded))
+
+
+def test_binary_case_is_half_of_one_plus_tpr_minus_fpr():
+    table = np.array([[30, 10], [5, 15]], dtype=float)  # class 0, class 1
+    fpr, tpr = 10 / 40, 15 / 20
+    assert auc_split_statistic(table) == pytest.approx((1 + abs(tpr - fpr)) / 2)
+
+
+def test_perfect_and_useless_splits():
+    assert auc_split_statistic([[5, 0], [0, 7]]) == 1.0
+    assert auc_split_statistic([[5, 5], [7, 7]]) == 0.5
+
+
+def test_class_weights_cancel():
+    table = np.array([[3, 9], [8, 2], [4, 4]], dtype=float)
+    weighted = table * np.array([[10.0], [0.1], [3.0]])
+    assert auc_split_statistic(weighted) == pytest.approx(auc_split_statistic(table), abs=1e-12)
+
+
+@pytest.mark.parametrize("bad, message", [
+    (np.ones((3, 3)), "shape"),
+    (np.array([[1.0, -1.0], [1.0, 1.0]]), "non-negative"),
+    (np.array([[1.0, 1.0], [0.0, 0.0]]), "two classes"),
+    (np.array([[np.nan, 1.0], [1.0, 1.0]]), "NaN"),
+    (np.array([[np.inf, 1.0], [1.0, 1.0]]), "infinity"),
+])
+def test_bad_tables_raise(bad, message):
+    with pytest.raises(ValueError, match=message):
+        auc_split_statistic(bad)
+
+
+@settings(max_examples=100, deadline=None)
+@given(arrays(np.float32, st.integers(0, 300), elements=st.integers(-5, 5).map(float)))
+def test_kernel_sort_orders_values_and_permutes_indices(values):
+    sorted_values, order = _sort_for_tests(values)
+    np.testing.assert_array_equal(sorted_values, np.sort(values))
+    np.testing.assert_array_equal(values[order], sorted_values)
+    assert sorted(order) == list(range(values.size))
+
+
+def test_kernel_sort_on_adversarial_inputs():
+    for values in (np.arange(5000, 0, -1), np.zeros(5000), np.tile([2, 1, 3], 2000),
+                   np.random.default_rng(0).normal(size=20000)):
+        sorted_values, order = _sort_for_tests(values)
+        np.testing.assert_array_equal(sorted_values, np.sort(values.astype(np.float32)))

@@ -1,0 +1,139 @@
+"""Trees grown by the compiled builder, against brute force and by construction."""
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from aucforest import AUCTreeClassifier
+from references import brute_force_best, split_table, split_value
+
+
+def random_problem(seed, weighted):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(6, 40))
+    p = int(rng.integers(1, 4))
+    k = int(rng.integers(2, 6))
+    X = rng.integers(0, 6, size=(n, p)).astype(float)  # integer values: many ties
+    y = rng.integers(0, k, size=n)
+    y[:2] = [0, 1]
+    w = rng.uniform(0.1, 3.0, size=n) if weighted else np.ones(n)
+    return X, y, w
+
+
+def root_split_value(tree, X, y, w, criterion):
+    t = tree.tree_
+    table = split_table(X[:, t.feature[0]], y, w, t.threshold[0], y.max() + 1)
+    return split_value(table, criterion)
+
+
+@settings(max_examples=150, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), weighted=st.booleans(),
+       criterion=st.sampled_from(["auc", "gini", "entropy"]), msl=st.integers(1, 3))
+def test_root_split_reaches_brute_force_maximum(seed, weighted, criterion, msl):
+    X, y, w = random_problem(seed, weighted)
+    best = brute_force_best(X, y, w, criterion, min_samples_leaf=msl)
+    tree = AUCTreeClassifier(criterion=criterion, max_depth=1, min_samples_leaf=msl,
+                             random_state=seed).fit(X, y, sample_weight=w)
+    if not np.isfinite(best):  # no admissible split: the root is a leaf
+        assert tree.tree_.node_count == 1
+        return
+    assert tree.tree_.node_count == 3
+    assert root_split_value(tree, X, y, w, criterion) == pytest.approx(best, rel=1e-9, abs=1e-12)
+    # the stored statistic is the exact value of the chosen split
+    stored = tree.tree_.improvement[0] + (0.5 if criterion == "auc" else 0.0)
+    assert stored == pytest.approx(root_split_value(tree, X, y, w, criterion), abs=1e-12)
+
+
+@settings(max_examples=50, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_every_split_respects_min_samples_leaf(seed):
+    X, y, _ = random_problem(seed, False)
+    tree = AUCTreeClassifier(min_samples_leaf=3, random_state=0).fit(X, y).tree_
+    leaves = tree.children_left == -1
+    assert np.all(tree.n_node_samples[leaves] >= 3) or tree.node_count == 1
+
+
+def test_three_classes_two_cuts_give_three_leaves():
+    # the case that breaks randomForestSRC's absent-class handling
+    x = np.repeat([0.0, 1.0, 2.0], 20) + np.tile(np.linspace(0, 0.5, 20), 3)
+    y = np.repeat([0, 1, 2], 20)
+    tree = AUCTreeClassifier(criterion="auc", random_state=0).fit(x[:, None], y)
+    assert tree.get_n_leaves() == 3
+    assert tree.tree_.node_count == 5
+    np.testing.assert_array_equal(tree.predict(x[:, None]), y)
+
+
+def test_pure_nodes_are_leaves_and_values_are_class_proportions():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(200, 3))
+    y = (X[:, 0] > 0).astype(int) + (X[:, 1] > 0)
+    t = AUCTreeClassifier(random_state=0).fit(X, y).tree_
+    leaves = t.children_left == -1
+    np.testing.assert_allclose(t.value.sum(axis=1), 1.0)
+    # grown to purity: every leaf holds one class
+    assert np.all(np.isclose(t.value[leaves].max(axis=1), 1.0))
+    internal = ~leaves
+    assert np.all(t.children_left[internal] > np.flatnonzero(internal))
+    assert np.all(t.children_right[internal] > np.flatnonzero(internal))
+
+
+def test_values_one_float32_ulp_apart_are_separated():
+    a = np.float32(1.0)
+    b = np.nextafter(a, np.float32(2.0))
+    X = np.array([[a], [b], [a], [b]], dtype=np.float32)
+    y = np.array([0, 1, 0, 1])
+    tree = AUCTreeClassifier().fit(X, y)
+    np.testing.assert_array_equal(tree.predict(X), y)
+    assert a <= tree.tree_.threshold[0] < b
+
+
+def test_zero_weight_cases_are_ignored():
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(60, 2))
+    y = (X[:, 0] > 0).astype(int)
+    w = np.ones(60)
+    w[::3] = 0.0
+    with_zero = AUCTreeClassifier(random_state=0).fit(X, y, sample_weight=w).tree_
+    without = AUCTreeClassifier(random_state=0).fit(X[w > 0], y[w > 0]).tree_
+    np.testing.assert_array_equal(with_zero.feature, without.feature)
+    np.testing.assert_array_equal(with_zero.threshold, without.threshold)
+
+
+def test_integer_weights_act_as_repeated_cases_in_the_statistic():
+    rng = np.random.default_rng(3)
+    X = rng.integers(0, 8, size=(30, 2)).astype(float)
+    y = rng.integers(0, 3, size=30)
+    w = rng.integers(1, 4, size=30).astype(float)
+    weighted = AUCTreeClassifier(max_depth=1).fit(X, y, sample_weight=w)
+    repeated = AUCTreeClassifier(max_depth=1).fit(np.repeat(X, w.astype(int), axis=0),
+                                                  np.repeat(y, w.astype(int)))
+    assert weighted.tree_.improvement[0] == pytest.approx(repeated.tree_.improvement[0])
+
+
+def test_extreme_weights_give_finite_probabilities():
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(50, 2))
+    y = rng.integers(0, 2, size=50)
+    for scale in (1e300, 1e-300):
+        proba = AUCTreeClassifier().fit(X, y, sample_weight=np.full(50, scale)).predict_proba(X)
+        assert np.all(np.isfinite(proba))
+        np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+
+
+def test_constant_features_are_skipped():
+    rng = np.random.default_rng(5)
+    X = np.column_stack([np.ones(80), rng.normal(size=80), np.zeros(80)])
+    y = (X[:, 1] > 0).astype(int)
+    tree = AUCTreeClassifier(max_features=1, random_state=0).fit(X, y).tree_
+    internal = tree.children_left != -1
+    assert np.all(tree.feature[internal] == 1)
+
+
+def test_feature_importances_point_at_the_informative_feature():
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(300, 4))
+    y = (X[:, 2] > 0.3).astype(int)
+    for criterion in ("auc", "gini", "entropy"):
+        importances = AUCTreeClassifier(criterion=criterion).fit(X, y).feature_importances_
+        assert importances.sum() == pytest.approx(1.0)
+        assert np.argmax(importances) == 2
