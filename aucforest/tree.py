@@ -145,15 +145,18 @@ class AUCTreeClassifier(ClassifierMixin, BaseEstimator):
 
     def apply(self, X):
         """Index of the leaf each row of X falls in."""
-        return self.tree_.apply(self._validate_X_predict(X))
+        X = self._validate_X_predict(X)
+        return self.tree_.apply(X)
 
     def predict_proba(self, X):
         """Weighted class proportions of the leaf of each row (columns follow classes_)."""
-        return self.tree_.predict_proba(self._validate_X_predict(X))
+        X = self._validate_X_predict(X)
+        return self.tree_.predict_proba(X)
 
     def predict(self, X):
         """Most frequent class of the leaf of each row."""
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+        proba = self.predict_proba(X)
+        return self.classes_[np.argmax(proba, axis=1)]
 
     @property
     def feature_importances_(self):
