@@ -1,0 +1,184 @@
+"""AUCForestClassifier: determinism, aggregation, sampling, decisions, accuracy."""
+import numpy as np
+import pytest
+from sklearn.datasets import load_breast_cancer, load_digits, load_iris, load_wine, make_classification
+from sklearn.ensemble import RandomForestClassifier
+from sklearn.metrics import roc_auc_score
+from sklearn.model_selection import StratifiedKFold, cross_val_predict
+from sklearn.utils.class_weight import compute_sample_weight
+
+from aucforest import AUCForestClassifier
+
+
+@pytest.fixture(scope="module")
+def imbalanced():
+    X, y = make_classification(600, 8, n_informative=5, n_classes=3, weights=[0.8, 0.15, 0.05],
+                               random_state=0)
+    return X, y
+
+
+def test_same_random_state_gives_identical_forests_whatever_n_jobs(imbalanced):
+    X, y = imbalanced
+    one = AUCForestClassifier(12, n_jobs=1, random_state=7).fit(X, y)
+    two = AUCForestClassifier(12, n_jobs=2, random_state=7).fit(X, y)
+    for a, b in zip(one.estimators_, two.estimators_):
+        for name, array in a.tree_.node_arrays().items():
+            np.testing.assert_array_equal(array, b.tree_.node_arrays()[name], err_msg=name)
+    np.testing.assert_array_equal(one.predict_proba(X), two.predict_proba(X))
+
+
+def test_predict_proba_is_the_mean_of_tree_leaf_proportions(imbalanced):
+    X, y = imbalanced
+    forest = AUCForestClassifier(9, random_state=0, n_jobs=2).fit(X, y)
+    expected = np.mean([tree.predict_proba(X) for tree in forest.estimators_], axis=0)
+    np.testing.assert_allclose(forest.predict_proba(X), expected, rtol=1e-12)
+    assert forest.apply(X).shape == (X.shape[0], 9)
+
+
+def test_columns_follow_classes_when_a_bootstrap_misses_a_class():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    y = np.array(["a"] * 150 + ["b"] * 49 + ["rare"])
+    X[-1] += 10  # the rare case is easy to recognise
+    forest = AUCForestClassifier(40, random_state=0).fit(X, y)
+    missing = [t for t in forest.estimators_ if t.tree_.value[0, 2] == 0]
+    assert missing, "some bootstrap sample should miss the single rare case"
+    proba = forest.predict_proba(X)
+    assert proba.shape == (200, 3)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    assert proba[-1, 2] > proba[0, 2]
+
+
+def test_documented_bootstrap_scheme_and_out_of_bag_predictions(imbalanced):
+    X, y = imbalanced
+    forest = AUCForestClassifier(5, oob_score=True, random_state=3)
+    with pytest.warns(UserWarning, match="no out-of-bag prediction"):
+        forest.fit(X, y)
+    n = X.shape[0]
+    total, used = np.zeros((n, 3)), np.zeros(n)
+    for tree in forest.estimators_:
+        # each tree's sample: RandomState(tree.random_state).randint(0, n, n)
+        in_bag = np.bincount(np.random.RandomState(tree.random_state).randint(0, n, n), minlength=n)
+        root_counts = tree.tree_.n_node_samples[0]
+        assert root_counts == np.count_nonzero(in_bag)
+        out = in_bag == 0
+        total[out] += tree.predict_proba(X[out])
+        used[out] += 1
+    has_oob = used > 0
+    np.testing.assert_allclose(forest.oob_decision_function_[has_oob],
+                               total[has_oob] / used[has_oob, None], rtol=1e-12)
+    assert np.all(np.isnan(forest.oob_decision_function_[~has_oob]))
+    reference = roc_auc_score(y[has_oob], forest.oob_decision_function_[has_oob], multi_class="ovo")
+    assert forest.oob_score_ == pytest.approx(reference, abs=1e-12)
+
+
+def test_binary_oob_score_is_the_binary_auc():
+    X, y = load_breast_cancer(return_X_y=True)
+    forest = AUCForestClassifier(60, oob_score=True, random_state=0).fit(X, y)
+    has_oob = ~np.isnan(forest.oob_decision_function_[:, 0])
+    assert forest.oob_score_ == pytest.approx(
+        roc_auc_score(y[has_oob], forest.oob_decision_function_[has_oob, 1]), abs=1e-12)
+    assert 0.9 < forest.oob_score_ <= 1.0
+    minority = int(np.argmin(forest.class_prior_))
+    p_min = forest.oob_decision_function_[has_oob, minority]
+    pred = np.where(p_min >= forest.class_prior_[minority], minority, 1 - minority)
+    recalls = [np.mean(pred[y[has_oob] == k] == k) for k in (0, 1)]
+    assert forest.oob_gmean_ == pytest.approx(np.sqrt(recalls[0] * recalls[1]))
+
+
+# ---------------------------------------------------------------- decisions
+
+def test_rfq_rule_matches_its_definition(imbalanced):
+    X, y = imbalanced
+    forest = AUCForestClassifier(30, random_state=0).fit(X, y)
+    proba = forest.predict_proba(X)
+    prior = np.bincount(y) / y.size
+    np.testing.assert_allclose(forest.class_prior_, prior)
+    np.testing.assert_array_equal(forest.predict(X), np.argmax(proba / prior, axis=1))
+    forest.set_params(decision="argmax")
+    np.testing.assert_array_equal(forest.predict(X), np.argmax(proba, axis=1))
+
+
+def test_binary_rfq_is_p_minority_at_least_pi_minority():
+    X, y = make_classification(500, 6, weights=[0.9, 0.1], random_state=1)
+    labels = np.where(y == 1, "minority", "zmajority")  # minority sorts first: index 0
+    forest = AUCForestClassifier(30, random_state=0).fit(X, labels)
+    p_min = forest.predict_proba(X)[:, 0]
+    pi_min = np.mean(labels == "minority")
+    expected = np.where(p_min >= pi_min, "minority", "zmajority")
+    np.testing.assert_array_equal(forest.predict(X), expected)
+    assert np.mean(forest.predict(X) == "minority") > np.mean(labels == "minority")
+
+
+def test_weighted_prior_and_threshold_decision():
+    X, y = make_classification(300, 5, random_state=2)
+    w = np.where(y == 1, 3.0, 1.0)
+    forest = AUCForestClassifier(20, decision=0.7, random_state=0).fit(X, y, sample_weight=w)
+    np.testing.assert_allclose(forest.class_prior_, np.bincount(y, weights=w) / w.sum())
+    np.testing.assert_array_equal(forest.predict(X), (forest.predict_proba(X)[:, 1] >= 0.7))
+    with pytest.raises(ValueError, match="two classes"):
+        AUCForestClassifier(5, decision=0.5).fit(*make_classification(100, 5, n_informative=3,
+                                                                      n_classes=3, random_state=0))
+
+
+def test_rfq_ties_go_to_the_smaller_prior():
+    from aucforest._decision import decide
+    proba = np.array([[0.5, 0.3, 0.2], [0.2, 0.2, 0.6]])
+    prior = np.array([0.5, 0.3, 0.2])  # every ratio equals 1 in row 0
+    np.testing.assert_array_equal(decide(proba, prior, "rfq"), [2, 2])
+
+
+# ----------------------------------------------------------------- sampling
+
+def test_balanced_bootstrap_draws_equal_class_counts(imbalanced):
+    X, y = imbalanced
+    forest = AUCForestClassifier(10, balanced_bootstrap=True, random_state=0).fit(X, y)
+    minority = np.bincount(y).min()
+    for tree in forest.estimators_:
+        np.testing.assert_allclose(tree.tree_.value[0], 1 / 3)  # equal weighted counts
+        assert tree.tree_.weighted_n_node_samples[0] > 0
+    np.testing.assert_allclose(forest.class_prior_, 1 / 3)
+    half = AUCForestClassifier(3, balanced_bootstrap=True, max_samples=0.5, random_state=0).fit(X, y)
+    assert all(t.tree_.n_node_samples[0] <= 3 * round(minority / 2) for t in half.estimators_)
+
+
+def test_class_weight_balanced_reproduces_sklearn_weights(imbalanced):
+    X, y = imbalanced
+    forest = AUCForestClassifier(3, bootstrap=False, class_weight="balanced", criterion="gini",
+                                 random_state=0).fit(X, y)
+    expected = np.bincount(y, weights=compute_sample_weight("balanced", y))
+    for tree in forest.estimators_:
+        np.testing.assert_allclose(tree.tree_.value[0], expected / expected.sum())
+    weights = {0: 1.0, 1: 2.0, 2: 5.0}
+    forest.set_params(class_weight=weights).fit(X, y)
+    expected = np.bincount(y, weights=compute_sample_weight(weights, y))
+    np.testing.assert_allclose(forest.estimators_[0].tree_.value[0], expected / expected.sum())
+    np.testing.assert_allclose(forest.class_prior_, expected / expected.sum())
+
+
+def test_auc_splits_ignore_class_weights(imbalanced):
+    X, y = imbalanced
+    plain = AUCForestClassifier(4, bootstrap=False, max_features=None, random_state=0).fit(X, y)
+    weighted = AUCForestClassifier(4, bootstrap=False, max_features=None, random_state=0,
+                                   class_weight="balanced").fit(X, y)
+    for a, b in zip(plain.estimators_, weighted.estimators_):
+        np.testing.assert_array_equal(a.tree_.feature, b.tree_.feature)
+        np.testing.assert_array_equal(a.tree_.threshold, b.tree_.threshold)
+
+
+# ----------------------------------------------------------------- accuracy
+
+@pytest.mark.parametrize("load", [load_iris, load_wine, load_breast_cancer, load_digits])
+def test_cross_validated_auc_matches_sklearn_forest(load):
+    X, y = load(return_X_y=True)
+    cv = StratifiedKFold(5, shuffle=True, random_state=0)
+
+    def cv_auc(estimator):
+        proba = cross_val_predict(estimator, X, y, cv=cv, method="predict_proba")
+        if proba.shape[1] == 2:
+            return roc_auc_score(y, proba[:, 1])
+        return roc_auc_score(y, proba, multi_class="ovo")
+
+    ours = cv_auc(AUCForestClassifier(100, random_state=0, n_jobs=2))
+    theirs = cv_auc(RandomForestClassifier(100, random_state=0, n_jobs=2))
+    assert ours >= theirs - 0.01
