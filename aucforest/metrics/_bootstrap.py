@@ -39,7 +39,9 @@ class BootstrapAUCResult(NamedTuple):
     b632_plus : float
         The .632+ estimate (eq. 18).
     overfitting_rate : float
-        The relative overfitting rate R' of eq. 19 used by .632+, in [0, 1].
+        The relative overfitting rate R' of eq. 19 used by .632+, in [0, 1]
+        (0: no overfitting, .632+ = .632; 1: out-of-bag AUC at chance level,
+        .632+ = 0.5).
     replicate_aucs : ndarray of shape (n_bootstraps,)
         Out-of-bag AUC of each replicate; NaN for discarded replicates.
     n_used : int
@@ -66,8 +68,10 @@ def bootstrap_auc(estimator, X, y, n_bootstraps=100, *, stratify=False,
 
     * ``.632 = .368 A + .632 A*`` (eq. 17),
     * ``.632+ = .632 + (A* - A) .368 .632 R' / (1 - .368 R')`` (eq. 18), with
-      ``R' = (A* - A) / (gamma - A)`` if ``A > A* > gamma`` and 0 otherwise,
-      ``gamma = 0.5`` the no-information AUC (eq. 19).
+      ``R' = (A* - A) / (gamma - A)`` if ``A > A* > gamma`` (eq. 19),
+      ``gamma = 0.5`` the no-information AUC. When ``A*`` falls to ``gamma``
+      or below, ``R' = 1`` and .632+ is ``gamma`` (Efron & Tibshirani's rule,
+      see :func:`combine_632_plus`; eq. 19 as printed would set ``R' = 0``).
 
     With ``K > 2`` classes every AUC is Hand & Till's :func:`multiclass_auc`.
     Scores come from ``predict_proba`` when the estimator has it, else from
@@ -176,19 +180,34 @@ def combine_632(apparent, loo_bootstrap):
 def combine_632_plus(apparent, loo_bootstrap, gamma=NO_INFORMATION_AUC):
     """The .632+ estimator (eq. 18) and the relative overfitting rate (eq. 19).
 
+    With ``A`` the apparent AUC, ``A*' = max(A*, gamma)`` (eq. 19) and
+
+    * ``R' = (A*' - A) / (gamma - A)`` if ``A > A*'`` (which includes eq. 19's
+      case ``A > A* > gamma``), else ``R' = 0``,
+
+    the estimate is ``.368 A + .632 A*' + (A*' - A) .368 .632 R' / (1 - .368
+    R')`` (eq. 18), i.e. ``A + (A*' - A) .632 / (1 - .368 R')``.
+
     Returns
     -------
     estimate : float
     overfitting_rate : float
-        ``R' = (A* - A) / (gamma - A)`` when ``A > A* > gamma``, else 0.
+        ``R'``, in [0, 1].
+
+    Notes
+    -----
+    Where ``A > A* > gamma`` this is eq. 18-19 exactly. For ``A* <= gamma <
+    A`` eq. 19 as printed sets ``R' = 0``, which would make .632+ jump from
+    ``gamma`` to the .632 value as ``A*`` crosses ``gamma``; the paper's
+    ``A*'`` comes from Efron & Tibshirani (1997, eq. 32), whose rule gives
+    ``R' = 1`` there, so that .632+ is continuous in ``A*`` and equals the
+    no-information AUC for a classifier no better than chance out of bag.
+    This function follows Efron & Tibshirani.
     """
-    if apparent > loo_bootstrap > gamma:
-        rate = (loo_bootstrap - apparent) / (gamma - apparent)
-    else:
-        rate = 0.0
-    correction = ((loo_bootstrap - apparent) * 0.368 * 0.632 * rate
-                  / (1.0 - 0.368 * rate))
-    return combine_632(apparent, loo_bootstrap) + correction, rate
+    loo_prime = max(loo_bootstrap, gamma)
+    rate = (loo_prime - apparent) / (gamma - apparent) if apparent > loo_prime else 0.0
+    correction = (loo_prime - apparent) * 0.368 * 0.632 * rate / (1.0 - 0.368 * rate)
+    return combine_632(apparent, loo_prime) + correction, rate
 
 
 def _draw_replicates(y, n_bootstraps, stratify, rng):
