@@ -26,7 +26,7 @@ extensions = [
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
         extra_compile_args=compile_args,
     )
-    for name in ("_split", "_tree")
+    for name in ("_sort", "_split", "_tree")
 ]
 
 setup(ext_modules=cythonize(extensions, compiler_directives=directives))

@@ -46,6 +46,9 @@ cdef class Splitter:
     cdef double* inv_class_total      # (n_classes,) 1 / node_counts[k] (0 for absent classes)
     cdef idx_t* compact               # (n_classes,) class -> index among present classes, -1 if absent
     cdef double* share_right          # (n_present,) r_k = share of class k sent right (AUC)
+    cdef uint64_t* sort_keys          # (n_active,) packed (value, sample) keys being sorted
+    cdef uint64_t* sort_scratch       # (n_active,) radix sort's second buffer
+    cdef idx_t* sort_histogram        # (3 * RADIX_BUCKETS,) radix digit counts
 
     # node state
     cdef double node_weight

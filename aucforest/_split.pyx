@@ -24,6 +24,8 @@ from libc.math cimport INFINITY, fabs, log, log2
 from libc.stdlib cimport free, malloc, qsort
 from libc.string cimport memset
 
+from ._sort cimport RADIX_BUCKETS, sort_by_value
+
 cnp.import_array()
 
 # Two candidate proxies closer than this (relative to their scale) are a tie,
@@ -127,114 +129,6 @@ def auc_split_statistic(table):
 
 
 # ---------------------------------------------------------------------------
-# Sorting feature values together with their sample indices (introsort)
-# ---------------------------------------------------------------------------
-
-cdef inline void _swap(X_t* values, idx_t* samples, idx_t i, idx_t j) noexcept nogil:
-    values[i], values[j] = values[j], values[i]
-    samples[i], samples[j] = samples[j], samples[i]
-
-
-cdef inline X_t _median3(const X_t* values, idx_t n) noexcept nogil:
-    cdef X_t a = values[0], b = values[n // 2], c = values[n - 1]
-    if a < b:
-        if b < c:
-            return b
-        return c if a < c else a
-    if b < c:
-        return a if a < c else c
-    return b
-
-
-cdef void _insertion_sort(X_t* values, idx_t* samples, idx_t n) noexcept nogil:
-    cdef idx_t i, j, s
-    cdef X_t v
-    for i in range(1, n):
-        v = values[i]
-        s = samples[i]
-        j = i
-        while j > 0 and values[j - 1] > v:
-            values[j] = values[j - 1]
-            samples[j] = samples[j - 1]
-            j -= 1
-        values[j] = v
-        samples[j] = s
-
-
-cdef void _sift_down(X_t* values, idx_t* samples, idx_t root, idx_t end) noexcept nogil:
-    cdef idx_t child, largest
-    while True:
-        child = 2 * root + 1
-        largest = root
-        if child < end and values[largest] < values[child]:
-            largest = child
-        if child + 1 < end and values[largest] < values[child + 1]:
-            largest = child + 1
-        if largest == root:
-            return
-        _swap(values, samples, root, largest)
-        root = largest
-
-
-cdef void _heapsort(X_t* values, idx_t* samples, idx_t n) noexcept nogil:
-    cdef idx_t start = (n - 2) // 2, end
-    while True:
-        _sift_down(values, samples, start, n)
-        if start == 0:
-            break
-        start -= 1
-    end = n - 1
-    while end > 0:
-        _swap(values, samples, 0, end)
-        _sift_down(values, samples, 0, end)
-        end -= 1
-
-
-cdef void _introsort(X_t* values, idx_t* samples, idx_t n, int max_depth) noexcept nogil:
-    """Sort values ascending, permuting samples alike (three-way quicksort,
-    heapsort past max_depth, insertion sort for short runs)."""
-    cdef X_t pivot
-    cdef idx_t i, lo, hi
-    while n > 16:
-        if max_depth <= 0:
-            _heapsort(values, samples, n)
-            return
-        max_depth -= 1
-        pivot = _median3(values, n)
-        i = lo = 0
-        hi = n
-        while i < hi:
-            if values[i] < pivot:
-                _swap(values, samples, i, lo)
-                i += 1
-                lo += 1
-            elif values[i] > pivot:
-                hi -= 1
-                _swap(values, samples, i, hi)
-            else:
-                i += 1
-        _introsort(values, samples, lo, max_depth)
-        values += hi
-        samples += hi
-        n -= hi
-    _insertion_sort(values, samples, n)
-
-
-cdef inline void sort_values(X_t* values, idx_t* samples, idx_t n) noexcept nogil:
-    if n > 1:
-        _introsort(values, samples, n, 2 * <int> log2(<double> n))
-
-
-def _sort_for_tests(values):
-    """Sort a float32 array with the kernel's introsort (returns values, order)."""
-    cdef X_t[::1] v = np.array(values, dtype=np.float32)
-    cdef idx_t[::1] order = np.arange(v.shape[0], dtype=np.intp)
-    if v.shape[0] > 0:
-        sort_values(&v[0], &order[0], v.shape[0])
-    return np.asarray(v), np.asarray(order)
-
-
-# ---------------------------------------------------------------------------
 # Random numbers (splitmix64), one stream per tree
 # ---------------------------------------------------------------------------
 
@@ -286,6 +180,8 @@ cdef class Splitter:
                   idx_t n_classes, int criterion, idx_t max_features,
                   idx_t min_samples_leaf, double min_weight_leaf, uint64_t seed):
         cdef idx_t i, n = X.shape[0]
+        if n >= 2 ** 32:
+            raise ValueError("aucforest fits at most 2**32 - 1 samples")
         self.X = X
         self.y = y
         self.w = w
@@ -310,10 +206,15 @@ cdef class Splitter:
         self.inv_class_total = <double*> malloc(n_classes * sizeof(double))
         self.compact = <idx_t*> malloc(n_classes * sizeof(idx_t))
         self.share_right = <double*> malloc(n_classes * sizeof(double))
+        self.sort_keys = <uint64_t*> malloc(max(self.n_active, 1) * sizeof(uint64_t))
+        self.sort_scratch = <uint64_t*> malloc(max(self.n_active, 1) * sizeof(uint64_t))
+        self.sort_histogram = <idx_t*> malloc(3 * RADIX_BUCKETS * sizeof(idx_t))
         if (self.samples == NULL or self.xf == NULL or self.features == NULL
                 or self.node_counts == NULL or self.count_left == NULL
                 or self.count_right == NULL or self.inv_class_total == NULL
-                or self.compact == NULL or self.share_right == NULL):
+                or self.compact == NULL or self.share_right == NULL
+                or self.sort_keys == NULL or self.sort_scratch == NULL
+                or self.sort_histogram == NULL):
             raise MemoryError("cannot allocate the splitter's work buffers")
         n = 0
         for i in range(X.shape[0]):
@@ -333,6 +234,9 @@ cdef class Splitter:
         free(self.inv_class_total)
         free(self.compact)
         free(self.share_right)
+        free(self.sort_keys)
+        free(self.sort_scratch)
+        free(self.sort_histogram)
 
     cdef idx_t node_reset(self, idx_t start, idx_t end) noexcept nogil:
         """Weighted class counts of samples[start:end]; returns the number of
@@ -392,7 +296,8 @@ cdef class Splitter:
             if hi <= lo:
                 continue  # constant in this node: does not count as examined
             n_examined += 1
-            sort_values(self.xf + start, self.samples + start, end - start)
+            sort_by_value(self.xf + start, self.samples + start, end - start,
+                          self.sort_keys, self.sort_scratch, self.sort_histogram)
             self._scan_feature(start, end, f, best)
         if best.feature >= 0:
             self._partition(start, end, best)

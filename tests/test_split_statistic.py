@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from aucforest import auc_split_statistic
-from aucforest._split import _sort_for_tests
+from aucforest._sort import sort_for_tests
 from references import naive_auc_statistic
 
 counts = st.one_of(st.just(0.0), st.floats(1e-3, 1e4), st.integers(0, 50).map(float))
@@ -65,10 +65,16 @@ def test_bad_tables_raise(bad, message):
         auc_split_statistic(bad)
 
 
-@settings(max_examples=100, deadline=None)
-@given(arrays(np.float32, st.integers(0, 300), elements=st.integers(-5, 5).map(float)))
+finite_floats = st.floats(allow_nan=False, allow_infinity=False, width=32)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.one_of(
+    arrays(np.float32, st.integers(0, 300), elements=st.integers(-5, 5).map(float)),
+    arrays(np.float32, st.integers(0, 3000), elements=finite_floats),
+    arrays(np.float32, st.integers(1000, 3000), elements=st.integers(-3, 3).map(float))))
 def test_kernel_sort_orders_values_and_permutes_indices(values):
-    sorted_values, order = _sort_for_tests(values)
+    sorted_values, order = sort_for_tests(values)
     np.testing.assert_array_equal(sorted_values, np.sort(values))
     np.testing.assert_array_equal(values[order], sorted_values)
     assert sorted(order) == list(range(values.size))
@@ -77,5 +83,16 @@ def test_kernel_sort_orders_values_and_permutes_indices(values):
 def test_kernel_sort_on_adversarial_inputs():
     for values in (np.arange(5000, 0, -1), np.zeros(5000), np.tile([2, 1, 3], 2000),
                    np.random.default_rng(0).normal(size=20000)):
-        sorted_values, order = _sort_for_tests(values)
+        sorted_values, order = sort_for_tests(values)
         np.testing.assert_array_equal(sorted_values, np.sort(values.astype(np.float32)))
+        np.testing.assert_array_equal(values.astype(np.float32)[order], sorted_values)
+
+
+def test_kernel_sort_puts_nan_last_and_negative_zero_with_zero():
+    values = np.array([np.nan, 1.0, -0.0, 0.0, -np.inf, np.inf, -1.0] * 300, dtype=np.float32)
+    for chunk in (values[:7], values):
+        sorted_values, order = sort_for_tests(chunk)
+        finite = np.sort(chunk[~np.isnan(chunk)])
+        np.testing.assert_array_equal(sorted_values[:finite.size], finite)
+        assert np.all(np.isnan(sorted_values[finite.size:]))
+        assert sorted(order) == list(range(chunk.size))

@@ -1,0 +1,161 @@
+"""Side-by-side timing of aucforest against scikit-learn's RandomForestClassifier.
+
+Every configuration is fitted by both libraries in the same run with the same
+settings (n_estimators, max_features="sqrt", min_samples_leaf=1, bootstrap,
+float32 data from make_classification); each timing is the best of
+`--repeats` runs and the table reports ratios (aucforest / scikit-learn), so
+that the shared, noisy machine affects both sides alike.
+
+    python benchmarks/compare_sklearn.py            # full table (several minutes)
+    python benchmarks/compare_sklearn.py --quick    # smaller, for a smoke run
+"""
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+
+import numpy as np
+import sklearn
+from sklearn.datasets import make_classification
+from sklearn.ensemble import RandomForestClassifier
+
+from aucforest import AUCForestClassifier
+
+
+def make_data(n, p, k, seed=0):
+    X, y = make_classification(n_samples=n, n_features=p, n_informative=min(p, 12),
+                               n_redundant=0, n_classes=k, n_clusters_per_class=1,
+                               random_state=seed)
+    return X.astype(np.float32), y
+
+
+def best_time(function, repeats):
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        function()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def forests(n_estimators, n_jobs):
+    common = dict(n_estimators=n_estimators, max_features="sqrt", min_samples_leaf=1,
+                  bootstrap=True, n_jobs=n_jobs, random_state=0)
+    return {
+        "auc": AUCForestClassifier(criterion="auc", **common),
+        "gini": AUCForestClassifier(criterion="gini", **common),
+        "sklearn": RandomForestClassifier(criterion="gini", **common),
+    }
+
+
+def fit_ratios(n, p, k, n_estimators, repeats, n_jobs=1):
+    X, y = make_data(n, p, k)
+    models = forests(n_estimators, n_jobs)
+    times = {name: best_time(lambda m=model: m.fit(X, y), repeats) for name, model in models.items()}
+    return {name: times[name] / times["sklearn"] for name in ("auc", "gini")}, times
+
+
+def predict_ratio(n_rows, n_estimators, repeats):
+    X, y = make_data(20000, 20, 3)
+    X_test, _ = make_data(n_rows, 20, 3, seed=1)
+    models = forests(n_estimators, 1)
+    for model in models.values():
+        model.fit(X, y)
+    times = {name: best_time(lambda m=model: m.predict_proba(X_test), repeats)
+             for name, model in models.items()}
+    return {name: times[name] / times["sklearn"] for name in ("auc", "gini")}
+
+
+def thread_speedup(n, p, k, n_estimators, repeats):
+    X, y = make_data(n, p, k)
+    one = AUCForestClassifier(n_estimators, criterion="auc", n_jobs=1, random_state=0)
+    two = AUCForestClassifier(n_estimators, criterion="auc", n_jobs=2, random_state=0)
+    return best_time(lambda: one.fit(X, y), repeats) / best_time(lambda: two.fit(X, y), repeats)
+
+
+MEMORY_PROBE = """
+import json, resource, sys, numpy as np
+from sklearn.datasets import make_classification
+n, p, trees, which = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+rng = np.random.default_rng(0)
+X = rng.normal(size=(n, p)).astype(np.float32)
+y = (X[:, 0] + X[:, 1] + rng.normal(size=n) > 0).astype(int) + (X[:, 2] > 1)
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+if which == "sklearn":
+    from sklearn.ensemble import RandomForestClassifier as F
+    model = F(trees, max_features="sqrt", min_samples_leaf=5, n_jobs=1, random_state=0).fit(X, y)
+    nodes = sum(e.tree_.node_count for e in model.estimators_)
+    tree_bytes = sum(e.tree_.__getstate__()["nodes"].nbytes + e.tree_.value.nbytes for e in model.estimators_)
+else:
+    from aucforest import AUCForestClassifier as F
+    model = F(trees, max_features="sqrt", min_samples_leaf=5, n_jobs=1, random_state=0).fit(X, y)
+    nodes = sum(e.tree_.node_count for e in model.estimators_)
+    tree_bytes = sum(sum(a.nbytes for a in e.tree_.node_arrays().values()) for e in model.estimators_)
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+print(json.dumps(dict(x_bytes=X.nbytes, extra_peak=peak - before, nodes=nodes, tree_bytes=tree_bytes)))
+"""
+
+
+def memory(n, p, trees):
+    result = {}
+    for which in ("aucforest", "sklearn"):
+        out = subprocess.run([sys.executable, "-c", MEMORY_PROBE, str(n), str(p), str(trees), which],
+                             capture_output=True, text=True, check=True)
+        result[which] = json.loads(out.stdout)
+    return result
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--trees", type=int, default=30)
+    parser.add_argument("--skip-memory", action="store_true")
+    args = parser.parse_args()
+    trees, repeats = (10, 1) if args.quick else (args.trees, args.repeats)
+    scale = 10 if args.quick else 1
+
+    print(f"# aucforest vs scikit-learn {sklearn.__version__} | numpy {np.__version__} | "
+          f"python {platform.python_version()} | {platform.machine()} | {os.cpu_count()} cores")
+    print(f"# {trees} trees, max_features='sqrt', min_samples_leaf=1, bootstrap, float32, "
+          f"best of {repeats}; ratio = aucforest time / scikit-learn time (< 1: aucforest faster)\n")
+    print("| n | p | K | fit auc / sklearn | fit gini / sklearn | sklearn fit (s) |")
+    print("|---|---|---|---|---|---|")
+    for n, p, k in [(20000, 20, 3), (10000, 20, 10), (10000, 20, 64), (10000, 20, 256)]:
+        ratios, times = fit_ratios(n // scale, p, k, trees, repeats)
+        print(f"| {n // scale} | {p} | {k} | {ratios['auc']:.2f} | {ratios['gini']:.2f} | "
+              f"{times['sklearn']:.2f} |", flush=True)
+
+    print("\nK sweep (n=10000, p=20): fit time of the AUC forest per class count, relative to K=2")
+    print("| K | auc / sklearn | auc time / auc time at K=2 |")
+    print("|---|---|---|")
+    base = None
+    for k in (2, 4, 8, 16, 32, 64, 128, 256):
+        ratios, times = fit_ratios(10000 // scale, 20, k, trees, 1)
+        base = base or times["auc"]
+        print(f"| {k} | {ratios['auc']:.2f} | {times['auc'] / base:.2f} |", flush=True)
+
+    ratios = predict_ratio(100000 // scale, trees, repeats)
+    print(f"\npredict_proba on {100000 // scale} rows: auc forest / sklearn = {ratios['auc']:.2f}, "
+          f"gini forest / sklearn = {ratios['gini']:.2f}")
+    speedup = thread_speedup(20000 // scale, 20, 3, trees, repeats)
+    print(f"n_jobs=2 speed-up over n_jobs=1 (auc, n=20000): {speedup:.2f}x")
+
+    if not args.skip_memory:
+        n = 1_000_000 // scale
+        mem = memory(n, 20, 3)
+        ours, theirs = mem["aucforest"], mem["sklearn"]
+        print(f"\nPeak memory of a 3-tree fit at n={n}, p=20 (min_samples_leaf=5), above the data:")
+        for name, m in mem.items():
+            print(f"  {name}: {m['extra_peak'] / m['x_bytes']:.2f} x size of X "
+                  f"({m['extra_peak'] / 2**20:.0f} MiB; trees {m['tree_bytes'] / 2**20:.0f} MiB), "
+                  f"{m['tree_bytes'] / m['nodes']:.0f} bytes per node")
+        print(f"  peak excluding trees: {(ours['extra_peak'] - ours['tree_bytes']) / ours['x_bytes']:.2f}"
+              f" x size of X (aucforest)")
+
+
+if __name__ == "__main__":
+    main()
