@@ -1,0 +1,624 @@
+"""Safe model files: a fitted forest as one versioned ``.npz`` of plain arrays.
+
+A model file is a zip of ``.npy`` arrays written by
+:func:`numpy.savez_compressed`. It holds numbers, strings and one JSON
+document, never pickled objects, and :func:`load` opens it with
+``allow_pickle=False``: opening a model file never runs code. Loading checks
+everything it reads (format version, array names, dtypes and shapes, node
+indices, class labels) and raises :class:`ValueError` naming the first
+problem, so a truncated, corrupted or crafted file cannot yield a forest
+that misbehaves later.
+
+Layout (format version 1)
+-------------------------
+``metadata``
+    uint8 array holding UTF-8 JSON: ``format`` ("aucforest-model"),
+    ``format_version``, ``aucforest_version``, ``params`` (the forest's
+    ``get_params()`` values that JSON can hold exactly), ``dropped_params``
+    (names of the others, which load as their defaults), ``n_trees``,
+    ``n_features_in``, ``classes_dtype`` ("object" when ``classes_`` was an
+    object array), ``oob_score``/``oob_gmean`` (when fitted with
+    ``oob_score=True``) and ``extra`` (plain data stored by the caller, e.g.
+    the command line's feature encoding).
+``classes``, ``class_prior``
+    ``classes_`` (int64, float64, bool or unicode) and ``class_prior_``.
+``feature_names_in``
+    Optional, unicode: ``feature_names_in_`` of a forest fitted on a
+    DataFrame.
+``oob_decision_function``
+    Optional, float64 (n_samples, n_classes).
+``tree_offsets``, ``tree_max_depth``, ``tree_random_state``
+    int64: tree ``t`` owns nodes ``tree_offsets[t]:tree_offsets[t + 1]``
+    of the node arrays below; its depth and its ``random_state``.
+``children_left``, ``children_right``, ``feature``, ``n_node_samples``,
+``threshold``, ``value``, ``weighted_n_node_samples``, ``impurity``, ``improvement``
+    The node arrays of all trees, concatenated (int64 or float64; ``value``
+    has one column per class). Node indices are local to their tree.
+"""
+import json
+import os
+import secrets
+import zipfile
+import zlib
+from typing import NamedTuple
+
+import numpy as np
+from sklearn.utils.validation import check_is_fitted
+
+FORMAT_NAME = "aucforest-model"
+FORMAT_VERSION = 1
+
+_INT_NODE_ARRAYS = ("children_left", "children_right", "feature", "n_node_samples")
+_FLOAT_NODE_ARRAYS = ("threshold", "value", "weighted_n_node_samples", "impurity",
+                      "improvement")
+_REQUIRED_ARRAYS = {
+    "metadata": "u1", "classes": None, "class_prior": "f8", "tree_offsets": "i8",
+    "tree_max_depth": "i8", "tree_random_state": "i8",
+    **{name: "i8" for name in _INT_NODE_ARRAYS},
+    **{name: "f8" for name in _FLOAT_NODE_ARRAYS},
+}
+_OPTIONAL_ARRAYS = {"feature_names_in": "U", "oob_decision_function": "f8"}
+_LABEL_KINDS = "biufU"  # bool, int, unsigned, float, unicode: labels that round-trip
+_MAX_HEADER_SIZE = 10_000
+_MAX_PLAIN_BYTES = 1 << 20  # arrays below 1 MiB are never suspicious
+
+
+class SavedModel(NamedTuple):
+    """What a model file holds.
+
+    Attributes
+    ----------
+    forest : AUCForestClassifier
+        The fitted forest.
+    extra : dict
+        The plain data passed as ``extra`` to :func:`save` (empty if none).
+    """
+
+    forest: object
+    extra: dict
+
+
+# --------------------------------------------------------------------- save
+
+def save(forest, path, *, extra=None):
+    """Write a fitted forest to ``path`` as a versioned ``.npz`` model file.
+
+    The file is written to a temporary file in the same folder and then moved
+    over ``path`` in one step (:func:`os.replace`), so an interrupted save
+    leaves any existing file at ``path`` intact. ``path`` is used as given
+    (no ``.npz`` suffix is added).
+
+    Parameters
+    ----------
+    forest : AUCForestClassifier
+        A fitted forest.
+    path : str or os.PathLike
+        Destination file.
+    extra : dict, default=None
+        Plain data (JSON: dicts, lists, str, numbers, bools, None) stored
+        with the model and returned by :func:`read_model`.
+
+    Raises
+    ------
+    TypeError
+        If ``forest`` is not an AUCForestClassifier.
+    NotFittedError
+        If ``forest`` is not fitted.
+    ValueError
+        If the class labels or ``extra`` cannot be stored as plain data
+        (labels must be ints, floats, strings or bools).
+
+    Warns
+    -----
+    UserWarning
+        When a parameter cannot be stored exactly (for instance a
+        ``RandomState`` instance as ``random_state``): the loaded forest has
+        that parameter's default; its trees and predictions are unchanged.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from sklearn.datasets import load_iris
+    >>> from aucforest import AUCForestClassifier
+    >>> from aucforest import io
+    >>> X, y = load_iris(return_X_y=True)
+    >>> forest = AUCForestClassifier(n_estimators=20, random_state=0).fit(X, y)
+    >>> path = os.path.join(tempfile.mkdtemp(), "iris.npz")
+    >>> io.save(forest, path)
+    >>> (io.load(path).predict_proba(X) == forest.predict_proba(X)).all()
+    True
+    """
+    arrays = forest_to_arrays(forest, extra=extra)
+    write_atomically(path, arrays)
+
+
+def forest_to_arrays(forest, *, extra=None):
+    """The arrays of a model file for ``forest`` (see the module docstring)."""
+    from ._forest import AUCForestClassifier
+
+    if not isinstance(forest, AUCForestClassifier):
+        raise TypeError(f"can only save an AUCForestClassifier, got {type(forest).__name__}")
+    check_is_fitted(forest)
+    classes, classes_dtype = _storable_classes(forest.classes_)
+    params, dropped = _storable_params(forest.get_params(deep=False))
+    metadata = {
+        "format": FORMAT_NAME,
+        "format_version": FORMAT_VERSION,
+        "aucforest_version": _package_version(),
+        "params": params,
+        "dropped_params": dropped,
+        "n_trees": len(forest.estimators_),
+        "n_features_in": int(forest.n_features_in_),
+        "classes_dtype": classes_dtype,
+        "extra": _plain_extra(extra),
+    }
+    arrays = {"classes": classes,
+              "class_prior": np.asarray(forest.class_prior_, dtype=np.float64)}
+    if hasattr(forest, "feature_names_in_"):
+        arrays["feature_names_in"] = np.asarray(forest.feature_names_in_, dtype=str)
+    if hasattr(forest, "oob_decision_function_"):
+        arrays["oob_decision_function"] = np.asarray(forest.oob_decision_function_,
+                                                     dtype=np.float64)
+        metadata["oob_score"] = float(forest.oob_score_)
+        metadata["oob_gmean"] = float(forest.oob_gmean_)
+    arrays.update(_tree_arrays(forest.estimators_))
+    arrays["metadata"] = np.frombuffer(json.dumps(metadata).encode("utf-8"), dtype=np.uint8)
+    return arrays
+
+
+def write_atomically(path, arrays):
+    """Write ``arrays`` with :func:`numpy.savez_compressed` to a temporary
+    file beside ``path``, then move it over ``path``."""
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    temporary = os.path.join(folder, f".{os.path.basename(path)}.{secrets.token_hex(6)}.tmp")
+    # os.open with mode 0o666 lets the umask decide the permissions, as open() does
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        with os.fdopen(descriptor, "wb") as stream:
+            np.savez_compressed(stream, **arrays)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        if os.path.exists(temporary):
+            os.remove(temporary)
+        raise
+    _sync_folder(folder)
+
+
+def _sync_folder(folder):
+    """Make the rename durable where the platform allows it (POSIX)."""
+    try:
+        descriptor = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(descriptor)
+    except OSError:
+        pass
+    finally:
+        os.close(descriptor)
+
+
+def _package_version():
+    from . import __version__
+
+    return __version__
+
+
+def _storable_classes(classes):
+    """classes_ as a plain array, and the dtype to restore ("object" or a numpy dtype string)."""
+    classes = np.asarray(classes)
+    if classes.dtype.kind in _LABEL_KINDS:
+        return _widened(classes), classes.dtype.str
+    values = classes.tolist()
+    plain = np.asarray(values) if values else np.asarray([], dtype=str)
+    same = (plain.dtype.kind in _LABEL_KINDS and
+            all(type(a) is type(b) and a == b for a, b in zip(plain.tolist(), values)))
+    if classes.dtype.kind != "O" or not same:
+        kinds = sorted({type(v).__name__ for v in values})
+        raise ValueError(
+            f"class labels of type {', '.join(kinds)} cannot be stored in a model file; "
+            "use int, float, str or bool labels")
+    return _widened(plain), "object"
+
+
+def _widened(classes):
+    """Labels as int64, float64, bool or unicode (same values)."""
+    kind = classes.dtype.kind
+    if kind in "iu":
+        if kind == "u" and classes.size and classes.max() > np.iinfo(np.int64).max:
+            raise ValueError("class labels larger than 2**63 - 1 cannot be stored")
+        return classes.astype(np.int64)
+    if kind == "f":
+        return classes.astype(np.float64)
+    return classes
+
+
+def _storable_params(params):
+    """The parameters JSON holds exactly, and the names of the others."""
+    import warnings
+
+    stored, dropped = {}, []
+    for name, value in sorted(params.items()):
+        encoded = _encode_param(value)
+        if encoded is _UNSTORABLE or _decode_param(json.loads(json.dumps(encoded))) != value:
+            dropped.append(name)
+            continue
+        stored[name] = encoded
+    if dropped:
+        warnings.warn(
+            f"parameters {dropped} cannot be stored exactly in a model file and will load "
+            "as their defaults; the trees and predictions are stored unchanged.",
+            UserWarning, stacklevel=4)
+    return stored, dropped
+
+
+_UNSTORABLE = object()
+
+
+def _encode_param(value):
+    """A JSON form of a parameter value; dicts (class_weight) as item lists."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, dict):
+        items = [[_encode_param(k), _encode_param(v)] for k, v in value.items()]
+        if any(part is _UNSTORABLE for item in items for part in item):
+            return _UNSTORABLE
+        return {"dict_items": items}
+    return _UNSTORABLE
+
+
+def _decode_param(value):
+    if isinstance(value, dict):
+        return {key: item for key, item in value["dict_items"]}
+    return value
+
+
+def _plain_extra(extra):
+    if extra is None:
+        return {}
+    if not isinstance(extra, dict):
+        raise ValueError(f"extra must be a dict of plain data, got {type(extra).__name__}")
+    try:
+        return json.loads(json.dumps(extra, allow_nan=False))
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"extra must hold plain JSON data only: {error}") from None
+
+
+def _tree_arrays(estimators):
+    trees = [estimator.tree_ for estimator in estimators]
+    node_counts = [tree.node_count for tree in trees]
+    arrays = {
+        "tree_offsets": np.concatenate([[0], np.cumsum(node_counts)]).astype(np.int64),
+        "tree_max_depth": np.array([tree.max_depth for tree in trees], dtype=np.int64),
+        "tree_random_state": np.array([_tree_seed(e) for e in estimators], dtype=np.int64),
+    }
+    nodes = [tree.node_arrays() for tree in trees]
+    for name in _INT_NODE_ARRAYS:
+        arrays[name] = np.concatenate([n[name] for n in nodes]).astype(np.int64)
+    for name in _FLOAT_NODE_ARRAYS:
+        arrays[name] = np.concatenate([n[name] for n in nodes]).astype(np.float64)
+    return arrays
+
+
+def _tree_seed(estimator):
+    seed = estimator.random_state
+    return int(seed) if isinstance(seed, (int, np.integer)) else -1
+
+
+# --------------------------------------------------------------------- load
+
+def load(path):
+    """Read a forest written by :func:`save`.
+
+    The file is opened with ``allow_pickle=False`` (no code can run), and
+    every part is checked before the forest is built; each tree goes through
+    the validating ``Tree`` constructor (children after their parent and in
+    range, no cycles or unreachable nodes, features in range, finite
+    thresholds and values).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+
+    Returns
+    -------
+    AUCForestClassifier
+        A fitted forest whose predictions equal those of the saved one.
+
+    Raises
+    ------
+    ValueError
+        If the file is missing parts, truncated, corrupted or crafted, or was
+        written by a newer aucforest (``model file format version N is newer
+        than this aucforest supports (M); upgrade aucforest``).
+    OSError
+        If the file cannot be opened (e.g. it does not exist).
+    """
+    return read_model(path).forest
+
+
+def read_model(path):
+    """Read a model file and the plain ``extra`` data stored with it.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+
+    Returns
+    -------
+    SavedModel
+        Named fields ``forest`` and ``extra``.
+
+    Raises
+    ------
+    ValueError, OSError
+        As :func:`load`.
+    """
+    path = os.fspath(path)
+    with open(path, "rb") as stream:  # a missing file is an OSError, not a bad file
+        try:
+            arrays = _read_arrays(stream)
+            return _model_from_arrays(arrays)
+        except ModelFileError as error:
+            raise ValueError(f"{path}: {error}") from None
+        except (zipfile.BadZipFile, zlib.error, EOFError, OSError, KeyError, IndexError,
+                UnicodeDecodeError, ValueError, TypeError, OverflowError, MemoryError) as error:
+            raise ValueError(f"{path} is not a valid aucforest model file "
+                             f"({type(error).__name__}: {error})") from None
+
+
+class ModelFileError(ValueError):
+    """A model file that does not hold what it must."""
+
+
+def _read_arrays(stream):
+    """All arrays of the file, checking names, dtypes and declared sizes
+    before anything is allocated."""
+    if not zipfile.is_zipfile(stream):
+        raise ModelFileError("not an aucforest model file (not a zip archive)")
+    stream.seek(0)
+    with zipfile.ZipFile(stream) as archive:
+        members = {info.filename: info for info in archive.infolist()}
+        if len(members) != len(archive.infolist()):
+            raise ModelFileError("archive holds two files of the same name")
+        names = _check_member_names(members)
+        return {name: _read_member(archive, members[name + ".npy"], name) for name in names}
+
+
+def _check_member_names(members):
+    names = {filename[:-4] for filename in members if filename.endswith(".npy")}
+    if len(names) != len(members):
+        raise ModelFileError("archive holds files other than arrays")
+    if "metadata" not in names:
+        raise ModelFileError("not an aucforest model file (no 'metadata' array)")
+    missing = sorted(set(_REQUIRED_ARRAYS) - names)
+    if missing:
+        raise ModelFileError(f"array {missing[0]!r} is missing")
+    unexpected = sorted(names - set(_REQUIRED_ARRAYS) - set(_OPTIONAL_ARRAYS))
+    if unexpected:
+        raise ModelFileError(f"unexpected array {unexpected[0]!r}")
+    return sorted(names, key=lambda name: name != "metadata")  # metadata first
+
+
+def _read_member(archive, info, name):
+    """One .npy member, refusing a header that does not match its size."""
+    with archive.open(info) as member:
+        version = np.lib.format.read_magic(member)
+        if version == (1, 0):
+            shape, fortran, dtype = np.lib.format.read_array_header_1_0(
+                member, max_header_size=_MAX_HEADER_SIZE)
+        elif version in ((2, 0), (3, 0)):
+            shape, fortran, dtype = np.lib.format.read_array_header_2_0(
+                member, max_header_size=_MAX_HEADER_SIZE)
+        else:
+            raise ModelFileError(f"array {name!r} has an unknown .npy version {version}")
+        _check_dtype(name, dtype)
+        _check_compression_ratio(name, info)
+        header_size = member.tell()
+        declared = int(np.prod(shape, dtype=object)) * dtype.itemsize
+        if declared != info.file_size - header_size:
+            raise ModelFileError(
+                f"array {name!r} declares shape {shape} ({declared} bytes) but holds "
+                f"{info.file_size - header_size} bytes")
+    with archive.open(info) as member:
+        return np.lib.format.read_array(member, allow_pickle=False,
+                                        max_header_size=_MAX_HEADER_SIZE)
+
+
+def _check_compression_ratio(name, info):
+    """Refuse a 'zip bomb': real node arrays never compress a thousandfold."""
+    if info.file_size > _MAX_PLAIN_BYTES and info.file_size > 1000 * info.compress_size:
+        raise ModelFileError(f"array {name!r} claims {info.file_size} bytes compressed into "
+                             f"{info.compress_size}, which no model file does")
+
+
+def _check_dtype(name, dtype):
+    if dtype.hasobject or dtype.fields is not None or dtype.subdtype is not None:
+        raise ModelFileError(f"array {name!r} has dtype {dtype}, which a model file never holds")
+    expected = {**_REQUIRED_ARRAYS, **_OPTIONAL_ARRAYS}[name]
+    if name == "classes":
+        if dtype.kind not in "bifU" or (dtype.kind in "if" and dtype.itemsize != 8):
+            raise ModelFileError(f"array 'classes' has dtype {dtype}; expected int64, "
+                                 "float64, bool or unicode labels")
+    elif expected == "U":
+        if dtype.kind != "U":
+            raise ModelFileError(f"array {name!r} has dtype {dtype}, expected unicode")
+    elif dtype.newbyteorder("=") != np.dtype(expected).newbyteorder("="):
+        raise ModelFileError(f"array {name!r} has dtype {dtype}, expected {np.dtype(expected)}")
+
+
+def _model_from_arrays(arrays):
+    from ._forest import AUCForestClassifier
+
+    metadata = _parse_metadata(arrays["metadata"])
+    forest = _forest_with_params(AUCForestClassifier, metadata["params"])
+    classes = _checked_classes(arrays["classes"], metadata["classes_dtype"])
+    n_features = _positive_int(metadata, "n_features_in")
+    forest.classes_ = classes
+    forest.n_classes_ = classes.shape[0]
+    forest.n_features_in_ = n_features
+    forest.class_prior_ = _checked_prior(arrays["class_prior"], classes.shape[0])
+    if "feature_names_in" in arrays:
+        forest.feature_names_in_ = _checked_feature_names(arrays["feature_names_in"], n_features)
+    forest.estimators_ = _trees_from_arrays(arrays, forest, metadata["n_trees"])
+    _set_oob(forest, arrays, metadata)
+    return SavedModel(forest, metadata["extra"])
+
+
+def _parse_metadata(raw):
+    if raw.ndim != 1:
+        raise ModelFileError("array 'metadata' must be 1-d")
+    try:
+        metadata = json.loads(raw.tobytes().decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ModelFileError(f"metadata is not valid JSON ({error})") from None
+    if not isinstance(metadata, dict) or metadata.get("format") != FORMAT_NAME:
+        raise ModelFileError("not an aucforest model file (metadata has no aucforest format tag)")
+    version = metadata.get("format_version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise ModelFileError(f"invalid format version {version!r}")
+    if version > FORMAT_VERSION:
+        raise ModelFileError(
+            f"model file format version {version} is newer than this aucforest supports "
+            f"({FORMAT_VERSION}); upgrade aucforest")
+    for key, kind in (("params", dict), ("dropped_params", list), ("extra", dict),
+                      ("n_trees", int), ("n_features_in", int), ("classes_dtype", str)):
+        if not isinstance(metadata.get(key), kind) or isinstance(metadata.get(key), bool):
+            raise ModelFileError(f"metadata field {key!r} is missing or not a {kind.__name__}")
+    return metadata
+
+
+def _forest_with_params(forest_class, params):
+    known = forest_class().get_params(deep=False)
+    unknown = sorted(set(params) - set(known))
+    if unknown:
+        raise ModelFileError(f"unknown forest parameter {unknown[0]!r}")
+    try:
+        decoded = {name: _decode_param(value) for name, value in params.items()}
+    except (KeyError, TypeError, ValueError):
+        raise ModelFileError("a forest parameter is malformed") from None
+    forest = forest_class(**decoded)
+    try:
+        forest._validate_params()
+    except (TypeError, ValueError) as error:
+        raise ModelFileError(f"invalid forest parameter: {error}") from None
+    return forest
+
+
+def _checked_classes(classes, classes_dtype):
+    if classes.ndim != 1 or classes.shape[0] < 2:
+        raise ModelFileError(f"array 'classes' must hold at least two labels, shape {classes.shape}")
+    if classes.dtype.kind == "f" and not np.all(np.isfinite(classes)):
+        raise ModelFileError("class labels must be finite")
+    if not np.array_equal(np.unique(classes), classes):
+        raise ModelFileError("class labels must be distinct and sorted")
+    if classes_dtype == "object":
+        return classes.astype(object)
+    return _restored_dtype(classes, classes_dtype)
+
+
+def _restored_dtype(classes, classes_dtype):
+    """The labels in the dtype they were fitted with (e.g. int32), values unchanged."""
+    try:
+        dtype = np.dtype(classes_dtype)
+    except TypeError:
+        dtype = None
+    compatible = {"b": "b", "i": "iu", "f": "f", "U": "U"}[classes.dtype.kind]
+    if dtype is None or dtype.kind not in compatible or dtype.itemsize > 1024:
+        raise ModelFileError(f"metadata classes_dtype {classes_dtype!r} does not fit the labels")
+    with np.errstate(all="ignore"):
+        restored = classes.astype(dtype)
+    if not np.array_equal(restored, classes):
+        raise ModelFileError(f"class labels do not fit their dtype {classes_dtype!r}")
+    return restored
+
+
+def _checked_prior(prior, n_classes):
+    if prior.shape != (n_classes,):
+        raise ModelFileError(f"array 'class_prior' has shape {prior.shape}, expected ({n_classes},)")
+    if not np.all(np.isfinite(prior)) or np.any(prior < 0) or not np.isclose(prior.sum(), 1.0):
+        raise ModelFileError("class_prior must be non-negative and sum to 1")
+    return prior
+
+
+def _checked_feature_names(names, n_features):
+    if names.shape != (n_features,):
+        raise ModelFileError(
+            f"array 'feature_names_in' has shape {names.shape}, expected ({n_features},)")
+    return names.astype(object)
+
+
+def _positive_int(metadata, key):
+    value = metadata[key]
+    if value < 1:
+        raise ModelFileError(f"metadata field {key!r} must be positive, got {value}")
+    return value
+
+
+def _trees_from_arrays(arrays, forest, n_trees):
+    from ._tree import Tree
+    from .tree import AUCTreeClassifier
+
+    offsets = _checked_offsets(arrays, n_trees)
+    tree_params = {name: getattr(forest, name) for name in (
+        "criterion", "max_features", "max_depth", "min_samples_leaf", "min_weight_fraction_leaf")}
+    trees = []
+    for index in range(n_trees):
+        nodes = slice(offsets[index], offsets[index + 1])
+        node_arrays = {name: arrays[name][nodes]
+                       for name in _INT_NODE_ARRAYS + _FLOAT_NODE_ARRAYS}
+        depth = int(arrays["tree_max_depth"][index])
+        if not 0 <= depth < node_arrays["children_left"].shape[0]:
+            raise ModelFileError(f"tree {index}: depth {depth} is impossible")
+        try:
+            tree_ = Tree(forest.n_features_in_, forest.n_classes_, max_depth=depth,
+                         **node_arrays)
+        except ValueError as error:
+            raise ModelFileError(f"tree {index}: {error}") from None
+        seed = int(arrays["tree_random_state"][index])
+        tree = AUCTreeClassifier(random_state=seed if seed >= 0 else None, **tree_params)
+        tree.tree_ = tree_
+        tree.classes_, tree.n_classes_, tree.n_features_in_ = (
+            forest.classes_, forest.n_classes_, forest.n_features_in_)
+        trees.append(tree)
+    return trees
+
+
+def _checked_offsets(arrays, n_trees):
+    offsets = arrays["tree_offsets"]
+    n_nodes = arrays["children_left"].shape[0]
+    if n_trees < 1:
+        raise ModelFileError("a forest needs at least one tree")
+    for name in ("tree_max_depth", "tree_random_state"):
+        if arrays[name].shape != (n_trees,):
+            raise ModelFileError(f"array {name!r} has shape {arrays[name].shape}, "
+                                 f"expected ({n_trees},)")
+    if offsets.shape != (n_trees + 1,):
+        raise ModelFileError(f"array 'tree_offsets' has shape {offsets.shape}, "
+                             f"expected ({n_trees + 1},)")
+    if offsets[0] != 0 or offsets[-1] != n_nodes or np.any(np.diff(offsets) < 1):
+        raise ModelFileError("tree offsets are inconsistent with the node arrays")
+    for name in _INT_NODE_ARRAYS + _FLOAT_NODE_ARRAYS:
+        if arrays[name].ndim < 1 or arrays[name].shape[0] != n_nodes:
+            raise ModelFileError(f"array {name!r} has shape {arrays[name].shape}, "
+                                 f"expected {n_nodes} nodes")
+    return offsets
+
+
+def _set_oob(forest, arrays, metadata):
+    if "oob_decision_function" not in arrays:
+        return
+    oob = arrays["oob_decision_function"]
+    if oob.ndim != 2 or oob.shape[1] != forest.n_classes_:
+        raise ModelFileError(f"array 'oob_decision_function' has shape {oob.shape}, "
+                             f"expected (n_samples, {forest.n_classes_})")
+    scores = [metadata.get("oob_score"), metadata.get("oob_gmean")]
+    if not all(isinstance(s, (int, float)) and not isinstance(s, bool) for s in scores):
+        raise ModelFileError("metadata fields 'oob_score' and 'oob_gmean' must be numbers")
+    forest.oob_decision_function_ = oob
+    forest.oob_score_, forest.oob_gmean_ = float(scores[0]), float(scores[1])
