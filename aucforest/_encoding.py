@@ -4,14 +4,16 @@ Rules (documented in docs/user_guide.md, "Command line"):
 
 * A column is **numeric** when every cell is a number or a missing-value
   token (empty, ``NA``, ``NaN``, ``N/A``, ``null``, ``None``; any case) and
-  at least one cell is a number. Missing values are refused: impute or drop
-  them first. Infinite values are refused too.
+  at least one cell is a number. Infinite values are refused.
 * Any other column is **categorical**; its levels are its distinct texts,
-  sorted. Up to ``max_one_hot`` levels (10 by default) it becomes one 0/1
-  column per level, named ``column=level`` (one-hot). With more levels it
-  becomes one column holding the level's position in the sorted list
-  (ordinal; trees can split it into groups of alphabetically adjacent
-  levels). Empty cells are refused.
+  sorted, empty cells being missing. Up to ``max_one_hot`` levels (10 by
+  default) it becomes one 0/1 column per level, named ``column=level``
+  (one-hot). With more levels it becomes one column holding the level's
+  position in the sorted list (ordinal; trees can split it into groups of
+  alphabetically adjacent levels).
+* Missing values become NaN when the forest accepts NaN
+  (``allow_missing=True``: its scikit-learn tag ``allow_nan``); otherwise
+  they are refused with a message naming the column: impute or drop them.
 * At prediction, a level not seen in training becomes all zeros (one-hot) or
   -1, below every known level (ordinal), with a warning.
 * Class labels: integers when every label is an integer, text otherwise.
@@ -43,15 +45,18 @@ class FeatureEncoding:
         self.columns = columns
 
     @classmethod
-    def fit(cls, table, names, max_one_hot=MAX_ONE_HOT_LEVELS):
+    def fit(cls, table, names, max_one_hot=MAX_ONE_HOT_LEVELS, allow_missing=False):
         """Choose the encoding of the columns ``names`` of ``table``."""
         columns = []
         for name in names:
             values = table.column(name)
-            if numeric_values(values, name, table.path) is not None:
+            if numeric_values(values, name, table.path, allow_missing) is not None:
                 columns.append({"name": name, "kind": "numeric"})
                 continue
-            levels = np.unique(_checked_text(values, name, table.path)).tolist()
+            text, missing = _checked_text(values, name, table.path, allow_missing)
+            levels = np.unique(text[~missing]).tolist()
+            if not levels:
+                raise ValueError(f"column {name!r} of {table.path} has no values")
             kind = "one-hot" if len(levels) <= max_one_hot else "ordinal"
             columns.append({"name": name, "kind": kind, "levels": levels})
         return cls(columns)
@@ -82,23 +87,26 @@ class FeatureEncoding:
                 parts.append(f"{len(counts[kind])} {kind} ({levels} levels)")
         return f"{len(self.columns)} columns: " + ", ".join(parts)
 
-    def transform(self, table):
-        """The encoded float64 matrix (n_rows, len(feature_names))."""
-        blocks = [self._encode_column(column, table) for column in self.columns]
+    def transform(self, table, allow_missing=False):
+        """The encoded float64 matrix (n_rows, len(feature_names)); NaN where a
+        value is missing (with ``allow_missing``, else ValueError)."""
+        blocks = [self._encode_column(column, table, allow_missing) for column in self.columns]
         return np.column_stack(blocks).astype(np.float64)
 
-    def _encode_column(self, column, table):
+    def _encode_column(self, column, table, allow_missing):
         name, kind = column["name"], column["kind"]
         values = table.column(name)
         if kind == "numeric":
-            numbers = numeric_values(values, name, table.path)
+            numbers = numeric_values(values, name, table.path, allow_missing)
             if numbers is None:
                 raise ValueError(f"column {name!r} of {table.path} must be numeric, as in "
                                  "training, but holds text")
             return numbers[:, None]
-        text = _checked_text(values, name, table.path)
-        _warn_unknown_levels(text, column["levels"], name, kind)
-        return _encoder(kind, column["levels"]).transform(text[:, None])
+        text, missing = _checked_text(values, name, table.path, allow_missing)
+        _warn_unknown_levels(text[~missing], column["levels"], name, kind)
+        encoded = _encoder(kind, column["levels"]).transform(np.where(missing, "", text)[:, None])
+        encoded[missing] = np.nan
+        return encoded
 
     def to_dict(self):
         """Plain data for the model file."""
@@ -126,10 +134,12 @@ def _check_column_spec(column):
         raise ValueError(f"the model file's feature encoding is malformed near {column!r:.80}")
 
 
-def numeric_values(values, name, path):
-    """float64 values of a numeric column, or None when the column is text.
+def numeric_values(values, name, path, allow_missing=False):
+    """float64 values of a numeric column (NaN where missing), or None when
+    the column is text.
 
-    Raises ValueError when a numeric column has missing or infinite values.
+    Raises ValueError when a numeric column has infinite values, or missing
+    ones unless ``allow_missing``.
     """
     if values.dtype.kind == "f":
         numbers = values
@@ -141,18 +151,24 @@ def numeric_values(values, name, path):
             numbers = np.where(missing, "nan", values).astype(np.float64)
         except ValueError:
             return None
-    _refuse_missing(np.isnan(numbers), name, path)
+    if not allow_missing:
+        _refuse_missing(np.isnan(numbers), name, path)
     if np.isinf(numbers).any():
         raise ValueError(f"column {name!r} of {path} has infinite values")
     return numbers
 
 
-def _checked_text(values, name, path):
+def _checked_text(values, name, path, allow_missing):
+    """The column as text, and where it is missing."""
     if values.dtype.kind == "f":  # a numeric Parquet column used where text is expected
-        _refuse_missing(np.isnan(values), name, path)
-        return values.astype(str)
-    _refuse_missing(values == "", name, path)
-    return values
+        missing = np.isnan(values)
+        text = np.array([_number_text(v) if not m else "" for v, m in zip(values, missing)],
+                        dtype=str)
+    else:
+        missing, text = values == "", values
+    if not allow_missing:
+        _refuse_missing(missing, name, path)
+    return text, missing
 
 
 def _refuse_missing(missing, name, path):
@@ -160,7 +176,8 @@ def _refuse_missing(missing, name, path):
         first = int(np.flatnonzero(missing)[0]) + 1
         raise ValueError(
             f"column {name!r} of {path} has {int(missing.sum())} missing values (first in data "
-            f"row {first}); aucforest needs complete data: impute or drop them first")
+            f"row {first}) and this forest does not accept missing values: impute or drop "
+            "them first")
 
 
 def _encoder(kind, levels):
@@ -193,11 +210,15 @@ def parse_labels(values, name, path, like=None):
     kind of ``like``.
     """
     if values.dtype.kind == "f":
-        _refuse_missing(np.isnan(values), name, path)
-        text = np.array([_number_text(v) for v in values], dtype=str)
+        missing = np.isnan(values)
+        text = np.array([_number_text(v) for v in values[~missing]], dtype=str)
     else:
-        _refuse_missing(np.isin(np.char.lower(values), MISSING_TOKENS), name, path)
+        missing = np.isin(np.char.lower(values), MISSING_TOKENS)
         text = values
+    if missing.any():
+        raise ValueError(f"target column {name!r} of {path} has {int(missing.sum())} missing "
+                         f"labels (first in data row {int(np.flatnonzero(missing)[0]) + 1}); "
+                         "drop those rows first")
     want_integers = like is None or np.asarray(like).dtype.kind in "iu"
     if want_integers:
         try:

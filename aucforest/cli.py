@@ -206,14 +206,15 @@ def run_fit(args):
     from ._forest import AUCForestClassifier
 
     _check_output_folder(args.output)
-    table = _read(args.data)
-    y = _training_labels(table, args.target)
-    encoding = FeatureEncoding.fit(table, _feature_columns(table, args.target), args.max_one_hot)
     forest = AUCForestClassifier(
         n_estimators=args.n_estimators, criterion=args.criterion, decision=args.decision,
         balanced_bootstrap=args.balanced_bootstrap, oob_score=True, n_jobs=args.n_jobs,
         random_state=args.seed, verbose=0 if args.quiet else 1)
-    forest.fit(encoding.transform(table), y)
+    table = _read(args.data)
+    y = _training_labels(table, args.target)
+    encoding = FeatureEncoding.fit(table, _feature_columns(table, args.target), args.max_one_hot,
+                                   allow_missing=accepts_missing(forest))
+    forest.fit(encoding.transform(table, allow_missing=accepts_missing(forest)), y)
     forest.set_params(verbose=0)
     io.save(forest, args.output, extra={"target": args.target, "encoding": encoding.to_dict()})
     _print_fit_summary(forest, y, encoding, args.output)
@@ -222,7 +223,7 @@ def run_fit(args):
 def run_predict(args):
     """``aucforest predict``: labels or probabilities as CSV."""
     forest, encoding, target = _load_model(args.model)
-    X = _model_features(encoding, _read(args.data), target)
+    X = _model_features(forest, encoding, _read(args.data), target)
     if args.proba:
         header, rows = [str(c) for c in forest.classes_], forest.predict_proba(X).tolist()
     else:
@@ -245,7 +246,7 @@ def run_evaluate(args):
     if np.unique(y).size < 2:
         raise ValueError(f"target column {args.target!r} of {table.path} has only one class "
                          f"({y[0].item()!r}); evaluation needs at least two")
-    X = _model_features(encoding, table, args.target)
+    X = _model_features(forest, encoding, table, args.target)
     proba = forest.predict_proba(X)
     report = imbalance_report(y, proba, forest.classes_, **_decision_arguments(forest, X))
     print(f"{args.model} on {args.data}: {len(y)} cases; decision {report.decision}"
@@ -262,6 +263,8 @@ def run_compare(args):
     from ._compare import check_fold_sizes, compare, default_datasets, format_table, plot_comparison
     from ._progress import progress
 
+    if args.target and not args.data:
+        raise ValueError("--target names a column of DATA; give DATA too")
     if args.plot:
         _check_output_folder(args.plot)
         matplotlib_figure()
@@ -332,7 +335,12 @@ def _python_model_encoding(forest):
     return FeatureEncoding([{"name": str(name), "kind": "numeric"} for name in names])
 
 
-def _model_features(encoding, table, target):
+def accepts_missing(forest):
+    """Whether ``forest`` takes NaN in X (its scikit-learn ``allow_nan`` tag)."""
+    return bool(forest.__sklearn_tags__().input_tags.allow_nan)
+
+
+def _model_features(forest, encoding, table, target):
     """The encoded matrix of ``table`` for a model (all non-target columns if the
     model does not name its columns)."""
     from ._encoding import FeatureEncoding
@@ -343,7 +351,7 @@ def _model_features(encoding, table, target):
     missing = [name for name in encoding.input_names if name not in table.columns]
     if missing:
         raise ValueError(f"column {missing[0]!r}, which the model uses, is not in {table.path}")
-    return encoding.transform(table)
+    return encoding.transform(table, allow_missing=accepts_missing(forest))
 
 
 def _check_known_labels(y, classes, target):
@@ -406,15 +414,18 @@ def matplotlib_figure():
 def _user_dataset(args):
     from ._compare import Dataset
     from ._encoding import FeatureEncoding
+    from ._forest import AUCForestClassifier
 
     if not args.target:
         raise ValueError("compare DATA needs --target COLUMN")
     table = _read(args.data)
     y = _training_labels(table, args.target)
-    encoding = FeatureEncoding.fit(table, _feature_columns(table, args.target), args.max_one_hot)
+    allow_missing = accepts_missing(AUCForestClassifier())
+    encoding = FeatureEncoding.fit(table, _feature_columns(table, args.target), args.max_one_hot,
+                                   allow_missing=allow_missing)
     counts = ", ".join(f"{c} {n}" for c, n in zip(*np.unique(y, return_counts=True)))
     name = os.path.basename(args.data)
-    return Dataset(name, encoding.transform(table), y,
+    return Dataset(name, encoding.transform(table, allow_missing=allow_missing), y,
                    f"{name}: {len(y)} cases ({counts}); {encoding.summary()}")
 
 

@@ -30,10 +30,10 @@ Layout (format version 1)
 ``tree_offsets``, ``tree_max_depth``, ``tree_random_state``
     int64: tree ``t`` owns nodes ``tree_offsets[t]:tree_offsets[t + 1]``
     of the node arrays below; its depth and its ``random_state``.
-``children_left``, ``children_right``, ``feature``, ``n_node_samples``,
-``threshold``, ``value``, ``weighted_n_node_samples``, ``impurity``, ``improvement``
-    The node arrays of all trees, concatenated (int64 or float64; ``value``
-    has one column per class). Node indices are local to their tree.
+``children_left``, ``children_right``, ``feature``, ``threshold``, ...
+    The node arrays of all trees (every array of ``aucforest._tree.NODE_ARRAYS``),
+    concatenated; integer arrays as int64, the others in their own dtype
+    (``value`` has one column per class). Node indices are local to their tree.
 """
 import json
 import os
@@ -48,15 +48,8 @@ from sklearn.utils.validation import check_is_fitted
 FORMAT_NAME = "aucforest-model"
 FORMAT_VERSION = 1
 
-_INT_NODE_ARRAYS = ("children_left", "children_right", "feature", "n_node_samples")
-_FLOAT_NODE_ARRAYS = ("threshold", "value", "weighted_n_node_samples", "impurity",
-                      "improvement")
-_REQUIRED_ARRAYS = {
-    "metadata": "u1", "classes": None, "class_prior": "f8", "tree_offsets": "i8",
-    "tree_max_depth": "i8", "tree_random_state": "i8",
-    **{name: "i8" for name in _INT_NODE_ARRAYS},
-    **{name: "f8" for name in _FLOAT_NODE_ARRAYS},
-}
+_FOREST_ARRAYS = {"metadata": "u1", "classes": None, "class_prior": "f8",
+                  "tree_offsets": "i8", "tree_max_depth": "i8", "tree_random_state": "i8"}
 _OPTIONAL_ARRAYS = {"feature_names_in": "U", "oob_decision_function": "f8"}
 _LABEL_KINDS = "biufU"  # bool, int, unsigned, float, unicode: labels that round-trip
 _MAX_HEADER_SIZE = 10_000
@@ -289,6 +282,19 @@ def _plain_extra(extra):
         raise ValueError(f"extra must hold plain JSON data only: {error}") from None
 
 
+def node_array_dtypes():
+    """Name and storage dtype of each node array: the Tree's own, with intp as int64."""
+    from ._tree import NODE_ARRAYS
+
+    return {name: np.dtype(np.int64) if np.dtype(dtype).kind == "i" else np.dtype(dtype)
+            for name, dtype in NODE_ARRAYS.items()}
+
+
+def _expected_arrays():
+    """Name -> dtype of every array a model file must hold (None: checked apart)."""
+    return {**_FOREST_ARRAYS, **node_array_dtypes()}
+
+
 def _tree_arrays(estimators):
     trees = [estimator.tree_ for estimator in estimators]
     node_counts = [tree.node_count for tree in trees]
@@ -298,10 +304,8 @@ def _tree_arrays(estimators):
         "tree_random_state": np.array([_tree_seed(e) for e in estimators], dtype=np.int64),
     }
     nodes = [tree.node_arrays() for tree in trees]
-    for name in _INT_NODE_ARRAYS:
-        arrays[name] = np.concatenate([n[name] for n in nodes]).astype(np.int64)
-    for name in _FLOAT_NODE_ARRAYS:
-        arrays[name] = np.concatenate([n[name] for n in nodes]).astype(np.float64)
+    for name, dtype in node_array_dtypes().items():
+        arrays[name] = np.concatenate([n[name] for n in nodes]).astype(dtype)
     return arrays
 
 
@@ -396,10 +400,10 @@ def _check_member_names(members):
         raise ModelFileError("archive holds files other than arrays")
     if "metadata" not in names:
         raise ModelFileError("not an aucforest model file (no 'metadata' array)")
-    missing = sorted(set(_REQUIRED_ARRAYS) - names)
+    missing = sorted(set(_expected_arrays()) - names)
     if missing:
         raise ModelFileError(f"array {missing[0]!r} is missing")
-    unexpected = sorted(names - set(_REQUIRED_ARRAYS) - set(_OPTIONAL_ARRAYS))
+    unexpected = sorted(names - set(_expected_arrays()) - set(_OPTIONAL_ARRAYS))
     if unexpected:
         raise ModelFileError(f"unexpected array {unexpected[0]!r}")
     return sorted(names, key=lambda name: name != "metadata")  # metadata first
@@ -440,7 +444,7 @@ def _check_compression_ratio(name, info):
 def _check_dtype(name, dtype):
     if dtype.hasobject or dtype.fields is not None or dtype.subdtype is not None:
         raise ModelFileError(f"array {name!r} has dtype {dtype}, which a model file never holds")
-    expected = {**_REQUIRED_ARRAYS, **_OPTIONAL_ARRAYS}[name]
+    expected = {**_expected_arrays(), **_OPTIONAL_ARRAYS}[name]
     if name == "classes":
         if dtype.kind not in "bifU" or (dtype.kind in "if" and dtype.itemsize != 8):
             raise ModelFileError(f"array 'classes' has dtype {dtype}; expected int64, "
@@ -570,8 +574,7 @@ def _trees_from_arrays(arrays, forest, n_trees):
     trees = []
     for index in range(n_trees):
         nodes = slice(offsets[index], offsets[index + 1])
-        node_arrays = {name: arrays[name][nodes]
-                       for name in _INT_NODE_ARRAYS + _FLOAT_NODE_ARRAYS}
+        node_arrays = {name: arrays[name][nodes] for name in node_array_dtypes()}
         depth = int(arrays["tree_max_depth"][index])
         if not 0 <= depth < node_arrays["children_left"].shape[0]:
             raise ModelFileError(f"tree {index}: depth {depth} is impossible")
@@ -603,7 +606,7 @@ def _checked_offsets(arrays, n_trees):
                              f"expected ({n_trees + 1},)")
     if offsets[0] != 0 or offsets[-1] != n_nodes or np.any(np.diff(offsets) < 1):
         raise ModelFileError("tree offsets are inconsistent with the node arrays")
-    for name in _INT_NODE_ARRAYS + _FLOAT_NODE_ARRAYS:
+    for name in node_array_dtypes():
         if arrays[name].ndim < 1 or arrays[name].shape[0] != n_nodes:
             raise ModelFileError(f"array {name!r} has shape {arrays[name].shape}, "
                                  f"expected {n_nodes} nodes")
