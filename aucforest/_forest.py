@@ -69,6 +69,11 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
     verbose : int, default=0
         1 or more: a progress bar over trees on stderr while fitting.
 
+    Notes
+    -----
+    NaN in X marks a missing value, handled natively by the trees (see
+    `AUCTreeClassifier`); infinite values raise ValueError.
+
     Attributes
     ----------
     estimators_ : list of AUCTreeClassifier
@@ -242,12 +247,17 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
             self.oob_score_ = multiclass_auc(y_oob, proba, labels=self.classes_)
         self.oob_gmean_ = gmean_score(y_oob, self._decide(proba))
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        return tags
+
     # -------------------------------------------------------------- predict
 
     def _validate_X_predict(self, X):
         check_is_fitted(self)
         return validate_data(self, X, dtype=np.float32, order="C", reset=False,
-                             ensure_all_finite=True)
+                             ensure_all_finite="allow-nan")
 
     def predict_proba(self, X):
         """Mean over trees of the leaf class proportions (columns follow classes_)."""

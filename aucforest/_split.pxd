@@ -13,6 +13,8 @@ cdef struct SplitRecord:
     idx_t feature            # feature index of the split, -1 when the node has no valid split
     idx_t pos                # samples[start:pos] go left, samples[pos:end] go right
     double threshold         # x <= threshold goes left
+    bint missing_left        # NaN goes left (else right)
+    idx_t n_missing          # cases with NaN in the split feature (in the node)
     double proxy             # cheap criterion value used while scanning (larger is better)
     double improvement       # exact: theta - 1/2 (auc), impurity decrease (gini, entropy)
 
@@ -65,8 +67,8 @@ cdef class Splitter:
 
     cdef idx_t node_reset(self, idx_t start, idx_t end) noexcept nogil
     cdef int node_split(self, idx_t start, idx_t end, SplitRecord* best) noexcept nogil
-    cdef void _scan_feature(self, idx_t start, idx_t end, idx_t feature,
-                            SplitRecord* best) noexcept nogil
+    cdef void _scan_feature(self, idx_t start, idx_t end, idx_t n_missing, bint missing_left,
+                            idx_t feature, SplitRecord* best) noexcept nogil
     cdef void _move_left(self, idx_t cls, double weight) noexcept nogil
     cdef double _proxy(self) noexcept nogil
     cdef void _partition(self, idx_t start, idx_t end, SplitRecord* best) noexcept nogil

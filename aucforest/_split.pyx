@@ -269,7 +269,7 @@ cdef class Splitter:
         bounds; otherwise samples[start:end] are partitioned at best.pos and
         best.improvement holds the exact statistic of the split.
         """
-        cdef idx_t fi, j, f, i, n_examined = 0
+        cdef idx_t fi, j, f, i, n_missing, n_examined = 0
         cdef idx_t n_rows = self.X.shape[0]
         cdef const X_t* column
         cdef X_t v, lo, hi
@@ -278,6 +278,8 @@ cdef class Splitter:
         best.threshold = 0.0
         best.proxy = -INFINITY
         best.improvement = 0.0
+        best.missing_left = False
+        best.n_missing = 0
         for fi in range(self.n_features):
             if n_examined >= self.max_features:
                 break
@@ -285,29 +287,39 @@ cdef class Splitter:
             self.features[fi], self.features[j] = self.features[j], self.features[fi]
             f = self.features[fi]
             column = &self.X[0, 0] + f * n_rows
-            lo = hi = column[self.samples[start]]
+            lo = INFINITY
+            hi = -INFINITY
+            n_missing = 0
             for i in range(start, end):
                 v = column[self.samples[i]]
                 self.xf[i] = v
-                if v < lo:
-                    lo = v
-                elif v > hi:
-                    hi = v
-            if hi <= lo:
+                if v != v:
+                    n_missing += 1
+                else:
+                    lo = min(lo, v)
+                    hi = max(hi, v)
+            if n_missing == end - start or (hi <= lo and n_missing == 0):
                 continue  # constant in this node: does not count as examined
             n_examined += 1
             sort_by_value(self.xf + start, self.samples + start, end - start,
                           self.sort_keys, self.sort_scratch, self.sort_histogram)
-            self._scan_feature(start, end, f, best)
+            self._scan_feature(start, end, n_missing, False, f, best)
+            if n_missing > 0:
+                self._scan_feature(start, end, n_missing, True, f, best)
         if best.feature >= 0:
             self._partition(start, end, best)
         return 0
 
-    cdef void _scan_feature(self, idx_t start, idx_t end, idx_t feature,
-                            SplitRecord* best) noexcept nogil:
-        """Scan the sorted values xf[start:end], evaluating every threshold
-        between distinct consecutive values that respects the leaf bounds."""
-        cdef idx_t i, k, s, cls, pending = -1, n_left
+    cdef void _scan_feature(self, idx_t start, idx_t end, idx_t n_missing, bint missing_left,
+                            idx_t feature, SplitRecord* best) noexcept nogil:
+        """Scan sorted values xf[start:end] (the n_missing NaNs last), evaluating
+        every threshold between distinct consecutive values that respects the
+        leaf bounds, with the missing cases sent left or right. With missing
+        cases sent right, the split "all observed values left" is evaluated too.
+        """
+        cdef idx_t i, k, s, cls, pending = -1, n_left, n_moved_first = 0
+        cdef idx_t observed_end = end - n_missing
+        cdef idx_t scan_end = observed_end if (n_missing > 0 and not missing_left) else observed_end - 1
         cdef idx_t msl = self.min_samples_leaf
         cdef double pending_weight = 0.0, proxy
         cdef double scale = 1.0 if self.criterion == CRITERION_AUC else self.node_weight
@@ -329,8 +341,13 @@ cdef class Splitter:
         self.abs_diff_sum = 0.0
         self.sq_left = 0.0
         self.xlogx_left = 0.0
+        if missing_left:
+            for i in range(observed_end, end):
+                s = self.samples[i]
+                self._move_left(y[s], w[s])
+            n_moved_first = n_missing
 
-        for i in range(start, end - 1):
+        for i in range(start, scan_end):
             s = self.samples[i]
             cls = y[s]
             if cls == pending:
@@ -340,9 +357,9 @@ cdef class Splitter:
                     self._move_left(pending, pending_weight)
                 pending = cls
                 pending_weight = w[s]
-            if xf[i + 1] <= xf[i]:
+            if i + 1 < observed_end and xf[i + 1] <= xf[i]:
                 continue
-            n_left = i + 1 - start
+            n_left = n_moved_first + i + 1 - start
             if n_left < msl:
                 continue
             if end - start - n_left < msl:
@@ -355,7 +372,10 @@ cdef class Splitter:
             if best.feature < 0 or proxy > best.proxy + TIE_TOLERANCE * (fabs(best.proxy) + scale):
                 best.feature = feature
                 best.pos = i + 1
-                best.threshold = _midpoint(xf[i], xf[i + 1])
+                # past the last observed value: observed left, missing right
+                best.threshold = _midpoint(xf[i], xf[i + 1]) if i + 1 < observed_end else xf[i]
+                best.missing_left = missing_left
+                best.n_missing = n_missing
                 best.proxy = proxy
 
     cdef void _move_left(self, idx_t cls, double weight) noexcept nogil:
@@ -411,8 +431,10 @@ cdef class Splitter:
         cdef const idx_t* y = &self.y[0]
         cdef const double* w = &self.w[0]
         cdef double weight_left = 0.0, weight_right = 0.0
+        cdef X_t v
         while lo < hi:
-            if column[self.samples[lo]] <= best.threshold:
+            v = column[self.samples[lo]]
+            if v <= best.threshold or (v != v and best.missing_left):
                 lo += 1
             else:
                 hi -= 1
@@ -426,13 +448,16 @@ cdef class Splitter:
         for k in range(lo, end):
             s = self.samples[k]
             self.count_right[y[s]] += w[s]
+        for k in range(self.n_classes):
+            weight_left += self.count_left[k]
+            weight_right += self.count_right[k]
+        if best.n_missing == 0:
+            # missing values never seen here go, at predict time, to the heavier child
+            best.missing_left = weight_left >= weight_right
         if self.criterion == CRITERION_AUC:
             best.improvement = auc_statistic(self.count_left, self.count_right, self.n_classes,
                                              self.share_right) - 0.5
             return
-        for k in range(self.n_classes):
-            weight_left += self.count_left[k]
-            weight_right += self.count_right[k]
         best.improvement = (
             node_impurity(self.node_counts, self.n_classes, self.criterion)
             - (weight_left * node_impurity(self.count_left, self.n_classes, self.criterion)

@@ -39,6 +39,7 @@ cdef class _NodeBuffer:
     cdef idx_t* right
     cdef idx_t* feature
     cdef idx_t* n_samples
+    cdef unsigned char* missing_left
     cdef double* threshold
     cdef double* weighted_n_samples
     cdef double* impurity
@@ -55,6 +56,7 @@ cdef class _NodeBuffer:
         free(self.right)
         free(self.feature)
         free(self.n_samples)
+        free(self.missing_left)
         free(self.threshold)
         free(self.weighted_n_samples)
         free(self.impurity)
@@ -76,6 +78,9 @@ cdef class _NodeBuffer:
         p = realloc(self.n_samples, cap * sizeof(idx_t))
         if p == NULL: return -1
         self.n_samples = <idx_t*> p
+        p = realloc(self.missing_left, cap * sizeof(unsigned char))
+        if p == NULL: return -1
+        self.missing_left = <unsigned char*> p
         p = realloc(self.threshold, cap * sizeof(double))
         if p == NULL: return -1
         self.threshold = <double*> p
@@ -112,10 +117,12 @@ cdef class _NodeBuffer:
         if split.feature >= 0:
             self.feature[node] = split.feature
             self.threshold[node] = split.threshold
+            self.missing_left[node] = split.missing_left
             self.improvement[node] = split.improvement
         else:
             self.feature[node] = _UNDEFINED
             self.threshold[node] = _UNDEFINED
+            self.missing_left[node] = 0
             self.improvement[node] = 0.0
         self.n_samples[node] = n_samples
         self.weighted_n_samples[node] = weight
@@ -133,6 +140,7 @@ cdef class _NodeBuffer:
             "children_right": np.empty(n, dtype=np.intp),
             "feature": np.empty(n, dtype=np.intp),
             "threshold": np.empty(n, dtype=np.float64),
+            "missing_go_to_left": np.empty(n, dtype=np.uint8),
             "value": np.empty((n, self.n_classes), dtype=np.float64),
             "n_node_samples": np.empty(n, dtype=np.intp),
             "weighted_n_node_samples": np.empty(n, dtype=np.float64),
@@ -145,6 +153,7 @@ cdef class _NodeBuffer:
         _copy_into(arrays["children_right"], self.right, n * sizeof(idx_t))
         _copy_into(arrays["feature"], self.feature, n * sizeof(idx_t))
         _copy_into(arrays["threshold"], self.threshold, n * sizeof(double))
+        _copy_into(arrays["missing_go_to_left"], self.missing_left, n * sizeof(unsigned char))
         _copy_into(arrays["value"], self.value, n * self.n_classes * sizeof(double))
         _copy_into(arrays["n_node_samples"], self.n_samples, n * sizeof(idx_t))
         _copy_into(arrays["weighted_n_node_samples"], self.weighted_n_samples, n * sizeof(double))
@@ -255,6 +264,7 @@ NODE_ARRAYS = {
     "children_right": np.intp,
     "feature": np.intp,
     "threshold": np.float64,
+    "missing_go_to_left": np.uint8,
     "value": np.float64,
     "n_node_samples": np.intp,
     "weighted_n_node_samples": np.float64,
@@ -272,6 +282,8 @@ cdef class Tree:
     children_left, children_right : intp arrays, -1 at leaves
     feature : intp array, -2 at leaves
     threshold : float64 array, x <= threshold goes left; -2 at leaves
+    missing_go_to_left : uint8 array, 1 where NaN goes left (learnt when the node
+        saw missing values, else the child with more training weight)
     value : float64 array (node_count, n_classes), weighted class proportions
     n_node_samples : intp array, distinct training cases in the node
     weighted_n_node_samples : float64 array, their total weight
@@ -281,13 +293,15 @@ cdef class Tree:
     """
     cdef readonly idx_t node_count, n_features, n_classes, max_depth
     cdef readonly object children_left, children_right, feature, threshold, value
+    cdef readonly object missing_go_to_left
     cdef readonly object n_node_samples, weighted_n_node_samples, impurity, improvement
 
     def __init__(self, n_features, n_classes, *, max_depth, children_left, children_right,
-                 feature, threshold, value, n_node_samples, weighted_n_node_samples,
-                 impurity, improvement):
+                 feature, threshold, missing_go_to_left, value, n_node_samples,
+                 weighted_n_node_samples, impurity, improvement):
         arrays = dict(children_left=children_left, children_right=children_right,
-                      feature=feature, threshold=threshold, value=value,
+                      feature=feature, threshold=threshold,
+                      missing_go_to_left=missing_go_to_left, value=value,
                       n_node_samples=n_node_samples,
                       weighted_n_node_samples=weighted_n_node_samples,
                       impurity=impurity, improvement=improvement)
@@ -300,6 +314,7 @@ cdef class Tree:
         self.children_right = arrays["children_right"]
         self.feature = arrays["feature"]
         self.threshold = arrays["threshold"]
+        self.missing_go_to_left = arrays["missing_go_to_left"]
         self.value = arrays["value"]
         self.n_node_samples = arrays["n_node_samples"]
         self.weighted_n_node_samples = arrays["weighted_n_node_samples"]
@@ -326,10 +341,12 @@ cdef class Tree:
         cdef const idx_t[::1] right = self.children_right
         cdef const idx_t[::1] feature = self.feature
         cdef const double[::1] threshold = self.threshold
+        cdef const unsigned char[::1] missing_left = self.missing_go_to_left
         cdef idx_t i
         with nogil:
             for i in range(Xv.shape[0]):
-                out[i] = _leaf_of(&Xv[i, 0], &left[0], &right[0], &feature[0], &threshold[0])
+                out[i] = _leaf_of(&Xv[i, 0], &left[0], &right[0], &feature[0], &threshold[0],
+                                  &missing_left[0])
         return np.asarray(out)
 
     def predict_proba(self, X):
@@ -391,6 +408,8 @@ def _validated_node_arrays(idx_t n_features, idx_t n_classes, dict arrays):
         raise ValueError("tree is malformed: some nodes are unreachable from the root")
     if np.any((feature[internal] < 0) | (feature[internal] >= n_features)):
         raise ValueError("tree is malformed: a split feature index is out of range")
+    if np.any(checked["missing_go_to_left"] > 1):
+        raise ValueError("tree is malformed: missing_go_to_left must be 0 or 1")
     if not np.all(np.isfinite(checked["threshold"])):
         raise ValueError("tree is malformed: thresholds must be finite")
     if not np.all(np.isfinite(checked["value"])):
@@ -399,10 +418,13 @@ def _validated_node_arrays(idx_t n_features, idx_t n_classes, dict arrays):
 
 
 cdef inline idx_t _leaf_of(const X_t* row, const idx_t* left, const idx_t* right,
-                           const idx_t* feature, const double* threshold) noexcept nogil:
+                           const idx_t* feature, const double* threshold,
+                           const unsigned char* missing_left) noexcept nogil:
     cdef idx_t node = 0
+    cdef X_t v
     while left[node] != _LEAF:
-        if row[feature[node]] <= threshold[node]:
+        v = row[feature[node]]
+        if v <= threshold[node] or (v != v and missing_left[node]):
             node = left[node]
         else:
             node = right[node]
@@ -428,6 +450,7 @@ def accumulate_proba(X, trees, double[:, ::1] out):
     cdef const idx_t[::1] right
     cdef const idx_t[::1] feature
     cdef const double[::1] threshold
+    cdef const unsigned char[::1] missing_left
     cdef const double[:, ::1] value
     cdef idx_t i, k, leaf, n_classes = out.shape[1]
     for tree in trees:
@@ -435,9 +458,11 @@ def accumulate_proba(X, trees, double[:, ::1] out):
         right = tree.children_right
         feature = tree.feature
         threshold = tree.threshold
+        missing_left = tree.missing_go_to_left
         value = tree.value
         with nogil:
             for i in range(Xv.shape[0]):
-                leaf = _leaf_of(&Xv[i, 0], &left[0], &right[0], &feature[0], &threshold[0])
+                leaf = _leaf_of(&Xv[i, 0], &left[0], &right[0], &feature[0], &threshold[0],
+                                &missing_left[0])
                 for k in range(n_classes):
                     out[i, k] += value[leaf, k]

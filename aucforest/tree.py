@@ -48,12 +48,12 @@ def validate_training_data(estimator, X, y, sample_weight):
     """Validate fit inputs with scikit-learn's utilities.
 
     Returns X as float32 in Fortran order (columns contiguous, what the
-    splitter scans), y, the encoded classes, and the sample weights. Raises
-    ValueError for non-finite X, fewer than two classes, and negative,
-    non-finite or all-zero weights.
+    splitter scans), y, the encoded classes, and the sample weights. NaN in X
+    marks a missing value; raises ValueError for infinite X, fewer than two
+    classes, and negative, non-finite or all-zero weights.
     """
     X, y = validate_data(estimator, X, y, dtype=np.float32, order="F",
-                         ensure_all_finite=True, multi_output=False)
+                         ensure_all_finite="allow-nan", multi_output=False)
     check_classification_targets(y)
     classes, y_encoded = np.unique(y, return_inverse=True)
     if classes.shape[0] < 2:
@@ -103,6 +103,13 @@ class AUCTreeClassifier(ClassifierMixin, BaseEstimator):
     random_state : int, RandomState instance or None, default=None
         Controls the order in which features are drawn.
 
+    Notes
+    -----
+    NaN in X marks a missing value. Each candidate split is scanned with the
+    node's missing cases sent left and sent right, and the better side is kept
+    (``tree_.missing_go_to_left``); a node that saw no missing value at fit
+    time sends them to the child with more training weight.
+
     Attributes
     ----------
     tree_ : Tree
@@ -133,6 +140,11 @@ class AUCTreeClassifier(ClassifierMixin, BaseEstimator):
                                **self._tree_params())
         return self
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        return tags
+
     def _tree_params(self):
         return dict(criterion=self.criterion, max_features=self.max_features,
                     max_depth=self.max_depth, min_samples_leaf=self.min_samples_leaf,
@@ -141,7 +153,7 @@ class AUCTreeClassifier(ClassifierMixin, BaseEstimator):
     def _validate_X_predict(self, X):
         check_is_fitted(self)
         return validate_data(self, X, dtype=np.float32, order="C", reset=False,
-                             ensure_all_finite=True)
+                             ensure_all_finite="allow-nan")
 
     def apply(self, X):
         """Index of the leaf each row of X falls in."""
