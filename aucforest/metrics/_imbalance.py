@@ -87,10 +87,14 @@ class ImbalanceReport(NamedTuple):
     decision: str
 
     def __str__(self):
-        header = f"{'class':>12}" + "".join(f"{c:>18}" for c in _TABLE_COLUMNS)
+        widths = [max(len(name), 7) + 2 for name in _TABLE_COLUMNS]
+        label_width = max(7, *(len(str(c)) for c in self.classes)) + 2
+        header = "class".rjust(label_width) + "".join(
+            name.rjust(width) for name, width in zip(_TABLE_COLUMNS, widths))
         rows = [
-            f"{str(label):>12}"
-            + "".join(f"{self.per_class[c][k]:>18.4g}" for c in _TABLE_COLUMNS)
+            str(label).rjust(label_width) + "".join(
+                _cell(self.per_class[name][k], name).rjust(width)
+                for name, width in zip(_TABLE_COLUMNS, widths))
             for k, label in enumerate(self.classes)
         ]
         overall = (
@@ -100,6 +104,10 @@ class ImbalanceReport(NamedTuple):
             f"{self.pr_auc:.4f}, Brier {self.brier:.4f}"
         )
         return "\n".join([header, *rows, overall])
+
+
+def _cell(value, column):
+    return f"{value:.0f}" if column == "support" else f"{value:.4f}"
 
 
 def gmean_score(y_true, y_pred, *, labels=None):

@@ -60,8 +60,8 @@ def test_replicate_aucs_are_out_of_bag_aucs_of_refitted_models():
 def test_632_and_632_plus_from_returned_components(seed):
     X, y = make_classification(n_samples=50, n_features=8, n_informative=2,
                                random_state=seed)
-    result = bootstrap_auc(LogisticRegression(C=100.0), X, y, n_bootstraps=15,
-                           random_state=seed)
+    result = bootstrap_auc(LogisticRegression(C=100.0, solver="liblinear"), X, y,
+                           n_bootstraps=15, random_state=seed)
     assert result.b632 == pytest.approx(hand_632(result.apparent, result.loo_bootstrap))
     b632_plus, rate = hand_632_plus(result.apparent, result.loo_bootstrap)
     assert result.b632_plus == pytest.approx(b632_plus)
@@ -136,11 +136,11 @@ def test_decision_function_only_estimator(n_classes):
 
 def test_reproducible_and_independent_of_n_jobs():
     X, y = make_classification(n_samples=40, random_state=6)
-    serial = bootstrap_auc(LogisticRegression(), X, y, n_bootstraps=8, random_state=9)
-    again = bootstrap_auc(LogisticRegression(), X, y, n_bootstraps=8, random_state=9)
+    model = LogisticRegression(solver="liblinear")
+    serial = bootstrap_auc(model, X, y, n_bootstraps=8, random_state=9)
+    again = bootstrap_auc(model, X, y, n_bootstraps=8, random_state=9)
     with parallel_config(backend="threading"):
-        parallel = bootstrap_auc(LogisticRegression(), X, y, n_bootstraps=8,
-                                 random_state=9, n_jobs=2)
+        parallel = bootstrap_auc(model, X, y, n_bootstraps=8, random_state=9, n_jobs=2)
     np.testing.assert_array_equal(serial.replicate_aucs, again.replicate_aucs)
     np.testing.assert_allclose(serial.replicate_aucs, parallel.replicate_aucs)
 
