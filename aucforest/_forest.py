@@ -148,24 +148,20 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
                            max_depth=self.max_depth, min_samples_leaf=self.min_samples_leaf,
                            min_weight_fraction_leaf=self.min_weight_fraction_leaf)
 
-        def fit_one(seed):
-            tree_rng = np.random.RandomState(seed)
-            counts = self._draw_sample(y_encoded, sample_weight, tree_rng)
-            tree_weights = self._tree_weights(y, sample_weight, weights, counts)
-            tree = AUCTreeClassifier(random_state=seed, **tree_params)
-            tree.tree_ = grow_tree(X, y_encoded, tree_weights, n_classes,
-                                   seed=tree_rng.randint(MAX_SEED), **tree_params)
-            tree.classes_, tree.n_classes_, tree.n_features_in_ = (
-                self.classes_, n_classes, X.shape[1])
-            return tree, counts
-
+        fitted = Parallel(n_jobs=self.n_jobs, prefer="threads", return_as="generator")(
+            delayed(_fit_tree)(self, X, y, y_encoded, sample_weight, weights, tree_params,
+                               seed, return_counts=self.oob_score)
+            for seed in seeds)
+        oob = _OutOfBag(X, n_classes) if self.oob_score else None
+        self.estimators_ = []
         with progress(total=self.n_estimators, enabled=self.verbose > 0,
                       description="trees") as bar:
-            fitted = Parallel(n_jobs=self.n_jobs, prefer="threads")(
-                delayed(bar.wrap(fit_one))(seed) for seed in seeds)
-        self.estimators_ = [tree for tree, _ in fitted]
-        if self.oob_score:
-            self._set_oob_estimates(X, y, [counts for _, counts in fitted])
+            for tree, counts in fitted:  # as they arrive: counts are not kept
+                self.estimators_.append(bar.step(tree))
+                if oob is not None:
+                    oob.add(tree, counts)
+        if oob is not None:
+            self._set_oob_estimates(y, oob)
         return self
 
     def _check_sampling_params(self):
@@ -217,31 +213,16 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
             tree_weights = weights.copy()
         return tree_weights
 
-    def _set_oob_estimates(self, X, y, counts_per_tree):
-        from .metrics import gmean_score, multiclass_auc
+    def _set_oob_estimates(self, y, oob):
+        from .metrics import auc, gmean_score, multiclass_auc
 
-        X_rows = np.ascontiguousarray(X)
-        proba_sum = np.zeros((X.shape[0], self.n_classes_))
-        n_trees = np.zeros(X.shape[0])
-        for tree, counts in zip(self.estimators_, counts_per_tree):
-            out_of_bag = np.flatnonzero(counts == 0)
-            if out_of_bag.size:
-                proba_sum[out_of_bag] += tree.tree_.predict_proba(X_rows[out_of_bag])
-                n_trees[out_of_bag] += 1
-        has_oob = n_trees > 0
-        if not has_oob.all():
-            warnings.warn(
-                f"{int((~has_oob).sum())} of {X.shape[0]} cases were in every tree's sample "
-                "and have no out-of-bag prediction (NaN); use more trees.", UserWarning)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            self.oob_decision_function_ = proba_sum / n_trees[:, None]
-        proba = self.oob_decision_function_[has_oob]
-        y_oob = y[has_oob]
+        self.oob_decision_function_ = oob.decision_function()
+        has_oob = ~np.isnan(self.oob_decision_function_[:, 0])
+        proba, y_oob = self.oob_decision_function_[has_oob], y[has_oob]
         if np.unique(y_oob).size < 2:
             self.oob_score_ = self.oob_gmean_ = np.nan
             return
         if self.n_classes_ == 2:
-            from .metrics import auc
             self.oob_score_ = auc(y_oob == self.classes_[1], proba[:, 1])
         else:
             self.oob_score_ = multiclass_auc(y_oob, proba, labels=self.classes_)
@@ -262,15 +243,13 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
     def predict_proba(self, X):
         """Mean over trees of the leaf class proportions (columns follow classes_)."""
         X = self._validate_X_predict(X)
-        proba = np.zeros((X.shape[0], self.n_classes_))
         n_blocks = max(1, min(effective_n_jobs(self.n_jobs), X.shape[0]))
         bounds = np.linspace(0, X.shape[0], n_blocks + 1).astype(int)
-        Parallel(n_jobs=n_blocks, prefer="threads")(
-            delayed(accumulate_proba)(X[lo:hi], [t.tree_ for t in self.estimators_],
-                                      proba[lo:hi])
-            for lo, hi in zip(bounds[:-1], bounds[1:]) if hi > lo)
-        proba /= len(self.estimators_)
-        return proba
+        trees = [estimator.tree_ for estimator in self.estimators_]
+        blocks = Parallel(n_jobs=n_blocks, prefer="threads")(
+            delayed(_predict_block)(X[lo:hi], trees, self.n_classes_)
+            for lo, hi in zip(bounds[:-1], bounds[1:]))
+        return np.concatenate(blocks) / len(trees)
 
     def predict(self, X):
         """Class of each row under the fitted decision rule (see ``decision``)."""
@@ -292,6 +271,57 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
                                for tree in self.estimators_], axis=0)
         total = importances.sum()
         return importances / total if total > 0 else importances
+
+
+def _fit_tree(forest, X, y, y_encoded, sample_weight, weights, tree_params, seed,
+              return_counts=False):
+    """Draw one tree's sample from its seed and grow the tree on it.
+
+    Module level, with the data as arguments, so that joblib's Dask backend
+    can ship X to the workers once (scatter) and the result is the same
+    whatever backend or number of workers runs it.
+    """
+    rng = np.random.RandomState(seed)
+    counts = forest._draw_sample(y_encoded, sample_weight, rng)
+    tree_weights = forest._tree_weights(y, sample_weight, weights, counts)
+    tree = AUCTreeClassifier(random_state=seed, **tree_params)
+    tree.tree_ = grow_tree(X, y_encoded, tree_weights, forest.n_classes_,
+                           seed=rng.randint(MAX_SEED), **tree_params)
+    tree.classes_, tree.n_classes_, tree.n_features_in_ = (
+        forest.classes_, forest.n_classes_, X.shape[1])
+    return tree, (counts if return_counts else None)
+
+
+class _OutOfBag:
+    """Running sums of out-of-bag class proportions, one tree at a time."""
+
+    def __init__(self, X, n_classes):
+        self.X = np.ascontiguousarray(X)
+        self.proba_sum = np.zeros((X.shape[0], n_classes))
+        self.n_trees = np.zeros(X.shape[0])
+
+    def add(self, tree, counts):
+        out_of_bag = np.flatnonzero(counts == 0)
+        if out_of_bag.size:
+            self.proba_sum[out_of_bag] += tree.tree_.predict_proba(self.X[out_of_bag])
+            self.n_trees[out_of_bag] += 1
+
+    def decision_function(self):
+        """Mean OOB proportions; NaN rows (with one warning) where no tree left the case out."""
+        missing = self.n_trees == 0
+        if missing.any():
+            warnings.warn(
+                f"{int(missing.sum())} of {missing.size} cases were in every tree's sample "
+                "and have no out-of-bag prediction (NaN); use more trees.", UserWarning)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return self.proba_sum / self.n_trees[:, None]
+
+
+def _predict_block(X, trees, n_classes):
+    """Sum over trees of the leaf class proportions for the rows of X."""
+    proba = np.zeros((X.shape[0], n_classes))
+    accumulate_proba(X, trees, proba)
+    return proba
 
 
 def _n_draws(n_available, max_samples):

@@ -17,13 +17,10 @@ class _Bar:
             self.done += n
             self._draw()
 
-    def wrap(self, function):
-        """`function`, counting one step each time it returns."""
-        def counted(*args, **kwargs):
-            result = function(*args, **kwargs)
-            self.update()
-            return result
-        return counted
+    def step(self, item):
+        """Count one step and pass `item` through (for generators of results)."""
+        self.update()
+        return item
 
     def _draw(self):
         width = 30
@@ -40,12 +37,12 @@ class _NoBar:
     def update(self, n=1):
         pass
 
-    def wrap(self, function):
-        return function
+    def step(self, item):
+        return item
 
 
 @contextmanager
 def progress(total, enabled=True, description="", stream=None):
-    """Context manager yielding a bar with `update()` and `wrap(fn)`;
+    """Context manager yielding a bar with `update()` and `step(item)`;
     a no-op bar when not enabled."""
     yield _Bar(total, description, stream or sys.stderr) if enabled else _NoBar()
