@@ -85,7 +85,8 @@ class FeatureEncoding:
             if counts[kind]:
                 levels = sum(len(c["levels"]) for c in counts[kind])
                 parts.append(f"{len(counts[kind])} {kind} ({levels} levels)")
-        return f"{len(self.columns)} columns: " + ", ".join(parts)
+        noun = "column" if len(self.columns) == 1 else "columns"
+        return f"{len(self.columns)} {noun}: " + ", ".join(parts)
 
     def transform(self, table, allow_missing=False):
         """The encoded float64 matrix (n_rows, len(feature_names)); NaN where a

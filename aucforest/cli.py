@@ -46,6 +46,7 @@ def main(argv=None):
     """
     args = build_parser().parse_args(argv)
     with warnings.catch_warnings():
+        warnings.simplefilter("default")
         warnings.showwarning = _print_warning
         try:
             return args.run(args) or 0
@@ -347,6 +348,11 @@ def _model_features(forest, encoding, table, target):
 
     if encoding is None:
         names = [name for name in table.columns if name != target]
+        if len(names) != forest.n_features_in_:
+            raise ValueError(
+                f"the model was saved from Python without column names and takes "
+                f"{forest.n_features_in_} feature columns; {table.path} has {len(names)} "
+                "(besides the target). Give the feature columns only, in training order")
         encoding = FeatureEncoding([{"name": name, "kind": "numeric"} for name in names])
     missing = [name for name in encoding.input_names if name not in table.columns]
     if missing:

@@ -39,7 +39,6 @@ import json
 import os
 import secrets
 import zipfile
-import zlib
 from typing import NamedTuple
 
 import numpy as np
@@ -367,13 +366,21 @@ def read_model(path):
     with open(path, "rb") as stream:  # a missing file is an OSError, not a bad file
         try:
             arrays = _read_arrays(stream)
-            return _model_from_arrays(arrays)
         except ModelFileError as error:
             raise ValueError(f"{path}: {error}") from None
-        except (zipfile.BadZipFile, zlib.error, EOFError, OSError, KeyError, IndexError,
-                UnicodeDecodeError, ValueError, TypeError, OverflowError, MemoryError) as error:
-            raise ValueError(f"{path} is not a valid aucforest model file "
-                             f"({type(error).__name__}: {error})") from None
+        except Exception as error:  # whatever a damaged zip or .npy header makes numpy raise
+            raise _invalid(path, error) from None
+    try:
+        return _model_from_arrays(arrays)
+    except ModelFileError as error:
+        raise ValueError(f"{path}: {error}") from None
+    except (ValueError, TypeError, KeyError, IndexError, OverflowError) as error:
+        raise _invalid(path, error) from None
+
+
+def _invalid(path, error):
+    return ValueError(f"{path} is not a valid aucforest model file "
+                      f"({type(error).__name__}: {error})")
 
 
 class ModelFileError(ValueError):

@@ -1,0 +1,358 @@
+"""Model files: round trips, atomic writes, and refusal of damaged or crafted files."""
+import io as bytes_io
+import json
+import os
+import pickle
+import zipfile
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_iris, make_classification
+
+from aucforest import AUCForestClassifier
+from aucforest import io as model_io
+
+
+@pytest.fixture(scope="module")
+def iris():
+    return load_iris(return_X_y=True)
+
+
+@pytest.fixture(scope="module")
+def forest(iris):
+    X, y = iris
+    return AUCForestClassifier(n_estimators=40, oob_score=True, random_state=0).fit(X, y)
+
+
+@pytest.fixture(scope="module")
+def arrays(forest):
+    return model_io.forest_to_arrays(forest)
+
+
+def write_npz(path, arrays):
+    np.savez_compressed(path, **arrays)
+    return path
+
+
+def with_metadata(arrays, **changes):
+    metadata = json.loads(arrays["metadata"].tobytes())
+    metadata.update(changes)
+    return {**arrays, "metadata": np.frombuffer(json.dumps(metadata).encode(), dtype=np.uint8)}
+
+
+def assert_same_predictions(original, loaded, X):
+    np.testing.assert_array_equal(loaded.predict_proba(X), original.predict_proba(X))
+    np.testing.assert_array_equal(loaded.predict(X), original.predict(X))
+    np.testing.assert_array_equal(loaded.apply(X), original.apply(X))
+
+
+# ------------------------------------------------------------- round trips
+
+def test_round_trip_predicts_identically(tmp_path, forest, iris):
+    X, _ = iris
+    path = tmp_path / "model.npz"
+    model_io.save(forest, path)
+    loaded = model_io.load(path)
+    assert_same_predictions(forest, loaded, X)
+    assert loaded.get_params() == forest.get_params()
+    np.testing.assert_array_equal(loaded.classes_, forest.classes_)
+    np.testing.assert_array_equal(loaded.class_prior_, forest.class_prior_)
+    np.testing.assert_array_equal(loaded.feature_importances_, forest.feature_importances_)
+    assert loaded.n_features_in_ == forest.n_features_in_
+    assert loaded.oob_score_ == forest.oob_score_ and loaded.oob_gmean_ == forest.oob_gmean_
+    np.testing.assert_array_equal(loaded.oob_decision_function_, forest.oob_decision_function_)
+    for saved_tree, loaded_tree in zip(forest.estimators_, loaded.estimators_):
+        assert loaded_tree.get_params() == saved_tree.get_params()
+        assert loaded_tree.tree_.max_depth == saved_tree.tree_.max_depth
+
+
+@pytest.mark.parametrize("labels", [
+    np.array([3, 7, 9], dtype=np.int32),
+    np.array([0, 1, 2], dtype=np.uint8),
+    np.array([-1.0, 0.0, 2.0]),
+    np.array(["setosa", "versicolor", "virginica"]),
+    np.array(["setosa", "versicolor", "virginica"], dtype=object),
+])
+def test_label_types_round_trip(tmp_path, iris, labels):
+    X, y = iris
+    forest = AUCForestClassifier(n_estimators=3, random_state=0).fit(X, labels[y])
+    model_io.save(forest, tmp_path / "m.npz")
+    loaded = model_io.load(tmp_path / "m.npz")
+    assert loaded.classes_.dtype == forest.classes_.dtype
+    np.testing.assert_array_equal(loaded.predict(X), forest.predict(X))
+
+
+def test_bool_labels_round_trip(tmp_path):
+    X, y = make_classification(60, 4, random_state=0)
+    forest = AUCForestClassifier(n_estimators=3, random_state=0).fit(X, y.astype(bool))
+    model_io.save(forest, tmp_path / "m.npz")
+    assert model_io.load(tmp_path / "m.npz").predict(X).dtype == bool
+
+
+def test_dataframe_feature_names_round_trip(tmp_path, iris):
+    pandas = pytest.importorskip("pandas")
+    X, y = load_iris(return_X_y=True, as_frame=True)
+    forest = AUCForestClassifier(n_estimators=3, random_state=0).fit(X, y)
+    model_io.save(forest, tmp_path / "m.npz")
+    loaded = model_io.load(tmp_path / "m.npz")
+    np.testing.assert_array_equal(loaded.feature_names_in_, forest.feature_names_in_)
+    np.testing.assert_array_equal(loaded.predict(X), forest.predict(X))
+    with pytest.raises(ValueError, match="feature names"):
+        loaded.predict(pandas.DataFrame(X.to_numpy(), columns=list("abcd")))
+
+
+def test_class_weight_dict_and_unstorable_random_state(tmp_path, iris):
+    X, y = iris
+    forest = AUCForestClassifier(n_estimators=3, class_weight={0: 1.0, 1: 2.0, 2: 5.0},
+                                 random_state=np.random.RandomState(0)).fit(X, y)
+    with pytest.warns(UserWarning, match="random_state"):
+        model_io.save(forest, tmp_path / "m.npz")
+    loaded = model_io.load(tmp_path / "m.npz")
+    assert loaded.class_weight == {0: 1.0, 1: 2.0, 2: 5.0}
+    assert loaded.random_state is None
+    np.testing.assert_array_equal(loaded.predict_proba(X), forest.predict_proba(X))
+
+
+def test_extra_data_round_trip(tmp_path, forest):
+    extra = {"encoding": {"columns": [{"name": "a", "kind": "numeric"}]}, "note": "ok"}
+    model_io.save(forest, tmp_path / "m.npz", extra=extra)
+    assert model_io.read_model(tmp_path / "m.npz").extra == extra
+    with pytest.raises(ValueError, match="plain JSON"):
+        model_io.save(forest, tmp_path / "bad.npz", extra={"x": object()})
+
+
+def test_loaded_forest_can_be_refitted(tmp_path, forest, iris):
+    X, y = iris
+    model_io.save(forest, tmp_path / "m.npz")
+    refitted = model_io.load(tmp_path / "m.npz").fit(X, y)
+    np.testing.assert_array_equal(refitted.predict_proba(X), forest.predict_proba(X))
+
+
+def test_pickle_keeps_working(forest, iris):
+    X, _ = iris
+    assert_same_predictions(forest, pickle.loads(pickle.dumps(forest)), X)
+
+
+def test_refuses_what_it_cannot_store(tmp_path, iris):
+    X, y = iris
+    with pytest.raises(TypeError, match="AUCForestClassifier"):
+        model_io.save(object(), tmp_path / "m.npz")
+    from sklearn.exceptions import NotFittedError
+    with pytest.raises(NotFittedError):
+        model_io.save(AUCForestClassifier(), tmp_path / "m.npz")
+    mixed = np.array([1, "a", 2.5], dtype=object)[y]
+    forest = AUCForestClassifier(n_estimators=2, random_state=0)
+    forest.fit(X, y)
+    forest.classes_ = np.array([1, "a", 2.5], dtype=object)
+    with pytest.raises(ValueError, match="cannot be stored"):
+        model_io.save(forest, tmp_path / "m.npz")
+    assert mixed.size == y.size
+
+
+def test_node_arrays_are_those_of_format_version_1():
+    # If this fails, Tree's node arrays changed: bump io.FORMAT_VERSION and
+    # teach load() to read files of the older versions.
+    assert set(model_io.node_array_dtypes()) == {
+        "children_left", "children_right", "feature", "threshold", "missing_go_to_left",
+        "value", "n_node_samples", "weighted_n_node_samples", "impurity", "improvement"}
+
+
+# ------------------------------------------------------------ atomic writes
+
+def test_failed_save_keeps_the_existing_file(tmp_path, forest, monkeypatch):
+    path = tmp_path / "model.npz"
+    model_io.save(forest, path)
+    before = path.read_bytes()
+
+    def interrupted(stream, **arrays):
+        stream.write(b"partial")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(np, "savez_compressed", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        model_io.save(forest, path)
+    assert path.read_bytes() == before
+    assert os.listdir(tmp_path) == ["model.npz"]  # no temporary file left behind
+
+
+def test_save_writes_exactly_the_given_path(tmp_path, forest):
+    model_io.save(forest, tmp_path / "model.bin")
+    assert os.listdir(tmp_path) == ["model.bin"]
+    assert isinstance(model_io.load(tmp_path / "model.bin"), AUCForestClassifier)
+
+
+# --------------------------------------------------------- damaged files
+
+def test_missing_file_is_an_oserror(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        model_io.load(tmp_path / "absent.npz")
+
+
+@pytest.mark.parametrize("fraction", [0.0, 0.1, 0.5, 0.9, 0.99])
+def test_truncated_file_raises_valueerror(tmp_path, forest, fraction):
+    path = tmp_path / "m.npz"
+    model_io.save(forest, path)
+    data = path.read_bytes()
+    path.write_bytes(data[:int(len(data) * fraction)])
+    with pytest.raises(ValueError):
+        model_io.load(path)
+
+
+def test_byte_flips_raise_valueerror_or_change_nothing(tmp_path, forest, iris):
+    X, _ = iris
+    path = tmp_path / "m.npz"
+    model_io.save(forest, path)
+    data = path.read_bytes()
+    rng = np.random.RandomState(0)
+    for position in rng.choice(len(data), size=40, replace=False):
+        damaged = bytearray(data)
+        damaged[position] ^= 0xFF
+        path.write_bytes(bytes(damaged))
+        try:
+            loaded = model_io.load(path)
+        except ValueError:
+            continue
+        assert_same_predictions(forest, loaded, X)  # a flip in zip fields nobody reads
+
+
+@pytest.mark.parametrize("content", [b"", b"not a model", pickle.dumps({"a": 1})])
+def test_files_that_are_not_models(tmp_path, content):
+    path = tmp_path / "m.npz"
+    path.write_bytes(content)
+    with pytest.raises(ValueError, match="not an aucforest model file"):
+        model_io.load(path)
+
+
+def test_pickled_array_is_refused(tmp_path, arrays):
+    crafted = {**arrays, "classes": np.array([{"evil": 1}, 2, 3], dtype=object)}
+    path = tmp_path / "m.npz"
+    np.savez(path, **crafted)  # allow_pickle is on when writing
+    with pytest.raises(ValueError, match="'classes' has dtype object"):
+        model_io.load(path)
+
+
+def test_future_format_version_asks_for_an_upgrade(tmp_path, arrays):
+    path = write_npz(tmp_path / "m.npz", with_metadata(arrays, format_version=2))
+    with pytest.raises(ValueError, match=r"model file format version 2 is newer than this "
+                                         r"aucforest supports \(1\); upgrade aucforest"):
+        model_io.load(path)
+
+
+def tree_slice(arrays, tree):
+    offsets = arrays["tree_offsets"]
+    return slice(offsets[tree], offsets[tree + 1])
+
+
+def crafted_nodes(arrays, name, change):
+    """Copy of ``arrays`` with ``change(nodes)`` applied to tree 1's ``name`` array."""
+    values = arrays[name].copy()
+    change(values[tree_slice(arrays, 1)])
+    return {**arrays, name: values}
+
+
+def set_first_left_child(value):
+    def change(nodes):
+        nodes[0] = value
+    return change
+
+
+def point_child_at_root(nodes):
+    nodes[np.flatnonzero(nodes != -1)[-1]] = 0  # an edge back to the root: a cycle
+
+
+CRAFTED = {
+    "child out of range": (lambda a: crafted_nodes(a, "children_left",
+                                                   set_first_left_child(10**6)), "out of range"),
+    "cycle": (lambda a: crafted_nodes(a, "children_left", point_child_at_root), "tree 1"),
+    "feature out of range": (lambda a: crafted_nodes(a, "feature", set_first_left_child(4)),
+                             "feature index is out of range"),
+    "non-finite threshold": (lambda a: crafted_nodes(a, "threshold",
+                                                     set_first_left_child(np.inf)), "finite"),
+    "float children": (lambda a: {**a, "children_left": a["children_left"].astype(float)},
+                       "'children_left' has dtype float64"),
+    "int32 children": (lambda a: {**a, "children_left": a["children_left"].astype(np.int32)},
+                       "'children_left' has dtype int32"),
+    "2-d children": (lambda a: {**a, "children_left": a["children_left"][:, None]},
+                     "children_left"),
+    "missing array": (lambda a: {k: v for k, v in a.items() if k != "threshold"},
+                      "'threshold' is missing"),
+    "unexpected array": (lambda a: {**a, "payload": np.zeros(3)}, "unexpected array 'payload'"),
+    "offsets beyond nodes": (lambda a: {**a, "tree_offsets": a["tree_offsets"] + 1},
+                             "offsets are inconsistent"),
+    "empty tree": (lambda a: {**a, "tree_offsets": np.r_[0, 0, a["tree_offsets"][2:]]},
+                   "offsets are inconsistent"),
+    "too many trees": (lambda a: with_metadata(a, n_trees=10**9), "tree_max_depth"),
+    "unsorted classes": (lambda a: {**a, "classes": a["classes"][::-1].copy()}, "sorted"),
+    "one class": (lambda a: {**a, "classes": a["classes"][:1]}, "at least two labels"),
+    "prior shape": (lambda a: {**a, "class_prior": a["class_prior"][:2]}, "class_prior"),
+    "prior sum": (lambda a: {**a, "class_prior": a["class_prior"] * 2}, "sum to 1"),
+    "value columns": (lambda a: {**a, "value": a["value"][:, :2]}, "value"),
+    "metadata not json": (lambda a: {**a, "metadata": np.frombuffer(b"{oops", dtype=np.uint8)},
+                          "not valid JSON"),
+    "foreign format": (lambda a: with_metadata(a, format="other"), "not an aucforest model"),
+    "unknown parameter": (lambda a: with_metadata(a, params={"rm_rf": True}),
+                          "unknown forest parameter 'rm_rf'"),
+    "invalid parameter": (lambda a: with_metadata(a, params={"criterion": "bogus"}),
+                          "invalid forest parameter"),
+    "label dtype": (lambda a: with_metadata(a, classes_dtype="<U3"), "classes_dtype"),
+    "too few features": (lambda a: with_metadata(a, n_features_in=1), "out of range"),
+    "missing flag": (lambda a: crafted_nodes(a, "missing_go_to_left", set_first_left_child(7)),
+                     "missing_go_to_left"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CRAFTED))
+def test_crafted_files_raise_valueerror(tmp_path, arrays, case):
+    craft, message = CRAFTED[case]
+    path = write_npz(tmp_path / "m.npz", craft(arrays))
+    with pytest.raises(ValueError, match=message):
+        model_io.load(path)
+
+
+def npy_bytes(array, declared_shape):
+    """A .npy file whose header declares ``declared_shape`` but holds ``array``'s data."""
+    header = bytes_io.BytesIO()
+    np.lib.format.write_array_header_1_0(
+        header, {"descr": np.lib.format.dtype_to_descr(array.dtype),
+                 "fortran_order": False, "shape": declared_shape})
+    return header.getvalue() + array.tobytes()
+
+
+def write_zip(path, members):
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in members.items():
+            archive.writestr(name + ".npy", data)
+    return path
+
+
+def plain_npy(array):
+    buffer = bytes_io.BytesIO()
+    np.lib.format.write_array(buffer, array, allow_pickle=False)
+    return buffer.getvalue()
+
+
+def test_huge_declared_size_is_refused_before_allocation(tmp_path, arrays):
+    members = {name: plain_npy(array) for name, array in arrays.items()}
+    members["threshold"] = npy_bytes(arrays["threshold"], (10**15,))
+    path = write_zip(tmp_path / "m.npz", members)
+    with pytest.raises(ValueError, match="declares shape"):
+        model_io.load(path)
+
+
+def test_zip_bomb_is_refused(tmp_path, arrays):
+    members = {name: plain_npy(array) for name, array in arrays.items()}
+    members["impurity"] = plain_npy(np.zeros(2_000_000))  # 16 MB of zeros, ~16 kB zipped
+    path = write_zip(tmp_path / "m.npz", members)
+    with pytest.raises(ValueError, match="which no model file does"):
+        model_io.load(path)
+
+
+def test_duplicate_members_are_refused(tmp_path, arrays):
+    path = tmp_path / "m.npz"
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, array in arrays.items():
+            archive.writestr(name + ".npy", plain_npy(array))
+        with pytest.warns(UserWarning, match="Duplicate name"):
+            archive.writestr("classes.npy", plain_npy(arrays["classes"]))
+    with pytest.raises(ValueError, match="two files of the same name"):
+        model_io.load(path)
