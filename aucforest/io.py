@@ -117,7 +117,7 @@ def save(forest, path, *, extra=None):
     >>> forest = AUCForestClassifier(n_estimators=20, random_state=0).fit(X, y)
     >>> path = os.path.join(tempfile.mkdtemp(), "iris.npz")
     >>> io.save(forest, path)
-    >>> (io.load(path).predict_proba(X) == forest.predict_proba(X)).all()
+    >>> bool((io.load(path).predict_proba(X) == forest.predict_proba(X)).all())
     True
     """
     arrays = forest_to_arrays(forest, extra=extra)
