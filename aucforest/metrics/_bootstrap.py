@@ -122,7 +122,7 @@ def bootstrap_auc(estimator, X, y, n_bootstraps=100, *, stratify=False,
     >>> from sklearn.datasets import make_classification
     >>> from sklearn.linear_model import LogisticRegression
     >>> X, y = make_classification(n_samples=60, random_state=0)
-    >>> result = bootstrap_auc(LogisticRegression(), X, y, n_bootstraps=20,
+    >>> result = bootstrap_auc(LogisticRegression(), X, y, n_bootstraps=10,
     ...                        random_state=0)
     >>> result.loo_bootstrap <= result.b632_plus <= result.b632 <= result.apparent
     True

@@ -18,6 +18,11 @@ def check_labels(y_true, name="y_true"):
     ValueError
         If ``y_true`` is not 1-d, holds NaN or is a continuous target.
     """
+    shape = np.shape(y_true)
+    if len(shape) != 1 and not (len(shape) == 2 and shape[1] == 1):
+        raise ValueError(
+            f"{name} must be a 1-d array of class labels, got shape {shape}."
+        )
     y_true = column_or_1d(y_true, warn=True)
     if y_true.dtype.kind == "f" and not np.all(np.isfinite(y_true)):
         raise ValueError(f"{name} contains NaN or infinity.")
@@ -93,6 +98,11 @@ def check_score_matrix(y_score, n_samples, n_columns, name="y_proba"):
         On NaN or infinity, a row count other than ``n_samples`` or a column
         count other than ``n_columns``.
     """
+    if np.ndim(y_score) != 2:
+        raise ValueError(
+            f"{name} must be 2-d, one column per class ({n_columns} classes), "
+            f"got shape {np.shape(y_score)}."
+        )
     y_score = check_array(y_score, dtype="numeric", input_name=name)
     if y_score.shape[0] != n_samples:
         raise ValueError(

@@ -152,6 +152,7 @@ def test_roc_curve_matches_sklearn_points():
         ([0, 1, 1], [0.1, 0.2], "2 values but y_true has 3"),
         ([0, 1, 1], [[0.1, 0.9], [0.2, 0.8], [0.3, 0.7]], "must be 1-d"),
         ([0, np.nan, 1], [0.1, 0.2, 0.3], "NaN"),
+        ([[0, 1], [1, 0]], [0.1, 0.2], "y_true must be a 1-d array"),
     ],
 )
 def test_auc_rejects_bad_input(y, scores, message):
@@ -177,6 +178,7 @@ def test_auc_rejects_bad_weights():
         ([0, 0, 0], np.full((3, 3), 1 / 3), [0, 1, 2], "at least two classes"),
         ([0, 1, 2], [[np.nan, 0.5, 0.5]] * 3, None, "NaN"),
         ([0, 1, 2], np.full((3, 3), 1 / 3), [0, 1, 1], "repeat"),
+        ([0, 1, 2], [0.2, 0.3, 0.5], None, "must be 2-d, one column per class"),
     ],
 )
 def test_multiclass_auc_rejects_bad_input(y, proba, labels, message):
