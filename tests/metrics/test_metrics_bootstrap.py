@@ -75,7 +75,8 @@ def test_632_plus_formula_cases():
     # A > A* > gamma: eq. 18-19 as printed
     apparent, loo = 0.9, 0.7
     rate = (loo - apparent) / (0.5 - apparent)
-    printed = hand_632(apparent, loo) + (loo - apparent) * 0.368 * 0.632 * rate / (1 - 0.368 * rate)
+    correction = (loo - apparent) * 0.368 * 0.632 * rate / (1 - 0.368 * rate)
+    printed = hand_632(apparent, loo) + correction
     assert combine_632_plus(apparent, loo) == pytest.approx((printed, rate))
     # no overfitting: .632+ is .632
     assert combine_632_plus(0.7, 0.8) == pytest.approx((hand_632(0.7, 0.8), 0.0))
