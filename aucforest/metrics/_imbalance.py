@@ -16,6 +16,7 @@ import warnings
 from typing import NamedTuple
 
 import numpy as np
+from scipy.stats import gmean
 from sklearn.metrics import (
     average_precision_score,
     balanced_accuracy_score,
@@ -314,6 +315,4 @@ def _present_labels(y_true, labels):
 
 def _geometric_mean(values):
     values = np.asarray(values, dtype=float)
-    if np.any(values == 0):
-        return 0.0
-    return float(np.exp(np.mean(np.log(values))))
+    return 0.0 if np.any(values == 0) else float(gmean(values))
