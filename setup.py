@@ -6,10 +6,18 @@ import numpy as np
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 
-# AUCFOREST_DEBUG=1 builds with bounds checking and assertions on (see issue on reliability).
+# AUCFOREST_DEBUG=1 builds with Cython's bounds and initialisation checks on and with
+# AddressSanitizer, which also checks the raw-pointer loops (run the tests under it with
+# LD_PRELOAD=$(gcc -print-file-name=libasan.so) ASAN_OPTIONS=detect_leaks=0; see README).
 DEBUG = os.environ.get("AUCFOREST_DEBUG", "0") == "1"
 
-compile_args = [] if sys.platform == "win32" else (["-O0", "-g"] if DEBUG else ["-O3"])
+if sys.platform == "win32":
+    compile_args, link_args = [], []
+elif DEBUG:
+    compile_args = ["-O1", "-g", "-fsanitize=address", "-fno-omit-frame-pointer"]
+    link_args = ["-fsanitize=address"]
+else:
+    compile_args, link_args = ["-O3"], []
 directives = {
     "language_level": 3,
     "boundscheck": DEBUG,
@@ -25,6 +33,7 @@ extensions = [
         include_dirs=[np.get_include()],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
         extra_compile_args=compile_args,
+        extra_link_args=link_args,
     )
     for name in ("_sort", "_split", "_tree")
 ]

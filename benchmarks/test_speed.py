@@ -1,0 +1,53 @@
+"""pytest-benchmark cases: fit and predict_proba, aucforest beside scikit-learn.
+
+    pytest benchmarks/test_speed.py --benchmark-group-by=param:case
+
+Each case is run for aucforest (criterion "auc" and "gini") and scikit-learn's
+RandomForestClassifier with identical settings; compare within a group.
+The ratios table is printed by benchmarks/compare_sklearn.py.
+"""
+import numpy as np
+import pytest
+from sklearn.datasets import make_classification
+from sklearn.ensemble import RandomForestClassifier
+
+from aucforest import AUCForestClassifier
+
+CASES = {"n20000_p20_K3": (20000, 20, 3), "n10000_p20_K10": (10000, 20, 10),
+         "n10000_p20_K64": (10000, 20, 64)}
+N_TREES = 20
+
+
+def data(case):
+    n, p, k = CASES[case]
+    X, y = make_classification(n, p, n_informative=12, n_redundant=0, n_classes=k,
+                               n_clusters_per_class=1, random_state=0)
+    return X.astype(np.float32), y
+
+
+def model(library):
+    common = dict(n_estimators=N_TREES, max_features="sqrt", min_samples_leaf=1, n_jobs=1,
+                  random_state=0)
+    if library == "sklearn":
+        return RandomForestClassifier(**common)
+    return AUCForestClassifier(criterion=library.split("-")[1], **common)
+
+
+LIBRARIES = ["aucforest-auc", "aucforest-gini", "sklearn"]
+
+
+@pytest.mark.parametrize("library", LIBRARIES)
+@pytest.mark.parametrize("case", list(CASES))
+def test_fit(benchmark, case, library):
+    X, y = data(case)
+    benchmark.pedantic(model(library).fit, args=(X, y), rounds=3, iterations=1)
+
+
+@pytest.mark.parametrize("library", LIBRARIES)
+@pytest.mark.parametrize("case", ["n20000_p20_K3"])
+def test_predict_proba_100k_rows(benchmark, case, library):
+    X, y = data(case)
+    fitted = model(library).fit(X, y)
+    rows = np.random.default_rng(1).standard_normal((100_000, X.shape[1]), dtype=np.float32)
+    proba = benchmark.pedantic(fitted.predict_proba, args=(rows,), rounds=3, iterations=1)
+    assert proba.shape == (100_000, len(np.unique(y)))
