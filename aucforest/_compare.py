@@ -158,7 +158,7 @@ def _mean_sd(values, digits):
 
 def plot_comparison(rows, path):
     """Save box plots of each score per configuration, one row of panels per data set."""
-    Figure = _matplotlib_figure()
+    Figure = matplotlib_figure()
     datasets = list(dict.fromkeys(row.dataset for row in rows))
     figure = Figure(figsize=(4 * len(SCORES), 3.2 * len(datasets)), layout="constrained")
     axes = figure.subplots(len(datasets), len(SCORES), squeeze=False)
@@ -172,7 +172,8 @@ def plot_comparison(rows, path):
     figure.savefig(path)
 
 
-def _matplotlib_figure():
+def matplotlib_figure():
+    """matplotlib's Figure class; ImportError with the install command if absent."""
     try:
         from matplotlib.figure import Figure
     except ImportError:

@@ -23,7 +23,14 @@ import warnings
 
 import numpy as np
 
-from . import __version__
+from . import __version__, io
+from ._compare import (Dataset, check_fold_sizes, compare, default_datasets, format_table,
+                       matplotlib_figure, plot_comparison)
+from ._encoding import FeatureEncoding, parse_labels
+from ._forest import AUCForestClassifier
+from ._progress import progress
+from ._table import read_table
+from .metrics import auc, auc_ci, imbalance_report, multiclass_auc, plot_roc
 
 EXIT_ERROR = 1
 EXIT_USAGE = 2
@@ -202,20 +209,17 @@ def _at_least_two(text):
 
 def run_fit(args):
     """``aucforest fit``: encode, fit with OOB estimates, save, summarise."""
-    from . import io
-    from ._encoding import FeatureEncoding
-    from ._forest import AUCForestClassifier
-
     _check_output_folder(args.output)
     forest = AUCForestClassifier(
         n_estimators=args.n_estimators, criterion=args.criterion, decision=args.decision,
         balanced_bootstrap=args.balanced_bootstrap, oob_score=True, n_jobs=args.n_jobs,
         random_state=args.seed, verbose=0 if args.quiet else 1)
-    table = _read(args.data)
+    table = read_table(args.data)
     y = _training_labels(table, args.target)
+    allow_missing = accepts_missing(forest)
     encoding = FeatureEncoding.fit(table, _feature_columns(table, args.target), args.max_one_hot,
-                                   allow_missing=accepts_missing(forest))
-    forest.fit(encoding.transform(table, allow_missing=accepts_missing(forest)), y)
+                                   allow_missing=allow_missing)
+    forest.fit(encoding.transform(table, allow_missing=allow_missing), y)
     forest.set_params(verbose=0)
     io.save(forest, args.output, extra={"target": args.target, "encoding": encoding.to_dict()})
     _print_fit_summary(forest, y, encoding, args.output)
@@ -224,7 +228,7 @@ def run_fit(args):
 def run_predict(args):
     """``aucforest predict``: labels or probabilities as CSV."""
     forest, encoding, target = _load_model(args.model)
-    X = _model_features(forest, encoding, _read(args.data), target)
+    X = _model_features(forest, encoding, read_table(args.data), target)
     if args.proba:
         header, rows = [str(c) for c in forest.classes_], forest.predict_proba(X).tolist()
     else:
@@ -234,14 +238,11 @@ def run_predict(args):
 
 def run_evaluate(args):
     """``aucforest evaluate``: imbalance report, AUC with DeLong interval, ROC plot."""
-    from ._encoding import parse_labels
-    from .metrics import imbalance_report
-
     if args.plot:
         _check_output_folder(args.plot)
         matplotlib_figure()
     forest, encoding, target = _load_model(args.model)
-    table = _read(args.data)
+    table = read_table(args.data)
     y = parse_labels(table.column(args.target), args.target, table.path, like=forest.classes_)
     _check_known_labels(y, forest.classes_, args.target)
     if np.unique(y).size < 2:
@@ -261,9 +262,6 @@ def run_evaluate(args):
 
 def run_compare(args):
     """``aucforest compare``: AUC vs Gini forests, RFQ vs argmax, by repeated CV."""
-    from ._compare import check_fold_sizes, compare, default_datasets, format_table, plot_comparison
-    from ._progress import progress
-
     if args.target and not args.data:
         raise ValueError("--target names a column of DATA; give DATA too")
     if args.plot:
@@ -287,15 +285,7 @@ def run_compare(args):
 
 # ----------------------------------------------------------------- helpers
 
-def _read(path):
-    from ._table import read_table
-
-    return read_table(path)
-
-
 def _training_labels(table, target):
-    from ._encoding import parse_labels
-
     y = parse_labels(table.column(target), target, table.path)
     classes = np.unique(y)
     if classes.size < 2:
@@ -313,9 +303,6 @@ def _feature_columns(table, target):
 
 def _load_model(path):
     """The forest, its feature encoding and its target name from a model file."""
-    from . import io
-    from ._encoding import FeatureEncoding
-
     forest, extra = io.read_model(path)
     if "encoding" in extra:
         encoding = FeatureEncoding.from_dict(extra["encoding"])
@@ -328,8 +315,6 @@ def _load_model(path):
 
 def _python_model_encoding(forest):
     """For a model saved from Python: its named (or else all) columns, as numbers."""
-    from ._encoding import FeatureEncoding
-
     names = getattr(forest, "feature_names_in_", None)
     if names is None:
         return None
@@ -344,8 +329,6 @@ def accepts_missing(forest):
 def _model_features(forest, encoding, table, target):
     """The encoded matrix of ``table`` for a model (all non-target columns if the
     model does not name its columns)."""
-    from ._encoding import FeatureEncoding
-
     if encoding is None:
         names = [name for name in table.columns if name != target]
         if len(names) != forest.n_features_in_:
@@ -378,24 +361,19 @@ def _decision_arguments(forest, X):
 def _auc_intervals(y, proba, classes):
     """Text: the AUC with its 95% DeLong interval (per class against the rest
     for more than two classes)."""
-    from .metrics import auc_ci, multiclass_auc
-
     if len(classes) == 2:
-        return "AUC " + _interval_text(auc_ci, y == classes[1], proba[:, 1])
+        return "AUC " + _interval_text(y == classes[1], proba[:, 1])
     lines = [f"multiclass AUC (Hand & Till) {multiclass_auc(y, proba, labels=classes):.4f}; "
              "each class against the rest, with 95% DeLong intervals:"]
     width = max(len(str(c)) for c in classes)
     for k, label in enumerate(classes):
         positive = y == label
         if positive.any():
-            lines.append(f"  {str(label):<{width}}  " + _interval_text(auc_ci, positive,
-                                                                        proba[:, k]))
+            lines.append(f"  {str(label):<{width}}  " + _interval_text(positive, proba[:, k]))
     return "\n".join(lines)
 
 
-def _interval_text(auc_ci, positive, score):
-    from .metrics import auc
-
+def _interval_text(positive, score):
     if min(positive.sum(), (~positive).sum()) < 2:
         return f"{auc(positive, score):.4f} (no interval: a class has one case)"
     result = auc_ci(positive, score)
@@ -403,28 +381,15 @@ def _interval_text(auc_ci, positive, score):
 
 
 def _save_roc_plot(y, proba, classes, path):
-    from .metrics import plot_roc
-
     figure = matplotlib_figure()(figsize=(5.5, 5), layout="constrained")
     plot_roc(y, proba, labels=classes, ax=figure.add_subplot())
     figure.savefig(path)
 
 
-def matplotlib_figure():
-    """matplotlib's Figure class; ImportError with the install command if absent."""
-    from ._compare import _matplotlib_figure
-
-    return _matplotlib_figure()
-
-
 def _user_dataset(args):
-    from ._compare import Dataset
-    from ._encoding import FeatureEncoding
-    from ._forest import AUCForestClassifier
-
     if not args.target:
         raise ValueError("compare DATA needs --target COLUMN")
-    table = _read(args.data)
+    table = read_table(args.data)
     y = _training_labels(table, args.target)
     allow_missing = accepts_missing(AUCForestClassifier())
     encoding = FeatureEncoding.fit(table, _feature_columns(table, args.target), args.max_one_hot,

@@ -230,6 +230,10 @@ def test_usage_error_is_one_line(capsys):
     assert stop.value.code == 2 and err.count("\n") == 1
     assert err.startswith("aucforest: error: the following arguments are required: --target, "
                           "--output (see 'aucforest fit --help')")
+    with pytest.raises(SystemExit) as stop:
+        main([])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and err.count("\n") == 1 and "COMMAND" in err
 
 
 @pytest.mark.parametrize("make_args, fragment", [
