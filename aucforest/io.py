@@ -38,6 +38,7 @@ Layout (format version 1)
 import json
 import os
 import secrets
+import warnings
 import zipfile
 from typing import NamedTuple
 
@@ -230,8 +231,6 @@ def _widened(classes):
 
 def _storable_params(params):
     """The parameters JSON holds exactly, and the names of the others."""
-    import warnings
-
     stored, dropped = {}, []
     for name, value in sorted(params.items()):
         encoded = _encode_param(value)

@@ -40,6 +40,10 @@ def with_metadata(arrays, **changes):
     return {**arrays, "metadata": np.frombuffer(json.dumps(metadata).encode(), dtype=np.uint8)}
 
 
+def fitted_attributes(estimator):
+    return sorted(name for name in vars(estimator) if name.endswith("_"))
+
+
 def assert_same_predictions(original, loaded, X):
     np.testing.assert_array_equal(loaded.predict_proba(X), original.predict_proba(X))
     np.testing.assert_array_equal(loaded.predict(X), original.predict(X))
@@ -61,6 +65,7 @@ def test_round_trip_predicts_identically(tmp_path, forest, iris):
     assert loaded.n_features_in_ == forest.n_features_in_
     assert loaded.oob_score_ == forest.oob_score_ and loaded.oob_gmean_ == forest.oob_gmean_
     np.testing.assert_array_equal(loaded.oob_decision_function_, forest.oob_decision_function_)
+    assert fitted_attributes(loaded) == fitted_attributes(forest)  # nothing is lost
     for saved_tree, loaded_tree in zip(forest.estimators_, loaded.estimators_):
         assert loaded_tree.get_params() == saved_tree.get_params()
         assert loaded_tree.tree_.max_depth == saved_tree.tree_.max_depth
