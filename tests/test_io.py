@@ -68,6 +68,7 @@ def test_round_trip_predicts_identically(tmp_path, forest, iris):
     assert fitted_attributes(loaded) == fitted_attributes(forest)  # nothing is lost
     for saved_tree, loaded_tree in zip(forest.estimators_, loaded.estimators_):
         assert loaded_tree.get_params() == saved_tree.get_params()
+        assert fitted_attributes(loaded_tree) == fitted_attributes(saved_tree)
         assert loaded_tree.tree_.max_depth == saved_tree.tree_.max_depth
 
 
