@@ -1,12 +1,15 @@
 """aucforest: random forests that split on the multiclass AUC statistic.
 
 Public names (DESIGN section 5): AUCForestClassifier, AUCTreeClassifier,
-auc_split_statistic, and the evaluation tools in aucforest.metrics.
+auc_split_statistic, load (safe model files), and the evaluation tools in
+aucforest.metrics.
 """
 from ._forest import AUCForestClassifier
 from ._split import auc_split_statistic
+from .io import load
 from .tree import AUCTreeClassifier
 
 __version__ = "0.1.0"
 
-__all__ = ["AUCForestClassifier", "AUCTreeClassifier", "auc_split_statistic", "__version__"]
+__all__ = ["AUCForestClassifier", "AUCTreeClassifier", "auc_split_statistic", "load",
+           "__version__"]

@@ -196,7 +196,7 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         if self.balanced_bootstrap:
             members = [np.flatnonzero((y_encoded == k) & (sample_weight > 0))
                        for k in range(self.n_classes_)]
-            per_class = _n_draws(min(m.size for m in members), self.max_samples)
+            per_class = _n_draws(min(m.size for m in members if m.size), self.max_samples)
             indices = np.concatenate([m[rng.randint(0, m.size, per_class)]
                                       for m in members if m.size])
         else:
@@ -257,6 +257,11 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
 
     def _decide(self, proba):
         return self.classes_[decide(proba, self.class_prior_, self.decision)]
+
+    def save(self, path):
+        """Write the fitted forest to a safe, versioned .npz model file (see `aucforest.io.save`)."""
+        from .io import save
+        save(self, path)
 
     def apply(self, X):
         """Leaf index of each row in each tree, shape (n_samples, n_estimators)."""

@@ -10,12 +10,17 @@ class _Bar:
         self.total, self.description, self.stream = total, description, stream
         self.done = 0
         self.started = time.perf_counter()
+        self._last_draw = -float("inf")
         self._lock = threading.Lock()
 
     def update(self, n=1):
         with self._lock:
             self.done += n
-            self._draw()
+            now = time.perf_counter()
+            # redraw at most ten times a second (and at the end): logs stay short
+            if self.done >= self.total or now - self._last_draw >= 0.1:
+                self._last_draw = now
+                self._draw()
 
     def step(self, item):
         """Count one step and pass `item` through (for generators of results)."""
