@@ -96,7 +96,7 @@ def test_concurrent_predictions_match_serial_ones():
         np.testing.assert_array_equal(result, serial[i % 8])
 
 
-def test_a_fit_that_cannot_allocate_raises_memory_error():
+def test_a_fit_that_cannot_allocate_raises_memory_error(tmp_path):
     script = textwrap.dedent("""
         import resource, numpy as np
         from aucforest import AUCForestClassifier
@@ -110,7 +110,8 @@ def test_a_fit_that_cannot_allocate_raises_memory_error():
         except MemoryError as error:
             print("MemoryError:", error)
     """)
+    # run outside the source tree, whose aucforest/ folder holds no compiled modules
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                            timeout=300)
+                            timeout=300, cwd=tmp_path)
     assert result.returncode == 0, result.stderr[-2000:]
     assert "MemoryError" in result.stdout
