@@ -301,7 +301,7 @@ class _OutOfBag:
     """Running sums of out-of-bag class proportions, one tree at a time."""
 
     def __init__(self, X, n_classes):
-        self.X = np.ascontiguousarray(X)
+        self.X = X  # rows are gathered per tree: no C-ordered copy of all of X
         self.proba_sum = np.zeros((X.shape[0], n_classes))
         self.n_trees = np.zeros(X.shape[0])
 

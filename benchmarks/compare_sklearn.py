@@ -77,13 +77,19 @@ def thread_speedup(n, p, k, n_estimators, repeats):
 
 
 MEMORY_PROBE = """
-import json, resource, sys, numpy as np
+import json, sys, numpy as np
+
+def peak_rss():  # VmHWM: ru_maxrss would carry over the parent's peak through fork/exec
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024
+
 from sklearn.datasets import make_classification
 n, p, trees, which = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 rng = np.random.default_rng(0)
 X = rng.standard_normal((n, p), dtype=np.float32)  # no float64 temporary inflating the baseline
 y = (X[:, 0] + X[:, 1] + rng.standard_normal(n, dtype=np.float32) > 0).astype(int) + (X[:, 2] > 1)
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+before = peak_rss()
 if which == "sklearn":
     from sklearn.ensemble import RandomForestClassifier as F
     model = F(trees, max_features="sqrt", min_samples_leaf=5, n_jobs=1, random_state=0).fit(X, y)
@@ -94,7 +100,7 @@ else:
     model = F(trees, max_features="sqrt", min_samples_leaf=5, n_jobs=1, random_state=0).fit(X, y)
     nodes = sum(e.tree_.node_count for e in model.estimators_)
     tree_bytes = sum(sum(a.nbytes for a in e.tree_.node_arrays().values()) for e in model.estimators_)
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+peak = peak_rss()
 print(json.dumps(dict(x_bytes=X.nbytes, extra_peak=peak - before, nodes=nodes, tree_bytes=tree_bytes)))
 """
 
@@ -148,7 +154,8 @@ def main():
         n = 1_000_000 // scale
         mem = memory(n, 20, 3)
         ours, theirs = mem["aucforest"], mem["sklearn"]
-        print(f"\nPeak memory of a 3-tree fit at n={n}, p=20 (min_samples_leaf=5), above the data:")
+        print(f"\nPeak memory of a 3-tree fit at n={n}, p=20 (min_samples_leaf=5), above the data"
+              " and imports:")
         for name, m in mem.items():
             print(f"  {name}: {m['extra_peak'] / m['x_bytes']:.2f} x size of X "
                   f"({m['extra_peak'] / 2**20:.0f} MiB; trees {m['tree_bytes'] / 2**20:.0f} MiB), "
