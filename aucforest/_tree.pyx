@@ -32,6 +32,15 @@ cdef struct StackRecord:
     bint is_left
 
 
+cdef inline int _resize(void** array, size_t nbytes) noexcept nogil:
+    """realloc *array to nbytes in place; -1 (array untouched) when memory runs out."""
+    cdef void* grown = realloc(array[0], nbytes)
+    if grown == NULL:
+        return -1
+    array[0] = grown
+    return 0
+
+
 cdef class _NodeBuffer:
     """Growable C arrays holding the nodes while a tree is built."""
     cdef idx_t n_classes, capacity, count
@@ -64,38 +73,19 @@ cdef class _NodeBuffer:
         free(self.value)
 
     cdef int _grow(self) noexcept nogil:
+        """Double the capacity of every node array; -1 when memory runs out."""
         cdef idx_t cap = 2 * self.capacity if self.capacity > 0 else 64
-        cdef void* p
-        p = realloc(self.left, cap * sizeof(idx_t))
-        if p == NULL: return -1
-        self.left = <idx_t*> p
-        p = realloc(self.right, cap * sizeof(idx_t))
-        if p == NULL: return -1
-        self.right = <idx_t*> p
-        p = realloc(self.feature, cap * sizeof(idx_t))
-        if p == NULL: return -1
-        self.feature = <idx_t*> p
-        p = realloc(self.n_samples, cap * sizeof(idx_t))
-        if p == NULL: return -1
-        self.n_samples = <idx_t*> p
-        p = realloc(self.missing_left, cap * sizeof(unsigned char))
-        if p == NULL: return -1
-        self.missing_left = <unsigned char*> p
-        p = realloc(self.threshold, cap * sizeof(double))
-        if p == NULL: return -1
-        self.threshold = <double*> p
-        p = realloc(self.weighted_n_samples, cap * sizeof(double))
-        if p == NULL: return -1
-        self.weighted_n_samples = <double*> p
-        p = realloc(self.impurity, cap * sizeof(double))
-        if p == NULL: return -1
-        self.impurity = <double*> p
-        p = realloc(self.improvement, cap * sizeof(double))
-        if p == NULL: return -1
-        self.improvement = <double*> p
-        p = realloc(self.value, cap * self.n_classes * sizeof(double))
-        if p == NULL: return -1
-        self.value = <double*> p
+        if (_resize(<void**> &self.left, cap * sizeof(idx_t))
+                or _resize(<void**> &self.right, cap * sizeof(idx_t))
+                or _resize(<void**> &self.feature, cap * sizeof(idx_t))
+                or _resize(<void**> &self.n_samples, cap * sizeof(idx_t))
+                or _resize(<void**> &self.missing_left, cap * sizeof(unsigned char))
+                or _resize(<void**> &self.threshold, cap * sizeof(double))
+                or _resize(<void**> &self.weighted_n_samples, cap * sizeof(double))
+                or _resize(<void**> &self.impurity, cap * sizeof(double))
+                or _resize(<void**> &self.improvement, cap * sizeof(double))
+                or _resize(<void**> &self.value, cap * self.n_classes * sizeof(double))):
+            return -1
         self.capacity = cap
         return 0
 
