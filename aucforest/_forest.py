@@ -37,7 +37,11 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         Non-constant features examined per node.
     max_depth : int or None, default=None
     min_samples_leaf : int, default=1
-        Minimum number of distinct training cases in each child.
+        Minimum number of distinct training cases in each child. The default
+        is 1 for every criterion: on the 12 imbalanced data sets of
+        benchmarks/imbalance.py it gave the best mean AUC and G-mean for both
+        AUC and Gini splitting; on large data with a rare class (Caravan,
+        yeast6) leaves of about 20 cases gave +0.04 AUC, so tune it there.
     min_weight_fraction_leaf : float, default=0.0
         Minimum fraction of a tree's total weight in each child.
     bootstrap : bool, default=True
