@@ -98,11 +98,11 @@ class ImbalanceReport(NamedTuple):
                 for name, width in zip(_TABLE_COLUMNS, widths))
             for k, label in enumerate(self.classes)
         ]
+        pr_auc = "" if self.pr_auc != self.pr_auc else f", PR-AUC {self.pr_auc:.4f}"  # NaN: K > 2
         overall = (
             f"overall ({self.decision}): recall {self.recall:.4f}, precision "
             f"{self.precision:.4f}, G-mean {self.gmean:.4f}, balanced accuracy "
-            f"{self.balanced_accuracy:.4f}, AUC {self.auc:.4f}, PR-AUC "
-            f"{self.pr_auc:.4f}, Brier {self.brier:.4f}"
+            f"{self.balanced_accuracy:.4f}, AUC {self.auc:.4f}{pr_auc}, Brier {self.brier:.4f}"
         )
         return "\n".join([header, *rows, overall])
 
