@@ -8,7 +8,7 @@ constructed, which makes a tree loaded from a file safe to traverse.
 import numpy as np
 
 cimport numpy as cnp
-from libc.stdint cimport uint64_t
+from libc.stdint cimport int32_t, uint64_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcpy
 
@@ -263,8 +263,25 @@ NODE_ARRAYS = {
 }
 
 
+cdef struct Node:
+    # what traversal reads, packed into one 24-byte record (the left child is node + 1)
+    double threshold           # x <= threshold goes left
+    int32_t right              # right child, -1 at leaves
+    int32_t feature            # split feature, -2 at leaves
+    unsigned char missing_left  # NaN goes left
+
+
+NODE_DTYPE = np.dtype([("threshold", np.float64), ("right", np.int32), ("feature", np.int32),
+                       ("missing_left", np.uint8)], align=True)
+assert NODE_DTYPE.itemsize == sizeof(Node), "numpy and C disagree on the node record layout"
+
+
 cdef class Tree:
     """A fitted tree as flat node arrays (names as in scikit-learn's `tree_`).
+
+    Nodes are stored in depth-first preorder: the left child of node i is
+    i + 1. Traversal reads one packed 24-byte record per node; the arrays
+    below are derived from it or stored beside it.
 
     Attributes
     ----------
@@ -282,9 +299,8 @@ cdef class Tree:
         impurity decrease under "gini"/"entropy"; 0 at leaves
     """
     cdef readonly idx_t node_count, n_features, n_classes, max_depth
-    cdef readonly object children_left, children_right, feature, threshold, value
-    cdef readonly object missing_go_to_left
-    cdef readonly object n_node_samples, weighted_n_node_samples, impurity, improvement
+    cdef readonly object value, n_node_samples, weighted_n_node_samples, impurity, improvement
+    cdef object _nodes           # NODE_DTYPE records, one per node
 
     def __init__(self, n_features, n_classes, *, max_depth, children_left, children_right,
                  feature, threshold, missing_go_to_left, value, n_node_samples,
@@ -300,16 +316,39 @@ cdef class Tree:
         self.n_classes = n_classes
         self.max_depth = max_depth
         self.node_count = arrays["children_left"].shape[0]
-        self.children_left = arrays["children_left"]
-        self.children_right = arrays["children_right"]
-        self.feature = arrays["feature"]
-        self.threshold = arrays["threshold"]
-        self.missing_go_to_left = arrays["missing_go_to_left"]
+        self._nodes = np.empty(self.node_count, dtype=NODE_DTYPE)
+        self._nodes["threshold"] = arrays["threshold"]
+        self._nodes["right"] = arrays["children_right"]
+        self._nodes["feature"] = arrays["feature"]
+        self._nodes["missing_left"] = arrays["missing_go_to_left"]
         self.value = arrays["value"]
         self.n_node_samples = arrays["n_node_samples"]
         self.weighted_n_node_samples = arrays["weighted_n_node_samples"]
         self.impurity = arrays["impurity"]
         self.improvement = arrays["improvement"]
+        for name in ("value", "n_node_samples", "weighted_n_node_samples", "impurity",
+                     "improvement"):
+            getattr(self, name).flags.writeable = False
+
+    @property
+    def children_left(self):
+        return np.where(self.feature >= 0, np.arange(1, self.node_count + 1), _LEAF)
+
+    @property
+    def children_right(self):
+        return self._nodes["right"].astype(np.intp)
+
+    @property
+    def feature(self):
+        return self._nodes["feature"].astype(np.intp)
+
+    @property
+    def threshold(self):
+        return self._nodes["threshold"].copy()
+
+    @property
+    def missing_go_to_left(self):
+        return self._nodes["missing_left"].copy()
 
     def node_arrays(self):
         """The node arrays as a dict (what `__init__` takes, with max_depth)."""
@@ -320,23 +359,23 @@ cdef class Tree:
                                    self.node_arrays()))
 
     @property
+    def nbytes(self):
+        """Memory held by the tree's arrays, in bytes (24 + 32 + 8 K per node)."""
+        return int(self._nodes.nbytes + sum(getattr(self, name).nbytes for name in (
+            "value", "n_node_samples", "weighted_n_node_samples", "impurity", "improvement")))
+
+    @property
     def n_leaves(self):
-        return int(np.count_nonzero(self.children_left == _LEAF))
+        return int(np.count_nonzero(self._nodes["feature"] < 0))
 
     def apply(self, X):
         """Leaf index of each row of X (float32, C order, n_features columns)."""
         cdef const X_t[:, ::1] Xv = _check_predict_input(X, self.n_features)
         cdef idx_t[::1] out = np.empty(Xv.shape[0], dtype=np.intp)
-        cdef const idx_t[::1] left = self.children_left
-        cdef const idx_t[::1] right = self.children_right
-        cdef const idx_t[::1] feature = self.feature
-        cdef const double[::1] threshold = self.threshold
-        cdef const unsigned char[::1] missing_left = self.missing_go_to_left
-        cdef idx_t i
-        with nogil:
-            for i in range(Xv.shape[0]):
-                out[i] = _leaf_of(&Xv[i, 0], &left[0], &right[0], &feature[0], &threshold[0],
-                                  &missing_left[0])
+        cdef const Node* nodes = <const Node*> cnp.PyArray_DATA(self._nodes)
+        if Xv.shape[0] > 0:
+            with nogil:
+                _apply_rows(Xv, nodes, &out[0])
         return np.asarray(out)
 
     def predict_proba(self, X):
@@ -346,9 +385,10 @@ cdef class Tree:
     def compute_feature_importances(self):
         """Weighted decrease of the node statistic per feature, normalised to
         sum to one (all zeros for a tree without splits)."""
-        internal = self.children_left != _LEAF
+        feature = self.feature
+        internal = feature >= 0
         importances = np.bincount(
-            self.feature[internal],
+            feature[internal],
             weights=self.weighted_n_node_samples[internal] * self.improvement[internal],
             minlength=self.n_features).astype(np.float64)
         total = importances.sum()
@@ -373,6 +413,8 @@ def _validated_node_arrays(idx_t n_features, idx_t n_classes, dict arrays):
         raise ValueError("a tree needs n_features >= 1 and n_classes >= 1")
     if n_nodes < 1:
         raise ValueError("a tree needs at least one node")
+    if n_nodes >= 2 ** 31 or n_features >= 2 ** 31:
+        raise ValueError("a tree holds fewer than 2**31 nodes and features")
     for name, array in checked.items():
         expected = (n_nodes, n_classes) if name == "value" else (n_nodes,)
         if array.shape != expected:
@@ -383,11 +425,14 @@ def _validated_node_arrays(idx_t n_features, idx_t n_classes, dict arrays):
     internal = ~leaf
     if np.any(right[leaf] != _LEAF):
         raise ValueError("tree is malformed: a node has a right child but no left child")
-    for name, child in (("children_left", left), ("children_right", right)):
-        bad = internal & ((child <= index) | (child >= n_nodes))
-        if bad.any():
-            raise ValueError(f"tree is malformed: {name} of node {int(np.flatnonzero(bad)[0])} "
-                             "is out of range (children must follow their parent)")
+    bad = internal & (left != index + 1)
+    if bad.any():
+        raise ValueError(f"tree is malformed: children_left of node {int(np.flatnonzero(bad)[0])} "
+                         "is out of range: it must be the next node (depth-first preorder)")
+    bad = internal & ((right <= index + 1) | (right >= n_nodes))
+    if bad.any():
+        raise ValueError(f"tree is malformed: children_right of node {int(np.flatnonzero(bad)[0])} "
+                         "is out of range (children must follow their parent)")
     if internal.any():
         targets = np.concatenate([left[internal], right[internal]])
         if np.unique(targets).size != targets.size or np.any(targets == 0):
@@ -398,6 +443,8 @@ def _validated_node_arrays(idx_t n_features, idx_t n_classes, dict arrays):
         raise ValueError("tree is malformed: some nodes are unreachable from the root")
     if np.any((feature[internal] < 0) | (feature[internal] >= n_features)):
         raise ValueError("tree is malformed: a split feature index is out of range")
+    if np.any(feature[leaf] >= 0):
+        raise ValueError("tree is malformed: a leaf has a split feature (leaves have -2)")
     if np.any(checked["missing_go_to_left"] > 1):
         raise ValueError("tree is malformed: missing_go_to_left must be 0 or 1")
     if not np.all(np.isfinite(checked["threshold"])):
@@ -407,18 +454,25 @@ def _validated_node_arrays(idx_t n_features, idx_t n_classes, dict arrays):
     return checked
 
 
-cdef inline idx_t _leaf_of(const X_t* row, const idx_t* left, const idx_t* right,
-                           const idx_t* feature, const double* threshold,
-                           const unsigned char* missing_left) noexcept nogil:
+cdef inline idx_t _leaf_of(const X_t* row, const Node* nodes) noexcept nogil:
+    """Leaf reached by one row."""
     cdef idx_t node = 0
+    cdef const Node* current = nodes
     cdef X_t v
-    while left[node] != _LEAF:
-        v = row[feature[node]]
-        if v <= threshold[node] or (v != v and missing_left[node]):
-            node = left[node]
+    while current.feature >= 0:
+        v = row[current.feature]
+        if v <= current.threshold or (v != v and current.missing_left):
+            node += 1
         else:
-            node = right[node]
+            node = current.right
+        current = nodes + node
     return node
+
+
+cdef void _apply_rows(const X_t[:, ::1] X, const Node* nodes, idx_t* leaves) noexcept nogil:
+    cdef idx_t i
+    for i in range(X.shape[0]):
+        leaves[i] = _leaf_of(&X[i, 0], nodes)
 
 
 def _check_predict_input(X, idx_t n_features):
@@ -436,23 +490,18 @@ def accumulate_proba(X, trees, double[:, ::1] out):
     """
     cdef const X_t[:, ::1] Xv = X
     cdef Tree tree
-    cdef const idx_t[::1] left
-    cdef const idx_t[::1] right
-    cdef const idx_t[::1] feature
-    cdef const double[::1] threshold
-    cdef const unsigned char[::1] missing_left
+    cdef const Node* nodes
     cdef const double[:, ::1] value
     cdef idx_t i, k, leaf, n_classes = out.shape[1]
+    cdef idx_t[::1] leaves = np.empty(max(Xv.shape[0], 1), dtype=np.intp)
+    if Xv.shape[0] == 0:
+        return
     for tree in trees:
-        left = tree.children_left
-        right = tree.children_right
-        feature = tree.feature
-        threshold = tree.threshold
-        missing_left = tree.missing_go_to_left
+        nodes = <const Node*> cnp.PyArray_DATA(tree._nodes)
         value = tree.value
         with nogil:
+            _apply_rows(Xv, nodes, &leaves[0])
             for i in range(Xv.shape[0]):
-                leaf = _leaf_of(&Xv[i, 0], &left[0], &right[0], &feature[0], &threshold[0],
-                                &missing_left[0])
+                leaf = leaves[i]
                 for k in range(n_classes):
                     out[i, k] += value[leaf, k]

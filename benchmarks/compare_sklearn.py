@@ -99,7 +99,7 @@ else:
     from aucforest import AUCForestClassifier as F
     model = F(trees, max_features="sqrt", min_samples_leaf=5, n_jobs=1, random_state=0).fit(X, y)
     nodes = sum(e.tree_.node_count for e in model.estimators_)
-    tree_bytes = sum(sum(a.nbytes for a in e.tree_.node_arrays().values()) for e in model.estimators_)
+    tree_bytes = sum(e.tree_.nbytes for e in model.estimators_)
 peak = peak_rss()
 print(json.dumps(dict(x_bytes=X.nbytes, extra_peak=peak - before, nodes=nodes, tree_bytes=tree_bytes)))
 """
