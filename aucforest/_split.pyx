@@ -19,14 +19,12 @@ into the stored result.
 """
 import numpy as np
 
-cimport numpy as cnp
 from libc.math cimport INFINITY, fabs, log, log2
 from libc.stdlib cimport free, malloc, qsort
 from libc.string cimport memset
 
 from ._sort cimport RADIX_BUCKETS, sort_by_value
 
-cnp.import_array()
 
 # Two candidate proxies closer than this (relative to their scale) are a tie,
 # and ties go to the first candidate in scan order (features in drawn order,

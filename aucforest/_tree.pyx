@@ -12,8 +12,7 @@ from libc.stdint cimport int32_t, uint64_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcpy
 
-from ._split cimport (CRITERION_AUC, SplitRecord, Splitter, X_t, idx_t,
-                      node_impurity)
+from ._split cimport SplitRecord, Splitter, X_t, idx_t, node_impurity
 
 cnp.import_array()
 
