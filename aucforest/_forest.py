@@ -13,7 +13,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ._decision import decide, validate_decision
 from ._progress import progress
 from ._tree import accumulate_proba
-from .tree import (MAX_SEED, TREE_PARAMETER_CONSTRAINTS, AUCTreeClassifier, grow_tree,
+from .metrics import auc, gmean_score, multiclass_auc
+from .tree import (MAX_SEED, TREE_PARAMETER_CONSTRAINTS, fitted_tree, grow_tree, tree_params,
                    validate_training_data)
 
 
@@ -143,24 +144,23 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
             self, X, y, sample_weight)
         self.n_classes_ = n_classes = self.classes_.shape[0]
         validate_decision(self.decision, n_classes)
-        weights = sample_weight * self._class_weights(y, indices=None)
+        weights = sample_weight * self._class_weights(y)
         self.class_prior_ = self._class_prior(y_encoded, weights)
 
         random_state = check_random_state(self.random_state)
         seeds = random_state.randint(MAX_SEED, size=self.n_estimators)
-        tree_params = dict(criterion=self.criterion, max_features=self.max_features,
-                           max_depth=self.max_depth, min_samples_leaf=self.min_samples_leaf,
-                           min_weight_fraction_leaf=self.min_weight_fraction_leaf)
-
+        sampler = _TreeSampler(self, y, y_encoded, sample_weight, weights)
+        params = tree_params(self)
         fitted = Parallel(n_jobs=self.n_jobs, prefer="threads", return_as="generator")(
-            delayed(_fit_tree)(self, X, y, y_encoded, sample_weight, weights, tree_params,
-                               seed, return_counts=self.oob_score)
+            delayed(_fit_tree)(sampler, X, y_encoded, n_classes, params, seed,
+                               return_counts=self.oob_score)
             for seed in seeds)
         oob = _OutOfBag(X, n_classes) if self.oob_score else None
         self.estimators_ = []
         with progress(total=self.n_estimators, enabled=self.verbose > 0,
                       description="trees") as bar:
-            for tree, counts in fitted:  # as they arrive: counts are not kept
+            for seed, (tree_, counts) in zip(seeds, fitted):  # as they arrive: counts not kept
+                tree = fitted_tree(tree_, self.classes_, X.shape[1], seed, params)
                 self.estimators_.append(bar.step(tree))
                 if oob is not None:
                     oob.add(tree, counts)
@@ -177,13 +177,13 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         if self.oob_score and not self.bootstrap:
             raise ValueError("Out-of-bag estimates are only available with bootstrap=True.")
 
-    def _class_weights(self, y, indices):
+    def _class_weights(self, y):
+        """Class weight of each case over the whole training set ("balanced_subsample"
+        is "balanced" here; per tree it is recomputed on the tree's sample)."""
         if self.class_weight is None:
             return np.ones(y.shape[0])
         if self.class_weight == "balanced_subsample":
-            if indices is None:
-                return compute_sample_weight("balanced", y)
-            return compute_sample_weight("balanced", y, indices=indices)
+            return compute_sample_weight("balanced", y)
         return compute_sample_weight(self.class_weight, y)
 
     def _class_prior(self, y_encoded, weights):
@@ -192,34 +192,7 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         totals = np.bincount(y_encoded, weights=weights, minlength=self.n_classes_)
         return totals / totals.sum()
 
-    def _draw_sample(self, y_encoded, sample_weight, rng):
-        """Multiplicity of each case in one tree's sample."""
-        n_samples = y_encoded.shape[0]
-        if not self.bootstrap:
-            return np.ones(n_samples, dtype=np.intp)
-        if self.balanced_bootstrap:
-            members = [np.flatnonzero((y_encoded == k) & (sample_weight > 0))
-                       for k in range(self.n_classes_)]
-            per_class = _n_draws(min(m.size for m in members if m.size), self.max_samples)
-            indices = np.concatenate([m[rng.randint(0, m.size, per_class)]
-                                      for m in members if m.size])
-        else:
-            indices = rng.randint(0, n_samples, _n_draws(n_samples, self.max_samples))
-        return np.bincount(indices, minlength=n_samples)
-
-    def _tree_weights(self, y, sample_weight, weights, counts):
-        if self.class_weight == "balanced_subsample":
-            indices = np.repeat(np.arange(y.shape[0]), counts)
-            weights = sample_weight * self._class_weights(y, indices)
-        tree_weights = weights * counts
-        if not np.any(tree_weights > 0):
-            # every drawn case has zero weight: fall back to the full weights
-            tree_weights = weights.copy()
-        return tree_weights
-
     def _set_oob_estimates(self, y, oob):
-        from .metrics import auc, gmean_score, multiclass_auc
-
         self.oob_decision_function_ = oob.decision_function()
         has_oob = ~np.isnan(self.oob_decision_function_[:, 0])
         proba, y_oob = self.oob_decision_function_[has_oob], y[has_oob]
@@ -282,8 +255,51 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         return importances / total if total > 0 else importances
 
 
-def _fit_tree(forest, X, y, y_encoded, sample_weight, weights, tree_params, seed,
-              return_counts=False):
+class _TreeSampler:
+    """Draws each tree's sample (as multiplicities) and its weights.
+
+    Holds what every draw needs, computed once per fit: the sampling
+    parameters and, for the balanced bootstrap, the cases of each class.
+    """
+
+    def __init__(self, forest, y, y_encoded, sample_weight, weights):
+        self.bootstrap, self.max_samples = forest.bootstrap, forest.max_samples
+        self.balanced, self.class_weight = forest.balanced_bootstrap, forest.class_weight
+        self.y, self.sample_weight, self.weights = y, sample_weight, weights
+        self.n_samples = y.shape[0]
+        if self.balanced:
+            members = [np.flatnonzero((y_encoded == k) & (sample_weight > 0))
+                       for k in range(forest.n_classes_)]
+            self.class_members = [m for m in members if m.size]
+
+    def draw(self, rng):
+        """Multiplicity of each case in one tree's sample."""
+        if not self.bootstrap:
+            return np.ones(self.n_samples, dtype=np.intp)
+        if self.balanced:
+            per_class = _n_draws(min(m.size for m in self.class_members), self.max_samples)
+            indices = np.concatenate([m[rng.randint(0, m.size, per_class)]
+                                      for m in self.class_members])
+        else:
+            indices = rng.randint(0, self.n_samples, _n_draws(self.n_samples, self.max_samples))
+        return np.bincount(indices, minlength=self.n_samples)
+
+    def tree_weights(self, counts):
+        """sample_weight x class_weight x multiplicity (per-sample class weights
+        under "balanced_subsample")."""
+        weights = self.weights
+        if self.class_weight == "balanced_subsample":
+            indices = np.repeat(np.arange(self.n_samples), counts)
+            weights = self.sample_weight * compute_sample_weight("balanced", self.y,
+                                                                 indices=indices)
+        tree_weights = weights * counts
+        if not np.any(tree_weights > 0):
+            # every drawn case has zero weight: fall back to the full weights
+            tree_weights = weights.copy()
+        return tree_weights
+
+
+def _fit_tree(sampler, X, y_encoded, n_classes, params, seed, return_counts=False):
     """Draw one tree's sample from its seed and grow the tree on it.
 
     Module level, with the data as arguments, so that joblib's Dask backend
@@ -291,14 +307,10 @@ def _fit_tree(forest, X, y, y_encoded, sample_weight, weights, tree_params, seed
     whatever backend or number of workers runs it.
     """
     rng = np.random.RandomState(seed)
-    counts = forest._draw_sample(y_encoded, sample_weight, rng)
-    tree_weights = forest._tree_weights(y, sample_weight, weights, counts)
-    tree = AUCTreeClassifier(random_state=seed, **tree_params)
-    tree.tree_ = grow_tree(X, y_encoded, tree_weights, forest.n_classes_,
-                           seed=rng.randint(MAX_SEED), **tree_params)
-    tree.classes_, tree.n_classes_, tree.n_features_in_ = (
-        forest.classes_, forest.n_classes_, X.shape[1])
-    return tree, (counts if return_counts else None)
+    counts = sampler.draw(rng)
+    tree_ = grow_tree(X, y_encoded, sampler.tree_weights(counts), n_classes,
+                      seed=rng.randint(MAX_SEED), **params)
+    return tree_, (counts if return_counts else None)
 
 
 class _OutOfBag:

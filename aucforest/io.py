@@ -572,11 +572,10 @@ def _positive_int(metadata, key):
 
 def _trees_from_arrays(arrays, forest, n_trees):
     from ._tree import Tree
-    from .tree import AUCTreeClassifier
+    from .tree import fitted_tree, tree_params
 
     offsets = _checked_offsets(arrays, n_trees)
-    tree_params = {name: getattr(forest, name) for name in (
-        "criterion", "max_features", "max_depth", "min_samples_leaf", "min_weight_fraction_leaf")}
+    params = tree_params(forest)
     trees = []
     for index in range(n_trees):
         nodes = slice(offsets[index], offsets[index + 1])
@@ -590,11 +589,8 @@ def _trees_from_arrays(arrays, forest, n_trees):
         except ValueError as error:
             raise ModelFileError(f"tree {index}: {error}") from None
         seed = int(arrays["tree_random_state"][index])
-        tree = AUCTreeClassifier(random_state=seed if seed >= 0 else None, **tree_params)
-        tree.tree_ = tree_
-        tree.classes_, tree.n_classes_, tree.n_features_in_ = (
-            forest.classes_, forest.n_classes_, forest.n_features_in_)
-        trees.append(tree)
+        trees.append(fitted_tree(tree_, forest.classes_, forest.n_features_in_,
+                                 seed if seed >= 0 else None, params))
     return trees
 
 

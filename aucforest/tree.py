@@ -28,6 +28,23 @@ TREE_PARAMETER_CONSTRAINTS = {
 }
 
 
+TREE_PARAMS = ("criterion", "max_features", "max_depth", "min_samples_leaf",
+               "min_weight_fraction_leaf")
+
+
+def tree_params(estimator):
+    """The tree-growing parameters of a tree or forest estimator, as a dict."""
+    return {name: getattr(estimator, name) for name in TREE_PARAMS}
+
+
+def fitted_tree(tree_, classes, n_features_in, random_state, params):
+    """An AUCTreeClassifier wrapping an already grown `Tree` (forests, model files)."""
+    tree = AUCTreeClassifier(random_state=random_state, **params)
+    tree.tree_ = tree_
+    tree.classes_, tree.n_classes_, tree.n_features_in_ = classes, classes.shape[0], n_features_in
+    return tree
+
+
 def resolve_max_features(max_features, n_features):
     """Number of features drawn per node: "sqrt", "log2", an int, a fraction
     of n_features, or None (all)."""
@@ -137,18 +154,13 @@ class AUCTreeClassifier(ClassifierMixin, BaseEstimator):
         self.n_classes_ = self.classes_.shape[0]
         seed = check_random_state(self.random_state).randint(MAX_SEED)
         self.tree_ = grow_tree(X, y_encoded, weights, self.n_classes_, seed=seed,
-                               **self._tree_params())
+                               **tree_params(self))
         return self
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = True
         return tags
-
-    def _tree_params(self):
-        return dict(criterion=self.criterion, max_features=self.max_features,
-                    max_depth=self.max_depth, min_samples_leaf=self.min_samples_leaf,
-                    min_weight_fraction_leaf=self.min_weight_fraction_leaf)
 
     def _validate_X_predict(self, X):
         check_is_fitted(self)
