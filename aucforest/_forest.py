@@ -14,8 +14,8 @@ from ._decision import decide, validate_decision
 from ._progress import progress
 from ._tree import accumulate_proba
 from .metrics import auc, gmean_score, multiclass_auc
-from .tree import (MAX_SEED, TREE_PARAMETER_CONSTRAINTS, fitted_tree, grow_tree, tree_params,
-                   validate_training_data)
+from .tree import (MAX_SEED, TREE_PARAMETER_CONSTRAINTS, check_counts_are_not_booleans,
+                   fit_atomically, fitted_tree, grow_tree, tree_params, validate_training_data)
 
 
 class AUCForestClassifier(ClassifierMixin, BaseEstimator):
@@ -138,14 +138,24 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
-        """Grow the forest on (X, y), optionally weighting the cases."""
+        """Grow the forest on (X, y), optionally weighting the cases.
+
+        The new model is built on a staging copy and published in one
+        assignment: a fit that fails or is interrupted leaves the previous
+        model intact, and a concurrent reader sees the old model or the new
+        one, never a mix (see `fit_atomically`).
+        """
+        return fit_atomically(self, lambda staging: staging._fit(X, y, sample_weight))
+
+    def _fit(self, X, y, sample_weight):
+        check_counts_are_not_booleans(self)
         self._check_sampling_params()
         X, y, self.classes_, y_encoded, sample_weight = validate_training_data(
             self, X, y, sample_weight)
         self.n_classes_ = n_classes = self.classes_.shape[0]
         validate_decision(self.decision, n_classes)
         weights = sample_weight * self._class_weights(y)
-        self.class_prior_ = self._class_prior(y_encoded, weights)
+        self.class_prior_ = self._class_prior(y_encoded, sample_weight)
 
         random_state = check_random_state(self.random_state)
         seeds = random_state.randint(MAX_SEED, size=self.n_estimators)
@@ -166,7 +176,10 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
                     oob.add(tree, counts)
         if oob is not None:
             self._set_oob_estimates(y, oob)
-        return self
+
+    def __sklearn_is_fitted__(self):
+        """Fitted once a fit has published at least one tree."""
+        return len(vars(self).get("estimators_", ())) > 0
 
     def _check_sampling_params(self):
         if not self.bootstrap and self.max_samples is not None:
@@ -179,17 +192,31 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
 
     def _class_weights(self, y):
         """Class weight of each case over the whole training set ("balanced_subsample"
-        is "balanced" here; per tree it is recomputed on the tree's sample)."""
+        is "balanced" here; per tree it is recomputed on the tree's sample),
+        rescaled to a maximum of 1."""
         if self.class_weight is None:
             return np.ones(y.shape[0])
         if self.class_weight == "balanced_subsample":
             return compute_sample_weight("balanced", y)
-        return compute_sample_weight(self.class_weight, y)
+        if isinstance(self.class_weight, dict):
+            _check_class_weight_dict(self.class_weight)
+        weights = compute_sample_weight(self.class_weight, y)
+        if not np.any(weights > 0):
+            raise ValueError("class_weight is zero for every class in y; at least one class "
+                             "needs a positive weight.")
+        return weights / weights.max()
 
-    def _class_prior(self, y_encoded, weights):
+    def _class_prior(self, y_encoded, sample_weight):
+        """pi_k of the RFQ rule: the class frequencies the trees see before class
+        weights (sample weights only; uniform under the balanced bootstrap).
+
+        Class weights act on top of it as costs: leaf proportions carry them,
+        pi_k does not, so up-weighting a class never makes the forest predict
+        it less often.
+        """
         if self.balanced_bootstrap:
             return np.full(self.n_classes_, 1.0 / self.n_classes_)
-        totals = np.bincount(y_encoded, weights=weights, minlength=self.n_classes_)
+        totals = np.bincount(y_encoded, weights=sample_weight, minlength=self.n_classes_)
         return totals / totals.sum()
 
     def _set_oob_estimates(self, y, oob):
@@ -218,22 +245,24 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
                              ensure_all_finite="allow-nan")
 
     def predict_proba(self, X):
-        """Mean over trees of the leaf class proportions (columns follow classes_)."""
+        """Mean over trees of the leaf class proportions (columns follow classes_).
+
+        Reads the fitted model once, so a concurrent refit cannot mix two
+        models; Ctrl-C stops it between trees.
+        """
         X = self._validate_X_predict(X)
-        n_blocks = max(1, min(effective_n_jobs(self.n_jobs), X.shape[0]))
-        bounds = np.linspace(0, X.shape[0], n_blocks + 1).astype(int)
-        trees = [estimator.tree_ for estimator in self.estimators_]
-        blocks = Parallel(n_jobs=n_blocks, prefer="threads")(
-            delayed(_predict_block)(X[lo:hi], trees, self.n_classes_)
-            for lo, hi in zip(bounds[:-1], bounds[1:]))
-        return np.concatenate(blocks) / len(trees)
+        model = vars(self)  # a refit replaces this dict whole, it never mutates it
+        return _predict_proba(X, model["estimators_"], model["classes_"].shape[0], self.n_jobs)
 
     def predict(self, X):
         """Class of each row under the fitted decision rule (see ``decision``)."""
-        return self._decide(self.predict_proba(X))
+        X = self._validate_X_predict(X)
+        model = vars(self)
+        proba = _predict_proba(X, model["estimators_"], model["classes_"].shape[0], self.n_jobs)
+        return _decide(proba, model, self.decision)
 
     def _decide(self, proba):
-        return self.classes_[decide(proba, self.class_prior_, self.decision)]
+        return _decide(proba, vars(self), self.decision)
 
     def save(self, path):
         """Write the fitted forest to a safe, versioned .npz model file (see `aucforest.io.save`)."""
@@ -338,11 +367,47 @@ class _OutOfBag:
             return self.proba_sum / self.n_trees[:, None]
 
 
-def _predict_block(X, trees, n_classes):
+def _predict_proba(X, estimators, n_classes, n_jobs):
+    """Mean leaf class proportions of the trees, rows split into one block per thread.
+
+    The compiled loop checks every tree against X and n_classes, and stops
+    between trees when ``stop`` is set (Ctrl-C while the threads run) or, in
+    the main thread, when a signal arrives.
+    """
+    n_blocks = max(1, min(effective_n_jobs(n_jobs), X.shape[0]))
+    bounds = np.linspace(0, X.shape[0], n_blocks + 1).astype(int)
+    trees = [estimator.tree_ for estimator in estimators]
+    stop = np.zeros(1, dtype=np.uint8)
+    try:
+        blocks = Parallel(n_jobs=n_blocks, prefer="threads")(
+            delayed(_predict_block)(X[lo:hi], trees, n_classes, stop)
+            for lo, hi in zip(bounds[:-1], bounds[1:]))
+    except BaseException:
+        stop[0] = 1  # the worker threads return at their next tree
+        raise
+    return np.concatenate(blocks) / len(trees)
+
+
+def _predict_block(X, trees, n_classes, stop):
     """Sum over trees of the leaf class proportions for the rows of X."""
     proba = np.zeros((X.shape[0], n_classes))
-    accumulate_proba(X, trees, proba)
+    accumulate_proba(X, trees, proba, stop)
     return proba
+
+
+def _decide(proba, model, decision):
+    """Classes predicted from proba under `decision`, with the model's classes and prior."""
+    validate_decision(decision, model["classes_"].shape[0])
+    return model["classes_"][decide(proba, model["class_prior_"], decision)]
+
+
+def _check_class_weight_dict(class_weight):
+    """Raise ValueError unless every class weight is a finite number >= 0."""
+    for label, weight in class_weight.items():
+        if (isinstance(weight, (bool, np.bool_)) or not isinstance(weight, Real)
+                or not np.isfinite(weight) or weight < 0):
+            raise ValueError(f"class_weight[{label!r}] must be a finite number >= 0; "
+                             f"got {weight}.")
 
 
 def _n_draws(n_available, max_samples):

@@ -11,6 +11,7 @@ cimport numpy as cnp
 from libc.stdint cimport int32_t, uint64_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcpy
+from cpython.exc cimport PyErr_CheckSignals
 
 from ._split cimport SplitRecord, Splitter, X_t, idx_t, node_impurity
 
@@ -474,28 +475,47 @@ cdef void _apply_rows(const X_t[:, ::1] X, const Node* nodes, idx_t* leaves) noe
         leaves[i] = _leaf_of(&X[i, 0], nodes)
 
 
-def _check_predict_input(X, idx_t n_features):
+def _check_predict_input(X, n_features):
+    """X as float32 C order; ValueError unless 2-d with n_features columns (None: any)."""
     X = np.ascontiguousarray(X, dtype=np.float32)
-    if X.ndim != 2 or X.shape[1] != n_features:
+    if X.ndim != 2 or (n_features is not None and X.shape[1] != n_features):
         raise ValueError(f"X must have shape (n_samples, {n_features}); got {X.shape}")
     return X
 
 
-def accumulate_proba(X, trees, double[:, ::1] out):
+def accumulate_proba(X, trees, double[:, ::1] out, const unsigned char[::1] stop=None):
     """Add the leaf class proportions of every tree to `out` (rows of X).
 
-    X is float32 in C order; `out` has shape (n_samples, n_classes). Runs
-    without the GIL per tree, so row blocks can be predicted in threads.
+    Parameters
+    ----------
+    X : float32 array (n_samples, n_features), C order
+    trees : sequence of Tree
+        Each must have n_features features and out.shape[1] classes
+        (ValueError otherwise, checked before any row is read).
+    out : float64 array (n_samples, n_classes), C order
+    stop : uint8 array of shape (1,), optional
+        Checked between trees: set it to 1 from another thread to make the
+        call return early. In the main thread a pending signal (Ctrl-C) is
+        raised between trees.
+
+    Runs without the GIL per tree, so row blocks can be predicted in threads.
     """
-    cdef const X_t[:, ::1] Xv = X
+    cdef const X_t[:, ::1] Xv = _check_predict_input(X, _common_n_features(trees))
     cdef Tree tree
     cdef const Node* nodes
     cdef const double[:, ::1] value
     cdef idx_t i, k, leaf, n_classes = out.shape[1]
     cdef idx_t[::1] leaves = np.empty(max(Xv.shape[0], 1), dtype=np.intp)
+    if out.shape[0] != Xv.shape[0]:
+        raise ValueError(f"out has {out.shape[0]} rows, X has {Xv.shape[0]}")
+    for tree in trees:
+        if tree.n_classes != n_classes:
+            raise ValueError(f"a tree has {tree.n_classes} classes, out has {n_classes} columns")
     if Xv.shape[0] == 0:
         return
     for tree in trees:
+        if stop is not None and stop[0]:
+            return
         nodes = <const Node*> cnp.PyArray_DATA(tree._nodes)
         value = tree.value
         with nogil:
@@ -504,3 +524,13 @@ def accumulate_proba(X, trees, double[:, ::1] out):
                 leaf = leaves[i]
                 for k in range(n_classes):
                     out[i, k] += value[leaf, k]
+        PyErr_CheckSignals()
+
+
+def _common_n_features(trees):
+    """The number of features every tree was grown on (ValueError if they differ)."""
+    cdef Tree tree
+    counts = {tree.n_features for tree in trees}
+    if len(counts) > 1:
+        raise ValueError(f"the trees were grown on different numbers of features: {sorted(counts)}")
+    return counts.pop() if counts else None

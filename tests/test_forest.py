@@ -153,7 +153,38 @@ def test_class_weight_balanced_reproduces_sklearn_weights(imbalanced):
     forest.set_params(class_weight=weights).fit(X, y)
     expected = np.bincount(y, weights=compute_sample_weight(weights, y))
     np.testing.assert_allclose(forest.estimators_[0].tree_.value[0], expected / expected.sum())
-    np.testing.assert_allclose(forest.class_prior_, expected / expected.sum())
+    # pi_k is the frequency before class weights: class weights act on top of RFQ as costs
+    np.testing.assert_allclose(forest.class_prior_, np.bincount(y) / y.size)
+
+
+@pytest.mark.parametrize("criterion", ["auc", "gini"])
+def test_up_weighting_a_class_never_makes_rfq_predict_it_less(criterion):
+    X, y = make_classification(2000, weights=[0.9], flip_y=0.05, random_state=0)
+    counts = [np.sum(AUCForestClassifier(30, criterion=criterion, class_weight={0: 1, 1: w},
+                                         min_samples_leaf=5, random_state=0)
+                     .fit(X, y).predict(X) == 1) for w in (0.1, 1, 10, 100)]
+    assert counts == sorted(counts), counts
+    assert counts[-1] > counts[0]
+
+
+@pytest.mark.parametrize("by", ["class_weight", "sample_weight"])
+def test_a_class_with_zero_training_weight_is_never_predicted(by):
+    X, y = make_classification(300, 5, random_state=3)
+    forest = AUCForestClassifier(10, random_state=0)
+    if by == "class_weight":
+        forest.set_params(class_weight={0: 1, 1: 0}).fit(X, y)
+    else:
+        forest.fit(X, y, sample_weight=(y == 0).astype(float))
+    np.testing.assert_array_equal(forest.predict(X), 0)
+
+
+def test_weights_near_the_largest_double_fit_as_uniform_weights():
+    X, y = make_classification(300, 5, random_state=4)
+    reference = AUCForestClassifier(10, random_state=0).fit(X, y)
+    for scale in (1e307, 1e308):
+        forest = AUCForestClassifier(10, random_state=0).fit(X, y, sample_weight=np.full(300, scale))
+        np.testing.assert_allclose(forest.class_prior_, reference.class_prior_)
+        np.testing.assert_array_equal(forest.predict_proba(X), reference.predict_proba(X))
 
 
 def test_auc_splits_ignore_class_weights(imbalanced):
