@@ -369,3 +369,17 @@ def test_forest_save_method_and_package_load(tmp_path, forest, iris):
     X, _ = iris
     forest.save(tmp_path / "m.npz")
     assert_same_predictions(forest, aucforest.load(tmp_path / "m.npz"), X)
+
+
+def test_node_size_and_oob_labels_round_trip(tmp_path):
+    X, y = make_classification(300, 6, weights=[0.85], random_state=0)
+    forest = AUCForestClassifier(20, predict_min_samples="oob", oob_score=True,
+                                 random_state=0).fit(X, y)
+    forest.save(tmp_path / "m.npz")
+    loaded = model_io.load(tmp_path / "m.npz")
+    assert loaded.predict_min_samples_ == forest.predict_min_samples_
+    np.testing.assert_array_equal(loaded.predict_proba(X), forest.predict_proba(X))
+    for decision in ("rfq", "argmax"):
+        forest.set_params(decision=decision)
+        loaded.set_params(decision=decision)
+        assert loaded.oob_gmean_ == forest.oob_gmean_
