@@ -193,13 +193,13 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         seeds = random_state.randint(MAX_SEED, size=self.n_estimators)
         sampler = _TreeSampler(self, y, y_encoded, sample_weight, weights)
         params = tree_params(self)
-        fitted = Parallel(n_jobs=self.n_jobs, prefer="threads", return_as="generator")(
-            delayed(_fit_tree)(sampler, X, y_encoded, n_classes, params, seed,
-                               return_counts=self.oob_score)
-            for seed in seeds)
         candidates = self._min_samples_candidates()
         oob = _OutOfBag(X, n_classes, candidates) if self.oob_score or len(candidates) > 1 \
             else None
+        fitted = Parallel(n_jobs=self.n_jobs, prefer="threads", return_as="generator")(
+            delayed(_fit_tree)(sampler, X, y_encoded, n_classes, params, seed,
+                               return_counts=oob is not None)
+            for seed in seeds)
         self.estimators_ = []
         with progress(total=self.n_estimators, enabled=self.verbose > 0,
                       description="trees") as bar:

@@ -283,6 +283,9 @@ def test_oob_choice_of_node_size_takes_the_best_candidate(imbalanced):
         chosen.predict_proba(X),
         AUCForestClassifier(predict_min_samples=chosen.predict_min_samples_, **params)
         .fit(X, y).predict_proba(X))
+    without_oob_score = AUCForestClassifier(predict_min_samples="oob", n_estimators=40,
+                                            random_state=0).fit(X, y)
+    assert without_oob_score.oob_scores_by_min_samples_ == scores
     no_oob = AUCForestClassifier(5, bootstrap=False, predict_min_samples="oob").fit(X, y)
     assert no_oob.predict_min_samples_ == 1
 
