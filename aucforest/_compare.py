@@ -197,7 +197,7 @@ def corrected_resampled_ttest(differences, n_train, n_test):
         raise ValueError(f"need at least two paired differences, got shape {d.shape}")
     mean = float(d.mean())
     scale = math.sqrt((1 / d.size + n_test / n_train) * float(d.var(ddof=1)))
-    if scale == 0:
+    if np.all(d == d[0]):  # no spread (var would be rounding noise)
         statistic = math.nan if mean == 0 else math.copysign(math.inf, mean)
     else:
         statistic = mean / scale
