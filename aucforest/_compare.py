@@ -276,7 +276,8 @@ def format_paired_tests(tests):
     cells = {}
     for test in tests:
         comparison = _comparison_name(test.first, test.second)
-        cells.setdefault((test.dataset, comparison), {})[test.score] = _difference_text(test.result)
+        found = cells.setdefault((test.dataset, comparison), {})
+        found[test.score] = _difference_text(test.result)
     body = [[name, comparison, *(found.get(s, "same") for s in SCORES)]
             for (name, comparison), found in cells.items()]
     title = ("paired differences (first minus second) over the same folds, with the p-values\n"

@@ -173,7 +173,8 @@ class ColumnEncoding:
             numbers = numeric_values(values, name, table.path, allow_missing, self.na_values)
             if numbers is None:
                 raise ValueError(f"column {name!r} of {table.path} must be numeric, as in "
-                                 f"training, but holds text ({_non_numbers(values, self.na_values)})")
+                                 "training, but holds text: "
+                                 f"{_non_numbers(values, self.na_values)}")
             return numbers[:, None]
         text, missing = _checked_text(values, name, table.path, allow_missing, self.na_values)
         _warn_unknown_levels(text[~missing], column["levels"], name, kind)
@@ -240,7 +241,7 @@ def _is_pandas_frame(data):
 
 
 def _column_array(values):
-    """float64 for numeric columns (NaN where missing), unicode text otherwise ("" where missing)."""
+    """float64 for a numeric column (NaN where missing), else unicode text ("" where missing)."""
     array = np.asarray(getattr(values, "to_numpy", lambda: values)())
     if array.dtype.kind in "biuf":
         return array.astype(np.float64)
