@@ -357,6 +357,10 @@ def run_fit(args):
     table = read_table(args.data, sep=args.sep)
     na_values = _markers(args.na_values)
     y = _training_labels(table, args.target, na_values)
+    n_classes = np.unique(y).size
+    if not isinstance(args.decision, str) and n_classes != 2:
+        raise ValueError(f"--decision {args.decision:g} is a threshold on the probability of "
+                         f"the second class and needs two classes; the target has {n_classes}")
     if isinstance(args.class_weight, dict):
         forest.set_params(class_weight=_class_weight_for(args.class_weight, y))
     weights = _case_weights(table, args.weight) if args.weight else None
@@ -382,19 +386,18 @@ def run_predict(args):
         _check_output(args.output, "--output", inputs=[args.model, args.data])
     model = _load_model(args.model)
     table = read_table(args.data, sep=args.sep)
-    X = _model_features(model, table, model.target, args.na_values)
     id_column = args.id or model.extra.get("id")
-    ids = None
-    if args.id or (id_column and id_column in table.columns):
-        ids = table.column(id_column)
-        ids = [_cell_text(v) for v in ids]
+    if id_column and not args.id and id_column not in table.columns:
+        id_column = None  # the id column given to fit is optional in new data
+    X = _model_features(model, table, [model.target, id_column], args.na_values)
     if args.proba:
-        header, rows = [str(c) for c in model.forest.classes_], _by_name(
-            model.forest.predict_proba, X).tolist()
+        header = [str(c) for c in model.forest.classes_]
+        rows = _by_name(model.forest.predict_proba, X).tolist()
     else:
         header = [model.target or "prediction"]
         rows = [[label] for label in _by_name(model.forest.predict, X).tolist()]
-    if ids is not None:
+    if id_column:
+        ids = [_cell_text(value) for value in table.column(id_column)]
         header, rows = [id_column, *header], [[i, *row] for i, row in zip(ids, rows)]
     _write_csv(header, rows, args.output)
 
@@ -415,7 +418,7 @@ def run_evaluate(args):
     if np.unique(y).size < 2:
         raise ValueError(f"target column {args.target!r} of {table.path} has only one class "
                          f"({y[0].item()!r}); evaluation needs at least two")
-    X = _model_features(model, table, args.target, args.na_values)
+    X = _model_features(model, table, [args.target], args.na_values)
     proba = _by_name(forest.predict_proba, X)
     y_pred = _by_name(forest.predict, X)
     report = imbalance_report(y, proba, forest.classes_, **_decision_arguments(forest, y_pred))
@@ -574,17 +577,18 @@ def accepts_missing(forest):
     return bool(forest.__sklearn_tags__().input_tags.allow_nan)
 
 
-def _model_features(model, table, target, na_values=None):
-    """The encoded matrix of ``table`` for a model (all non-target columns if the
-    model does not name its columns)."""
+def _model_features(model, table, not_features, na_values=None):
+    """The encoded matrix of ``table`` for a model (all columns except
+    ``not_features``, the target and id, if the model does not name its columns)."""
     encoding = model.encoding
     if encoding is None:
-        names = [name for name in table.columns if name != target]
+        names = [name for name in table.columns if name not in not_features]
         if len(names) != model.forest.n_features_in_:
+            besides = "the target and the id column" if any(not_features[1:]) else "the target"
             raise ValueError(
                 f"the model was saved from Python without column names and takes "
                 f"{model.forest.n_features_in_} feature columns; {table.path} has {len(names)} "
-                "(besides the target). Give the feature columns only, in training order")
+                f"(besides {besides}). Give the feature columns only, in training order")
         encoding = ColumnEncoding([{"name": name, "kind": "numeric"} for name in names])
     if na_values is not None:
         encoding = ColumnEncoding(encoding.columns, na_values)

@@ -253,6 +253,32 @@ def test_id_column_is_passed_through_and_never_a_feature(capsys, tmp_path, peopl
     assert code == 0 and read_csv(out)[0] == ["outcome"]
 
 
+def test_id_column_with_a_python_model_without_names(capsys, tmp_path):
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(60, 3))
+    y = (X[:, 0] > 0).astype(int)
+    forest = aucforest.AUCForestClassifier(n_estimators=5, random_state=0).fit(X, y)
+    model_io.save(forest, tmp_path / "py.npz")
+    write_csv(tmp_path / "ids.csv", ["key", "a", "b", "c"],
+              [[f"k{i}", *x] for i, x in enumerate(X)])
+    code, out, err = run(capsys, "predict", tmp_path / "py.npz", tmp_path / "ids.csv",
+                         "--id", "key")
+    assert code == 0, err
+    header, rows = read_csv(out)
+    assert header == ["key", "prediction"]
+    assert rows == [[f"k{i}", str(label)] for i, label in enumerate(forest.predict(X))]
+
+
+def test_threshold_decision_needs_two_classes(capsys, tmp_path):
+    header, rows = people()
+    for row in rows[::3]:
+        row[4] = "maybe"
+    data = write_csv(tmp_path / "three.csv", header, rows)
+    code, out, err = run(capsys, "fit", data, "--target", "outcome", "--output",
+                         tmp_path / "m.npz", "--decision", 0.4)
+    assert code == 1 and "--decision 0.4 is a threshold" in err and "the target has 3" in err
+
+
 def test_column_options_must_name_distinct_existing_columns(capsys, tmp_path, people_csv):
     for options, fragment in ((["--id", "outcome"], "given to both --target and --id"),
                               (["--drop", "nothing"], "column 'nothing' not found")):
