@@ -74,6 +74,15 @@ class SavedModel(NamedTuple):
     forest: object
     extra: dict
 
+    @property
+    def encoding(self):
+        """The column encoding saved by ``aucforest fit``
+        (:class:`aucforest.ColumnEncoding`), or None for a model saved from Python."""
+        from ._encoding import ColumnEncoding
+
+        data = self.extra.get("encoding")
+        return None if data is None else ColumnEncoding.from_dict(data)
+
 
 # --------------------------------------------------------------------- save
 
