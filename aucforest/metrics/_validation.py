@@ -137,7 +137,7 @@ def check_score_matrix(y_score, n_samples, n_columns, name="y_proba",
     return y_score.astype(np.float64, copy=False)
 
 
-def scored_rows(y_score, name="y_score"):
+def scored_rows(y_score, name="y_score", stacklevel=3):
     """Mask of the rows that have a score; warn once about the others.
 
     A row whose scores are all NaN has no score, as the rows of a forest's
@@ -151,6 +151,8 @@ def scored_rows(y_score, name="y_score"):
         Validated scores that may hold NaN.
     name : str
         The argument's name, for messages.
+    stacklevel : int
+        Of the warning: 3 points at the caller of the function calling this.
 
     Returns
     -------
@@ -175,11 +177,11 @@ def scored_rows(y_score, name="y_score"):
         raise ValueError(f"Every row of {name} is NaN: no case has a score.")
     if n_missing:
         warnings.warn(
-            f"{n_missing} of {unscored.size} rows of {name} have no score "
-            "(NaN, e.g. cases that were in every tree's sample in "
-            "oob_decision_function_) and are left out.",
+            f"{n_missing} of {unscored.size} cases have no score in {name} "
+            "(NaN; in a forest's oob_decision_function_, the cases that every "
+            "tree drew) and are left out.",
             UserWarning,
-            stacklevel=3,
+            stacklevel=stacklevel,
         )
     return ~unscored
 
