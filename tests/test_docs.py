@@ -49,9 +49,10 @@ def test_readme_dask_example_runs_as_a_script(tmp_path):
     block = next(b for b in readme_python_blocks() if "LocalCluster" in b)
     script = tmp_path / "dask_example.py"
     script.write_text(block)
+    env = _environment_importing_this_package()
+    env["DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT"] = "120s"  # workers start slowly under load
     result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                            timeout=300, env=_environment_importing_this_package(),
-                            cwd=tmp_path)
+                            timeout=600, env=env, cwd=tmp_path)
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.split()[-1] == "True"  # the cluster's forest is the local one
 
