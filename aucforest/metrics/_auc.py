@@ -39,7 +39,7 @@ def auc(y_true, y_score, sample_weight=None, *, pos_label=None):
     Parameters
     ----------
     y_true : array-like of shape (n_samples,)
-        Two class labels; the second of the sorted labels is positive.
+        Two class labels; the positive class is ``pos_label``.
     y_score : array-like of shape (n_samples,)
         Scores, larger meaning "more positive".
     sample_weight : array-like of shape (n_samples,), default=None

@@ -80,7 +80,7 @@ def binormal_auc(y_true, y_score, *, pos_label=None):
     Parameters
     ----------
     y_true : array-like of shape (n_samples,)
-        Two class labels; the second of the sorted labels is positive.
+        Two class labels; the positive class is ``pos_label``.
     y_score : array-like of shape (n_samples,)
         Scores, larger meaning "more positive".
     pos_label : label, default=None
@@ -124,7 +124,7 @@ def binormal_roc(y_true, y_score, fpr=None, *, pos_label=None):
     Parameters
     ----------
     y_true : array-like of shape (n_samples,)
-        Two class labels; the second of the sorted labels is positive.
+        Two class labels; the positive class is ``pos_label``.
     y_score : array-like of shape (n_samples,)
         Scores, larger meaning "more positive".
     fpr : array-like, default=None

@@ -203,7 +203,7 @@ def auc_test(y_true, score_a, score_b, alternative="two-sided", *, pos_label=Non
     Parameters
     ----------
     y_true : array-like of shape (n_samples,)
-        Two class labels; the second of the sorted labels is positive.
+        Two class labels; the positive class is ``pos_label``.
     score_a, score_b : array-like of shape (n_samples,)
         Scores of the two classifiers on the same cases.
     alternative : {"two-sided", "greater", "less"}, default="two-sided"

@@ -65,7 +65,7 @@ def roc_curve(y_true, y_score, sample_weight=None, *, pos_label=None):
     Parameters
     ----------
     y_true : array-like of shape (n_samples,)
-        Two class labels; the second of the sorted labels is positive.
+        Two class labels; the positive class is ``pos_label``.
     y_score : array-like of shape (n_samples,)
         Scores, larger meaning "more positive".
     sample_weight : array-like of shape (n_samples,), default=None
@@ -114,7 +114,7 @@ def optimal_threshold(y_true, y_score, cost_fn=1.0, cost_fp=1.0,
     Parameters
     ----------
     y_true : array-like of shape (n_samples,)
-        Two class labels; the second of the sorted labels is positive.
+        Two class labels; the positive class is ``pos_label``.
     y_score : array-like of shape (n_samples,)
         Scores, larger meaning "more positive"; ``score >= threshold`` is
         called positive.
