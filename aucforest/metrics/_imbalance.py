@@ -250,7 +250,7 @@ def imbalance_report(y_true, y_proba, labels=None, *, y_pred=None,
     return _report(y_true, y_proba, labels, y_pred, decision, priors)
 
 
-def oob_imbalance_report(forest, y, *, decision=None):
+def oob_imbalance_report(forest, y=None, *, decision=None):
     """Out-of-bag imbalance report of a fitted forest.
 
     What randomForestSRC's ``get.imbalanced.performance`` gives for a forest:
@@ -267,8 +267,10 @@ def oob_imbalance_report(forest, y, *, decision=None):
         forest with ``oob_decision_function_`` and ``classes_`` works too;
         without ``class_prior_`` the priors are the frequencies of ``y``,
         without ``decision`` the rule is "rfq".
-    y : array-like of shape (n_samples,)
-        The labels the forest was fitted on (the forest does not keep them).
+    y : array-like of shape (n_samples,), default=None
+        The labels the forest was fitted on. None takes them from the
+        forest, when it keeps them (``oob_labels_``, the indices into
+        ``classes_`` of the training labels).
     decision : {"rfq", "argmax"}, float or None, default=None
         Rule turning probabilities into labels; None means the forest's.
 
@@ -282,8 +284,8 @@ def oob_imbalance_report(forest, y, *, decision=None):
         If the forest is not fitted.
     ValueError
         If the forest has no out-of-bag predictions (fit it with
-        ``oob_score=True``), or ``y`` does not have one label per training
-        case.
+        ``oob_score=True``), ``y`` does not have one label per training
+        case, or ``y`` is None and the forest does not keep its labels.
 
     Examples
     --------
@@ -302,6 +304,8 @@ def oob_imbalance_report(forest, y, *, decision=None):
             f"{type(forest).__name__} has no out-of-bag predictions "
             "(oob_decision_function_): fit it with oob_score=True."
         )
+    if y is None:
+        y = _training_labels(forest)
     if np.shape(y)[:1] != np.shape(proba)[:1]:
         raise ValueError(
             f"y has {np.shape(y)[0] if np.ndim(y) else 0} labels but the forest "
@@ -312,6 +316,17 @@ def oob_imbalance_report(forest, y, *, decision=None):
         decision = getattr(forest, "decision", "rfq")
     return _report(y, proba, forest.classes_, None, decision,
                    getattr(forest, "class_prior_", None), stacklevel=4)
+
+
+def _training_labels(forest):
+    """The labels a forest was fitted on, from its ``oob_labels_``."""
+    encoded = getattr(forest, "oob_labels_", None)
+    if encoded is None:
+        raise ValueError(
+            f"This {type(forest).__name__} does not keep its training labels "
+            "(oob_labels_): pass them as y."
+        )
+    return np.asarray(forest.classes_)[np.asarray(encoded)]
 
 
 def _report(y_true, y_proba, labels, y_pred, decision, priors, stacklevel=5):

@@ -249,6 +249,23 @@ def test_oob_report_explains_what_it_needs():
     with_oob = AUCForestClassifier(20, oob_score=True, random_state=0).fit(X, y)
     with pytest.raises(ValueError, match="pass the labels the forest was fitted on"):
         oob_imbalance_report(with_oob, y[:50])
+    with_oob.oob_labels_ = None  # a forest that does not keep its training labels
+    with pytest.raises(ValueError, match="does not keep its training labels"):
+        oob_imbalance_report(with_oob)
+
+
+def test_oob_report_takes_the_labels_the_forest_keeps():
+    from sklearn.datasets import make_classification
+
+    from aucforest import AUCForestClassifier
+    from aucforest.metrics import oob_imbalance_report
+
+    X, y = make_classification(80, n_classes=3, n_informative=4, random_state=2)
+    labels = np.array(["ant", "bee", "cat"])[y]
+    forest = AUCForestClassifier(30, oob_score=True, random_state=0).fit(X, labels)
+    if not hasattr(forest, "oob_labels_"):  # forests that keep them set it in fit
+        forest.oob_labels_ = np.searchsorted(forest.classes_, labels)
+    assert_same_report(oob_imbalance_report(forest), oob_imbalance_report(forest, labels))
 
 
 # ------------------------------------------------- the estimator's decisions, names
