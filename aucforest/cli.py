@@ -220,6 +220,15 @@ def _add_forest_options(parser):
                              "(default: none)")
     parser.add_argument("--balanced-bootstrap", action="store_true",
                         help="draw the same number of cases from every class for each tree")
+    parser.add_argument("--without-replacement", action="store_true",
+                        help="each tree draws 0.632 n cases without replacement (subsampling) "
+                             "instead of a bootstrap of n")
+    default_node_size = AUCForestClassifier().predict_min_samples
+    parser.add_argument("--predict-min-samples", type=_node_size, default=default_node_size,
+                        metavar="N",
+                        help="trees predict from the deepest node with at least N training "
+                             "cases; 'oob' chooses N out of bag (default: "
+                             f"{default_node_size})")
     parser.add_argument("--max-one-hot", type=_positive_int, default=10, metavar="LEVELS",
                         help="text columns with more levels are ordinal encoded (default: 10)")
 
@@ -250,6 +259,11 @@ def _add_parallel_options(parser, default_seed=None):
 
 
 MAX_SEED = 2**32 - 1  # numpy.random.RandomState's range
+
+
+def _node_size(text):
+    """--predict-min-samples: 'oob' or a positive integer."""
+    return "oob" if text.strip().lower() == "oob" else _positive_int(text)
 
 
 def _integer(text):
@@ -497,7 +511,9 @@ def _forest_options(args):
     """The tree and sampling options shared by fit and compare."""
     return {"max_features": args.max_features, "max_depth": args.max_depth,
             "min_samples_leaf": args.min_samples_leaf, "class_weight": args.class_weight,
-            "balanced_bootstrap": args.balanced_bootstrap}
+            "balanced_bootstrap": args.balanced_bootstrap,
+            "replacement": not args.without_replacement,
+            "predict_min_samples": args.predict_min_samples}
 
 
 def _markers(na_values):
@@ -811,7 +827,8 @@ def _uses_defaults(args):
     """Whether compare runs on the bundled data with every default option."""
     defaults = build_parser().parse_args(["compare"])
     options = ("folds", "repeats", "n_estimators", "max_features", "max_depth",
-               "min_samples_leaf", "class_weight", "balanced_bootstrap")
+               "min_samples_leaf", "class_weight", "balanced_bootstrap", "without_replacement",
+               "predict_min_samples")
     return not args.data and all(getattr(args, name) == getattr(defaults, name)
                                  for name in options)
 
