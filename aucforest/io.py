@@ -7,14 +7,18 @@ document, never pickled objects, and :func:`load` opens it with
 everything it reads (format version, array names, dtypes and shapes, node
 indices, class labels) and raises :class:`ValueError` naming the first
 problem, so a truncated, corrupted or crafted file cannot yield a forest
-that misbehaves later.
+that misbehaves later. Only regular files are read, and the work of
+loading (inflated bytes plus a cost per tree) is bounded by the file's size
+before any array is read; :func:`save` writes the arrays uncompressed when
+compression would break that bound, so every file it writes loads.
 
 Layout (format version 1)
 -------------------------
 ``metadata``
     uint8 array holding UTF-8 JSON: ``format`` ("aucforest-model"),
     ``format_version``, ``aucforest_version``, ``params`` (the forest's
-    ``get_params()`` values that JSON can hold exactly), ``dropped_params``
+    ``get_params()`` values that JSON can hold exactly, except ``n_jobs``,
+    which is the loading user's choice), ``dropped_params``
     (names of the others, which load as their defaults), ``n_trees``,
     ``n_features_in``, ``classes_dtype`` ("object" when ``classes_`` was an
     object array), ``oob_score``/``oob_gmean`` (when fitted with
@@ -33,7 +37,8 @@ Layout (format version 1)
 ``children_left``, ``children_right``, ``feature``, ``threshold``, ...
     The node arrays of all trees (every array of ``aucforest._tree.NODE_ARRAYS``),
     concatenated; integer arrays as int64, the others in their own dtype
-    (``value`` has one column per class). Node indices are local to their tree.
+    (``value`` has one column per class, the node's class proportions).
+    Node indices are local to their tree.
 """
 import json
 import os
@@ -89,9 +94,10 @@ def save(forest, path, *, extra=None):
     """Write a fitted forest to ``path`` as a versioned ``.npz`` model file.
 
     The file is written to a temporary file in the same folder and then moved
-    over ``path`` in one step (:func:`os.replace`), so an interrupted save
-    leaves any existing file at ``path`` intact. ``path`` is used as given
-    (no ``.npz`` suffix is added).
+    over ``path`` in one step (:func:`os.replace`), so an interrupted or
+    failed save leaves any existing file at ``path`` intact. A file replaced
+    keeps its permissions (and owner, where allowed). ``path`` is used as
+    given (no ``.npz`` suffix is added). ``n_jobs`` is not stored.
 
     Parameters
     ----------
@@ -111,7 +117,10 @@ def save(forest, path, *, extra=None):
         If ``forest`` is not fitted.
     ValueError
         If the class labels or ``extra`` cannot be stored as plain data
-        (labels must be ints, floats, strings or bools).
+        (labels must be ints, floats, strings or bools; strings may not end
+        in a NUL character; ``extra`` is nested at most 32 levels deep).
+    OSError
+        If the file cannot be written; it names ``path``.
 
     Warns
     -----
@@ -160,6 +169,7 @@ def forest_to_arrays(forest, *, extra=None):
     arrays = {"classes": classes,
               "class_prior": np.asarray(forest.class_prior_, dtype=np.float64)}
     if hasattr(forest, "feature_names_in_"):
+        _check_no_trailing_nul(forest.feature_names_in_, "feature names")
         arrays["feature_names_in"] = np.asarray(forest.feature_names_in_, dtype=str)
     if hasattr(forest, "oob_decision_function_"):
         arrays["oob_decision_function"] = np.asarray(forest.oob_decision_function_,
@@ -282,6 +292,7 @@ def _storable_classes(classes):
     if classes.dtype.kind in _LABEL_KINDS:
         return _widened(classes), classes.dtype.str
     values = classes.tolist()
+    _check_no_trailing_nul(values, "class labels")
     plain = np.asarray(values) if values else np.asarray([], dtype=str)
     same = (plain.dtype.kind in _LABEL_KINDS and
             all(type(a) is type(b) and a == b for a, b in zip(plain.tolist(), values)))
@@ -291,6 +302,13 @@ def _storable_classes(classes):
             f"class labels of type {', '.join(kinds)} cannot be stored in a model file; "
             "use int, float, str or bool labels")
     return _widened(plain), "object"
+
+
+def _check_no_trailing_nul(texts, what):
+    """numpy's unicode arrays drop trailing NUL characters: refuse what they would change."""
+    if any(isinstance(text, str) and text.endswith("\x00") for text in texts):
+        raise ValueError(f"{what} ending in a NUL character ('\\x00') cannot be stored in a "
+                         "model file")
 
 
 def _widened(classes):
@@ -410,11 +428,12 @@ def _tree_seed(estimator):
 def load(path):
     """Read a forest written by :func:`save`.
 
-    The file is opened with ``allow_pickle=False`` (no code can run), and
-    every part is checked before the forest is built; each tree goes through
-    the validating ``Tree`` constructor (children after their parent and in
+    The file is read without pickle (no code can run), and every part is
+    checked before the forest is built; each tree goes through the
+    validating ``Tree`` constructor (children after their parent and in
     range, no cycles or unreachable nodes, features in range, finite
-    thresholds and values).
+    thresholds, class proportions in [0, 1] summing to 1). The loaded
+    forest has ``n_jobs=None``; set it with ``set_params``.
 
     Parameters
     ----------
@@ -428,7 +447,9 @@ def load(path):
     Raises
     ------
     ValueError
-        If the file is missing parts, truncated, corrupted or crafted, or was
+        If the file is not a regular file (a device, FIFO or folder), asks
+        for more work than its size allows, is missing parts, truncated,
+        corrupted or crafted, or was
         written by a newer aucforest (``model file format version N is newer
         than this aucforest supports (M); upgrade aucforest``).
     OSError
