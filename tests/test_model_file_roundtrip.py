@@ -60,7 +60,12 @@ def test_any_forest_that_saves_loads_back_identical(tmp_path, values, container,
     class_weight = ({c: float(w) for c, w in zip(classes.tolist(), rng.uniform(0.5, 3, 9))}
                     if class_weighted else None)
     forest = aucforest.AUCForestClassifier(n_estimators=2, class_weight=class_weight,
-                                           random_state=seed).fit(X, y)
+                                           random_state=seed)
+    try:
+        forest.fit(X, y)
+    except ValueError as error:  # scikit-learn misreads some dicts, e.g. {"": 1, "0": 2}
+        assume(not (class_weighted and "class_weight" in str(error)))
+        raise
     path = tmp_path / "m.npz"
     error = refused_at_save(forest, path)
     if error is not None:
