@@ -547,6 +547,10 @@ def _check_member_names(members):
     unexpected = sorted(names - set(_expected_arrays()) - set(_OPTIONAL_ARRAYS))
     if unexpected:
         raise ModelFileError(f"unexpected array {unexpected[0]!r}")
+    for filename, info in members.items():  # what numpy writes; bzip2/lzma inflate unbounded
+        if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+            raise ModelFileError(f"array {filename[:-4]!r} uses zip compression method "
+                                 f"{info.compress_type}; model files use deflate or none")
     return sorted(names, key=lambda name: name != "metadata")  # metadata first
 
 

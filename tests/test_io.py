@@ -480,6 +480,16 @@ def one_node_trees(arrays, n_trees):
     return with_metadata({**small, **crafted}, n_trees=n_trees)
 
 
+def test_compression_other_than_deflate_is_refused(tmp_path, arrays):
+    path = tmp_path / "m.npz"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, array in arrays.items():
+            archive.writestr(name + ".npy", plain_npy(array),
+                             zipfile.ZIP_LZMA if name == "impurity" else None)
+    with pytest.raises(ValueError, match="'impurity' uses zip compression method 14"):
+        model_io.load(path)
+
+
 def test_many_tiny_trees_in_a_small_file_are_refused(tmp_path, arrays):
     path = write_npz(tmp_path / "m.npz", one_node_trees(arrays, 5000))
     assert path.stat().st_size < 20_000  # 5000 trees in a few bytes each
