@@ -1,9 +1,11 @@
 """aucforest: random forests that split on the multiclass AUC statistic.
 
 Public names (DESIGN section 5): AUCForestClassifier, AUCTreeClassifier,
-auc_split_statistic, load (safe model files), and the evaluation tools in
+auc_split_statistic, load (safe model files), ColumnEncoding (the command
+line's column encoding, saved with its models), and the evaluation tools in
 aucforest.metrics.
 """
+from ._encoding import ColumnEncoding
 from ._forest import AUCForestClassifier
 from ._split import auc_split_statistic
 from .io import load
@@ -11,5 +13,5 @@ from .tree import AUCTreeClassifier
 
 __version__ = "0.1.0"
 
-__all__ = ["AUCForestClassifier", "AUCTreeClassifier", "auc_split_statistic", "load",
-           "__version__"]
+__all__ = ["AUCForestClassifier", "AUCTreeClassifier", "ColumnEncoding", "auc_split_statistic",
+           "load", "__version__"]

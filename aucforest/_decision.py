@@ -42,6 +42,8 @@ def _rfq(proba, prior):
     n_classes = prior.shape[0]
     if n_classes == 2:
         minority = int(np.argmin(prior))  # equal priors: class 0, as argmax would
+        if prior[minority] <= 0:  # a class the trees never saw is never predicted
+            return np.full(proba.shape[0], 1 - minority, dtype=np.intp)
         return np.where(proba[:, minority] >= prior[minority], minority, 1 - minority)
     # stable order by prior: among tied scores argmax takes the smallest prior
     order = np.argsort(prior, kind="stable")

@@ -1,16 +1,25 @@
-"""Turning the columns of a data file into the numeric matrix a forest needs.
+"""Turning the columns of a data file (or a DataFrame) into the numeric matrix a forest needs.
+
+:class:`ColumnEncoding` is public: a model fitted by the command line stores
+its encoding, and ``aucforest.io.read_model(path).encoding`` gives it back
+so that Python code can encode a DataFrame exactly as the command line does.
 
 Rules (documented in docs/user_guide.md, "Command line"):
 
+* Missing-value markers: by default the empty cell and ``NA``, ``NaN``,
+  ``nan``, ``?``, ``null``, ``N/A``, ``None`` (compared without regard to
+  case); ``na_values`` replaces this list (the empty cell always counts as
+  missing).
 * A column is **numeric** when every cell is a number or a missing-value
-  token (empty, ``NA``, ``NaN``, ``N/A``, ``null``, ``None``; any case) and
-  at least one cell is a number. Infinite values are refused.
+  marker and at least one cell is a number. Infinite values are refused.
 * Any other column is **categorical**; its levels are its distinct texts,
-  sorted, empty cells being missing. Up to ``max_one_hot`` levels (10 by
+  sorted, missing cells left out. Up to ``max_one_hot`` levels (10 by
   default) it becomes one 0/1 column per level, named ``column=level``
   (one-hot). With more levels it becomes one column holding the level's
   position in the sorted list (ordinal; trees can split it into groups of
-  alphabetically adjacent levels).
+  alphabetically adjacent levels). A column read as text although most of
+  its values are numbers gets a warning naming the other values: they are
+  usually an unlisted missing-value marker.
 * Missing values become NaN when the forest accepts NaN
   (``allow_missing=True``: its scikit-learn tag ``allow_nan``); otherwise
   they are refused with a message naming the column: impute or drop them.
@@ -18,7 +27,7 @@ Rules (documented in docs/user_guide.md, "Command line"):
   -1, below every known level (ordinal), with a warning.
 * Class labels: integers when every label is an integer, text otherwise.
 
-The encoding is plain data (:meth:`FeatureEncoding.to_dict`), stored in the
+The encoding is plain data (:meth:`ColumnEncoding.to_dict`), stored in the
 model file so that ``predict`` and ``evaluate`` apply the same one.
 """
 import warnings
@@ -26,40 +35,72 @@ import warnings
 import numpy as np
 from sklearn.preprocessing import OneHotEncoder, OrdinalEncoder
 
-MISSING_TOKENS = ("", "na", "nan", "n/a", "null", "none")
+DEFAULT_NA_VALUES = ("", "NA", "NaN", "nan", "?", "null", "N/A", "None")
 MAX_ONE_HOT_LEVELS = 10
 KINDS = ("numeric", "one-hot", "ordinal")
 
 
-class FeatureEncoding:
+class ColumnEncoding:
     """How each input column becomes one or more numeric feature columns.
+
+    The object the command line fits on a data file and saves with the
+    model; get it back with ``aucforest.io.read_model(path).encoding``.
 
     Parameters
     ----------
     columns : list of dict
         One dict per input column: ``name``, ``kind`` ("numeric", "one-hot"
         or "ordinal") and, for the last two, ``levels`` (sorted list of str).
+    na_values : sequence of str, default=DEFAULT_NA_VALUES
+        Cell texts read as missing values (case-insensitive; the empty cell
+        always is).
+
+    Attributes
+    ----------
+    input_names : list of str
+        The columns the encoding reads, in order.
+    feature_names : list of str
+        The encoded columns, in order (``column=level`` for one-hot levels);
+        the ``feature_names_in_`` of a forest fitted by the command line.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from aucforest import ColumnEncoding
+    >>> encoding = ColumnEncoding([
+    ...     {"name": "age", "kind": "numeric"},
+    ...     {"name": "colour", "kind": "one-hot", "levels": ["blue", "red"]}])
+    >>> encoding.feature_names
+    ['age', 'colour=blue', 'colour=red']
+    >>> encoding.transform(pd.DataFrame({"age": ["31", "?"], "colour": ["red", "blue"]}))
+        age  colour=blue  colour=red
+    0  31.0          0.0         1.0
+    1   NaN          1.0         0.0
     """
 
-    def __init__(self, columns):
+    def __init__(self, columns, na_values=DEFAULT_NA_VALUES):
         self.columns = columns
+        self.na_values = tuple(na_values)
 
     @classmethod
-    def fit(cls, table, names, max_one_hot=MAX_ONE_HOT_LEVELS, allow_missing=False):
-        """Choose the encoding of the columns ``names`` of ``table``."""
+    def fit(cls, table, names, max_one_hot=MAX_ONE_HOT_LEVELS, allow_missing=False,
+            na_values=DEFAULT_NA_VALUES):
+        """Choose the encoding of the columns ``names`` of ``table`` (a
+        :class:`aucforest._table.Table`)."""
         columns = []
         for name in names:
             values = table.column(name)
-            if numeric_values(values, name, table.path, allow_missing) is not None:
+            if numeric_values(values, name, table.path, allow_missing, na_values) is not None:
                 columns.append({"name": name, "kind": "numeric"})
                 continue
-            text, missing = _checked_text(values, name, table.path, allow_missing)
+            text, missing = _checked_text(values, name, table.path, allow_missing, na_values)
             levels = np.unique(text[~missing]).tolist()
             if not levels:
                 raise ValueError(f"column {name!r} of {table.path} has no values")
             kind = "one-hot" if len(levels) <= max_one_hot else "ordinal"
+            _warn_mostly_numeric(text[~missing], name, table.path, kind, len(levels))
             columns.append({"name": name, "kind": kind, "levels": levels})
-        return cls(columns)
+        return cls(columns, na_values)
 
     @property
     def input_names(self):
@@ -88,22 +129,54 @@ class FeatureEncoding:
         noun = "column" if len(self.columns) == 1 else "columns"
         return f"{len(self.columns)} {noun}: " + ", ".join(parts)
 
-    def transform(self, table, allow_missing=False):
-        """The encoded float64 matrix (n_rows, len(feature_names)); NaN where a
-        value is missing (with ``allow_missing``, else ValueError)."""
+    def transform(self, data, allow_missing=True):
+        """Encode ``data`` as the command line does.
+
+        Parameters
+        ----------
+        data : pandas.DataFrame, dict of str to array-like, or Table
+            Must hold every column of :attr:`input_names` (others are
+            ignored). Text cells are parsed as in a CSV file; numeric
+            columns may also arrive as numbers (NaN or None when missing).
+        allow_missing : bool, default=True
+            Return NaN for missing values (the forest handles them natively);
+            False refuses them with a ValueError.
+
+        Returns
+        -------
+        ndarray of shape (n_rows, len(feature_names)), or DataFrame
+            float64; a pandas DataFrame with :attr:`feature_names` as columns
+            (and the index of ``data``) when ``data`` is a DataFrame, so that
+            a forest with ``feature_names_in_`` predicts without a warning.
+
+        Raises
+        ------
+        ValueError
+            If a column is absent, a numeric column holds text, or a value
+            is missing with ``allow_missing=False``.
+        """
+        table = as_table(data)
+        absent = [name for name in self.input_names if name not in table.columns]
+        if absent:
+            raise ValueError(f"column {absent[0]!r}, which the model uses, is not in "
+                             f"{table.path}")
         blocks = [self._encode_column(column, table, allow_missing) for column in self.columns]
-        return np.column_stack(blocks).astype(np.float64)
+        matrix = np.column_stack(blocks).astype(np.float64)
+        if _is_pandas_frame(data):
+            return type(data)(matrix, columns=self.feature_names, index=data.index)
+        return matrix
 
     def _encode_column(self, column, table, allow_missing):
         name, kind = column["name"], column["kind"]
         values = table.column(name)
         if kind == "numeric":
-            numbers = numeric_values(values, name, table.path, allow_missing)
+            numbers = numeric_values(values, name, table.path, allow_missing, self.na_values)
             if numbers is None:
                 raise ValueError(f"column {name!r} of {table.path} must be numeric, as in "
-                                 "training, but holds text")
+                                 "training, but holds text: "
+                                 f"{_non_numbers(values, self.na_values)}")
             return numbers[:, None]
-        text, missing = _checked_text(values, name, table.path, allow_missing)
+        text, missing = _checked_text(values, name, table.path, allow_missing, self.na_values)
         _warn_unknown_levels(text[~missing], column["levels"], name, kind)
         encoded = _encoder(kind, column["levels"]).transform(np.where(missing, "", text)[:, None])
         encoded[missing] = np.nan
@@ -111,7 +184,7 @@ class FeatureEncoding:
 
     def to_dict(self):
         """Plain data for the model file."""
-        return {"columns": self.columns}
+        return {"columns": self.columns, "na_values": list(self.na_values)}
 
     @classmethod
     def from_dict(cls, data):
@@ -121,7 +194,74 @@ class FeatureEncoding:
             raise ValueError("the model file's feature encoding is malformed")
         for column in columns:
             _check_column_spec(column)
-        return cls(columns)
+        na_values = data.get("na_values", DEFAULT_NA_VALUES)
+        if not isinstance(na_values, (list, tuple)) or not all(isinstance(v, str)
+                                                               for v in na_values):
+            raise ValueError("the model file's missing-value markers are malformed")
+        return cls(columns, na_values)
+
+    @classmethod
+    def from_model_file(cls, path):
+        """The encoding saved with a model by ``aucforest fit``.
+
+        ValueError if the model file holds none (a model saved from Python).
+        """
+        from .io import read_model
+
+        saved = read_model(path)
+        if "encoding" not in saved.extra:
+            raise ValueError(f"{path} holds no column encoding: it was not fitted by the "
+                             "aucforest command line")
+        return cls.from_dict(saved.extra["encoding"])
+
+    def __repr__(self):
+        return f"ColumnEncoding({self.summary()})"
+
+
+def as_table(data):
+    """A :class:`aucforest._table.Table` view of a DataFrame or a dict of columns."""
+    from ._table import Table
+
+    if isinstance(data, Table):
+        return data
+    if _is_pandas_frame(data):
+        columns = {str(name): _column_array(data[name]) for name in data.columns}
+        return Table("the DataFrame", columns, len(data))
+    if isinstance(data, dict):
+        columns = {str(name): _column_array(values) for name, values in data.items()}
+        lengths = {len(values) for values in columns.values()}
+        if len(lengths) > 1:
+            raise ValueError(f"the columns have different lengths: {sorted(lengths)}")
+        return Table("the data", columns, lengths.pop() if lengths else 0)
+    raise TypeError(f"expected a pandas DataFrame or a dict of columns, got {type(data).__name__}")
+
+
+def _is_pandas_frame(data):
+    return type(data).__module__.startswith("pandas") and hasattr(data, "columns")
+
+
+def _column_array(values):
+    """float64 for a numeric column (NaN where missing), else unicode text ("" where missing)."""
+    array = np.asarray(getattr(values, "to_numpy", lambda: values)())
+    if array.dtype.kind in "biuf":
+        return array.astype(np.float64)
+    cells = [("" if _is_missing_object(v) else str(v)) for v in array.ravel()]
+    return np.char.strip(np.array(cells, dtype=str))
+
+
+def _is_missing_object(value):
+    if value is None:
+        return True
+    try:
+        return bool(value != value)  # NaN, pandas.NA raises in bool()
+    except TypeError:
+        return True
+
+
+def _missing_mask(values, na_values):
+    """Where the cells of a text column are missing-value markers."""
+    markers = np.char.lower(np.array(list(na_values) + [""], dtype=str))
+    return np.isin(np.char.lower(values), markers)
 
 
 def _check_column_spec(column):
@@ -135,7 +275,7 @@ def _check_column_spec(column):
         raise ValueError(f"the model file's feature encoding is malformed near {column!r:.80}")
 
 
-def numeric_values(values, name, path, allow_missing=False):
+def numeric_values(values, name, path, allow_missing=False, na_values=DEFAULT_NA_VALUES):
     """float64 values of a numeric column (NaN where missing), or None when
     the column is text.
 
@@ -145,7 +285,7 @@ def numeric_values(values, name, path, allow_missing=False):
     if values.dtype.kind == "f":
         numbers = values
     else:
-        missing = np.isin(np.char.lower(values), MISSING_TOKENS)
+        missing = _missing_mask(values, na_values)
         if missing.all():
             raise ValueError(f"column {name!r} of {path} has no values")
         try:
@@ -159,14 +299,45 @@ def numeric_values(values, name, path, allow_missing=False):
     return numbers
 
 
-def _checked_text(values, name, path, allow_missing):
+def _is_number(text):
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _non_numbers(values, na_values, limit=5):
+    """E.g. "'?x' (2 times), 'abc'": the distinct cells that are neither
+    numbers nor missing-value markers."""
+    present = values[~_missing_mask(values, na_values)]
+    texts, counts = np.unique(present, return_counts=True)
+    bad = [(t, c) for t, c in zip(texts.tolist(), counts.tolist()) if not _is_number(t)]
+    bad.sort(key=lambda item: -item[1])
+    shown = ", ".join(f"{t!r}" + (f" ({c} times)" if c > 1 else "") for t, c in bad[:limit])
+    return shown + (f", ... ({len(bad)} distinct)" if len(bad) > limit else "")
+
+
+def _warn_mostly_numeric(text, name, path, kind, n_levels):
+    """Warn when most values of a column read as text are numbers."""
+    texts, counts = np.unique(text, return_counts=True)
+    numbers = sum(c for t, c in zip(texts.tolist(), counts.tolist()) if _is_number(t))
+    if numbers * 2 > text.size:
+        warnings.warn(
+            f"column {name!r} of {path} is read as text ({kind}, {n_levels} levels) although "
+            f"{numbers} of its {text.size} values are numbers; the others are "
+            f"{_non_numbers(text, ())}. If they mark missing values, list them with "
+            "--na-values (or fix the file)", UserWarning, stacklevel=3)
+
+
+def _checked_text(values, name, path, allow_missing, na_values=DEFAULT_NA_VALUES):
     """The column as text, and where it is missing."""
     if values.dtype.kind == "f":  # a numeric Parquet column used where text is expected
         missing = np.isnan(values)
         text = np.array([_number_text(v) if not m else "" for v, m in zip(values, missing)],
                         dtype=str)
     else:
-        missing, text = values == "", values
+        missing, text = _missing_mask(values, na_values), values
     if not allow_missing:
         _refuse_missing(missing, name, path)
     return text, missing
@@ -201,7 +372,7 @@ def _warn_unknown_levels(text, levels, name, kind):
                       f"encoded as {meaning}", UserWarning, stacklevel=4)
 
 
-def parse_labels(values, name, path, like=None):
+def parse_labels(values, name, path, like=None, na_values=DEFAULT_NA_VALUES):
     """Class labels of the target column.
 
     Integers when every label is an integer, text otherwise; with ``like``
@@ -214,7 +385,7 @@ def parse_labels(values, name, path, like=None):
         missing = np.isnan(values)
         text = np.array([_number_text(v) for v in values[~missing]], dtype=str)
     else:
-        missing = np.isin(np.char.lower(values), MISSING_TOKENS)
+        missing = _missing_mask(values, na_values)
         text = values
     if missing.any():
         raise ValueError(f"target column {name!r} of {path} has {int(missing.sum())} missing "

@@ -14,8 +14,16 @@ from ._decision import decide, validate_decision
 from ._progress import progress
 from ._tree import accumulate_proba
 from .metrics import auc, gmean_score, multiclass_auc
-from .tree import (MAX_SEED, TREE_PARAMETER_CONSTRAINTS, fitted_tree, grow_tree, tree_params,
-                   validate_training_data)
+from .tree import (MAX_SEED, TREE_PARAMETER_CONSTRAINTS, check_counts_are_not_booleans,
+                   fit_atomically, fitted_tree, grow_tree, tree_params, validate_training_data)
+
+
+# Share of the cases each tree draws without replacement (randomForestSRC's default
+# sampsize for samptype="swor": about the share of distinct cases in a bootstrap).
+SUBSAMPLE_FRACTION = 0.632
+
+# Node sizes tried by predict_min_samples="oob" (1 is the leaf).
+MIN_SAMPLES_CANDIDATES = (1, 2, 5, 10, 20, 50)
 
 
 class AUCForestClassifier(ClassifierMixin, BaseEstimator):
@@ -49,10 +57,15 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         Draw each tree's sample with replacement; the draw is passed to the
         tree as weights (multiplicities), X is never copied.
     max_samples : int, float or None, default=None
-        Cases drawn per tree: None, n; int, that many; float, that fraction of
-        n. With ``balanced_bootstrap`` it sets the per-class draw: None, the
-        minority class size; int, that many per class; float, that fraction
+        Cases drawn per tree: None, n (0.632 n without replacement); int, that
+        many; float, that fraction of n. With ``balanced_bootstrap`` it sets
+        the per-class draw: None, the minority class size (0.632 of it
+        without replacement); int, that many per class; float, that fraction
         of the minority class size.
+    replacement : bool, default=True
+        Draw each tree's sample with replacement (the bootstrap) or without
+        (subsampling, randomForestSRC's ``samptype="swor"``: every case at
+        most once per tree).
     balanced_bootstrap : bool, default=False
         Each tree draws, with replacement, the same number of cases from
         every class (balanced random forest).
@@ -64,6 +77,15 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         going to the class with the smaller prior; for two classes exactly
         RFQ's ``p_min(x) >= pi_min``. "argmax": the Bayes rule. A float t (two
         classes only): predict ``classes_[1]`` when ``p_1(x) >= t``.
+    predict_min_samples : int or "oob", default=1
+        Each tree predicts from the deepest node on the row's path that holds
+        at least this many training cases (1: the leaf). Growing trees fully
+        and stopping at prediction time acts like a minimum leaf size chosen
+        after the fit. "oob": chosen per fit among ``MIN_SAMPLES_CANDIDATES``
+        by out-of-bag score (``oob_score_`` then comes from the chosen value,
+        optimistic by the choice; ``oob_scores_by_min_samples_`` shows every
+        candidate); without out-of-bag cases (``bootstrap=False``) the leaf is
+        used.
     oob_score : bool, default=False
         Compute out-of-bag class probabilities, the OOB AUC (Hand & Till for
         more than two classes) and the OOB G-mean.
@@ -93,7 +115,11 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
     oob_score_ : float
         OOB AUC over the rows with OOB predictions.
     oob_gmean_ : float
-        OOB G-mean of the predictions under ``decision``.
+        OOB G-mean of the predictions under the current ``decision``.
+    predict_min_samples_ : int
+        The node size the trees predict from (see ``predict_min_samples``).
+    oob_scores_by_min_samples_ : dict of int to float
+        Under ``predict_min_samples="oob"``: the OOB score of every candidate.
     """
 
     _parameter_constraints = {
@@ -105,7 +131,10 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
             Interval(Integral, 1, None, closed="left"),
             Interval(Real, 0.0, 1.0, closed="right"),
         ],
+        "replacement": ["boolean"],
         "balanced_bootstrap": ["boolean"],
+        "predict_min_samples": [Interval(Integral, 1, None, closed="left"),
+                                StrOptions({"oob"})],
         "class_weight": [StrOptions({"balanced", "balanced_subsample"}), dict, None],
         "decision": [StrOptions({"rfq", "argmax"}), Interval(Real, 0.0, 1.0, closed="neither")],
         "oob_score": ["boolean"],
@@ -115,9 +144,10 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
 
     def __init__(self, n_estimators=500, *, criterion="auc", max_features="sqrt",
                  max_depth=None, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
-                 bootstrap=True, max_samples=None, balanced_bootstrap=False,
-                 class_weight=None, decision="rfq", oob_score=False, n_jobs=None,
-                 random_state=None, verbose=0):
+                 bootstrap=True, max_samples=None, replacement=True,
+                 balanced_bootstrap=False, class_weight=None, decision="rfq",
+                 predict_min_samples=1, oob_score=False, n_jobs=None, random_state=None,
+                 verbose=0):
         self.n_estimators = n_estimators
         self.criterion = criterion
         self.max_features = max_features
@@ -126,9 +156,11 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         self.min_weight_fraction_leaf = min_weight_fraction_leaf
         self.bootstrap = bootstrap
         self.max_samples = max_samples
+        self.replacement = replacement
         self.balanced_bootstrap = balanced_bootstrap
         self.class_weight = class_weight
         self.decision = decision
+        self.predict_min_samples = predict_min_samples
         self.oob_score = oob_score
         self.n_jobs = n_jobs
         self.random_state = random_state
@@ -138,24 +170,36 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
-        """Grow the forest on (X, y), optionally weighting the cases."""
+        """Grow the forest on (X, y), optionally weighting the cases.
+
+        The new model is built on a staging copy and published in one
+        assignment: a fit that fails or is interrupted leaves the previous
+        model intact, and a concurrent reader sees the old model or the new
+        one, never a mix (see `fit_atomically`).
+        """
+        return fit_atomically(self, lambda staging: staging._fit(X, y, sample_weight))
+
+    def _fit(self, X, y, sample_weight):
+        check_counts_are_not_booleans(self)
         self._check_sampling_params()
         X, y, self.classes_, y_encoded, sample_weight = validate_training_data(
             self, X, y, sample_weight)
         self.n_classes_ = n_classes = self.classes_.shape[0]
         validate_decision(self.decision, n_classes)
         weights = sample_weight * self._class_weights(y)
-        self.class_prior_ = self._class_prior(y_encoded, weights)
+        self.class_prior_ = self._class_prior(y_encoded, sample_weight)
 
         random_state = check_random_state(self.random_state)
         seeds = random_state.randint(MAX_SEED, size=self.n_estimators)
         sampler = _TreeSampler(self, y, y_encoded, sample_weight, weights)
         params = tree_params(self)
+        candidates = self._min_samples_candidates()
+        oob = _OutOfBag(X, n_classes, candidates) if self.oob_score or len(candidates) > 1 \
+            else None
         fitted = Parallel(n_jobs=self.n_jobs, prefer="threads", return_as="generator")(
             delayed(_fit_tree)(sampler, X, y_encoded, n_classes, params, seed,
-                               return_counts=self.oob_score)
+                               return_counts=oob is not None)
             for seed in seeds)
-        oob = _OutOfBag(X, n_classes) if self.oob_score else None
         self.estimators_ = []
         with progress(total=self.n_estimators, enabled=self.verbose > 0,
                       description="trees") as bar:
@@ -164,9 +208,19 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
                 self.estimators_.append(bar.step(tree))
                 if oob is not None:
                     oob.add(tree, counts)
+        self.predict_min_samples_ = candidates[0]
         if oob is not None:
-            self._set_oob_estimates(y, oob)
-        return self
+            self._set_oob_estimates(y, y_encoded, oob)
+
+    def _min_samples_candidates(self):
+        """Node sizes to predict from: the one given, or the candidates for "oob"."""
+        if self.predict_min_samples != "oob":
+            return (self.predict_min_samples,)
+        return MIN_SAMPLES_CANDIDATES if self.bootstrap else (1,)
+
+    def __sklearn_is_fitted__(self):
+        """Fitted once a fit has published at least one tree."""
+        return len(vars(self).get("estimators_", ())) > 0
 
     def _check_sampling_params(self):
         if not self.bootstrap and self.max_samples is not None:
@@ -174,36 +228,65 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
                              "or max_samples=None.")
         if not self.bootstrap and self.balanced_bootstrap:
             raise ValueError("balanced_bootstrap=True needs bootstrap=True.")
+        if not self.bootstrap and not self.replacement:
+            raise ValueError("replacement=False (subsampling) needs bootstrap=True.")
         if self.oob_score and not self.bootstrap:
             raise ValueError("Out-of-bag estimates are only available with bootstrap=True.")
 
     def _class_weights(self, y):
         """Class weight of each case over the whole training set ("balanced_subsample"
-        is "balanced" here; per tree it is recomputed on the tree's sample)."""
+        is "balanced" here; per tree it is recomputed on the tree's sample),
+        rescaled to a maximum of 1."""
         if self.class_weight is None:
             return np.ones(y.shape[0])
         if self.class_weight == "balanced_subsample":
             return compute_sample_weight("balanced", y)
-        return compute_sample_weight(self.class_weight, y)
+        if isinstance(self.class_weight, dict):
+            _check_class_weight_dict(self.class_weight)
+        weights = compute_sample_weight(self.class_weight, y)
+        if not np.any(weights > 0):
+            raise ValueError("class_weight is zero for every class in y; at least one class "
+                             "needs a positive weight.")
+        return weights / weights.max()
 
-    def _class_prior(self, y_encoded, weights):
+    def _class_prior(self, y_encoded, sample_weight):
+        """pi_k of the RFQ rule: the class frequencies the trees see before class
+        weights (sample weights only; uniform under the balanced bootstrap).
+
+        Class weights act on top of it as costs: leaf proportions carry them,
+        pi_k does not, so up-weighting a class never makes the forest predict
+        it less often.
+        """
         if self.balanced_bootstrap:
             return np.full(self.n_classes_, 1.0 / self.n_classes_)
-        totals = np.bincount(y_encoded, weights=weights, minlength=self.n_classes_)
+        totals = np.bincount(y_encoded, weights=sample_weight, minlength=self.n_classes_)
         return totals / totals.sum()
 
-    def _set_oob_estimates(self, y, oob):
-        self.oob_decision_function_ = oob.decision_function()
+    def _set_oob_estimates(self, y, y_encoded, oob):
+        """OOB decision function and score at the node size chosen (the best OOB
+        score among the candidates, the first of equal ones)."""
+        decisions = oob.decision_functions()
+        scores = [_oob_score(y, proba, self.classes_) for proba in decisions]
+        if len(scores) > 1:
+            self.oob_scores_by_min_samples_ = dict(zip(oob.min_samples, scores))
+        best = int(np.nanargmax(scores)) if not np.all(np.isnan(scores)) else 0
+        self.predict_min_samples_ = oob.min_samples[best]
+        if self.oob_score:
+            self.oob_decision_function_ = decisions[best]
+            self.oob_score_ = scores[best]
+            self.oob_labels_ = y_encoded  # for oob_gmean_ under a later decision
+
+    @property
+    def oob_gmean_(self):
+        """OOB G-mean of the predictions under the current ``decision``."""
+        check_is_fitted(self, ["oob_decision_function_", "oob_labels_"])
+        if self.oob_labels_ is None:  # loaded from a file without the training labels
+            return self._saved_oob_gmean
         has_oob = ~np.isnan(self.oob_decision_function_[:, 0])
-        proba, y_oob = self.oob_decision_function_[has_oob], y[has_oob]
+        y_oob = self.classes_[self.oob_labels_[has_oob]]
         if np.unique(y_oob).size < 2:
-            self.oob_score_ = self.oob_gmean_ = np.nan
-            return
-        if self.n_classes_ == 2:
-            self.oob_score_ = auc(y_oob == self.classes_[1], proba[:, 1])
-        else:
-            self.oob_score_ = multiclass_auc(y_oob, proba, labels=self.classes_)
-        self.oob_gmean_ = gmean_score(y_oob, self._decide(proba))
+            return np.nan
+        return gmean_score(y_oob, self._decide(self.oob_decision_function_[has_oob]))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -218,22 +301,23 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
                              ensure_all_finite="allow-nan")
 
     def predict_proba(self, X):
-        """Mean over trees of the leaf class proportions (columns follow classes_)."""
+        """Mean over trees of the leaf class proportions (columns follow classes_).
+
+        Reads the fitted model once, so a concurrent refit cannot mix two
+        models; Ctrl-C stops it between trees.
+        """
         X = self._validate_X_predict(X)
-        n_blocks = max(1, min(effective_n_jobs(self.n_jobs), X.shape[0]))
-        bounds = np.linspace(0, X.shape[0], n_blocks + 1).astype(int)
-        trees = [estimator.tree_ for estimator in self.estimators_]
-        blocks = Parallel(n_jobs=n_blocks, prefer="threads")(
-            delayed(_predict_block)(X[lo:hi], trees, self.n_classes_)
-            for lo, hi in zip(bounds[:-1], bounds[1:]))
-        return np.concatenate(blocks) / len(trees)
+        model = vars(self)  # a refit replaces this dict whole, it never mutates it
+        return _predict_proba(X, model, self.n_jobs)
 
     def predict(self, X):
         """Class of each row under the fitted decision rule (see ``decision``)."""
-        return self._decide(self.predict_proba(X))
+        X = self._validate_X_predict(X)
+        model = vars(self)
+        return _decide(_predict_proba(X, model, self.n_jobs), model, self.decision)
 
     def _decide(self, proba):
-        return self.classes_[decide(proba, self.class_prior_, self.decision)]
+        return _decide(proba, vars(self), self.decision)
 
     def save(self, path):
         """Write the fitted forest to a safe, versioned .npz model file (see `aucforest.io.save`)."""
@@ -264,6 +348,7 @@ class _TreeSampler:
 
     def __init__(self, forest, y, y_encoded, sample_weight, weights):
         self.bootstrap, self.max_samples = forest.bootstrap, forest.max_samples
+        self.replacement = forest.replacement
         self.balanced, self.class_weight = forest.balanced_bootstrap, forest.class_weight
         self.y, self.sample_weight, self.weights = y, sample_weight, weights
         self.n_samples = y.shape[0]
@@ -277,12 +362,33 @@ class _TreeSampler:
         if not self.bootstrap:
             return np.ones(self.n_samples, dtype=np.intp)
         if self.balanced:
-            per_class = _n_draws(min(m.size for m in self.class_members), self.max_samples)
-            indices = np.concatenate([m[rng.randint(0, m.size, per_class)]
+            per_class = self._n_draws(min(m.size for m in self.class_members))
+            indices = np.concatenate([m[self._draw(rng, m.size, per_class)]
                                       for m in self.class_members])
         else:
-            indices = rng.randint(0, self.n_samples, _n_draws(self.n_samples, self.max_samples))
+            indices = self._draw(rng, self.n_samples, self._n_draws(self.n_samples))
         return np.bincount(indices, minlength=self.n_samples)
+
+    def _n_draws(self, n_available):
+        """Cases to draw: n (0.632 n without replacement) by default, an int as
+        given, a float as a fraction of n."""
+        if self.max_samples is None:
+            fraction = 1.0 if self.replacement else SUBSAMPLE_FRACTION
+            return max(1, int(round(n_available * fraction)))
+        if isinstance(self.max_samples, Integral):
+            if not self.replacement and self.max_samples > n_available:
+                raise ValueError(
+                    f"max_samples={self.max_samples} exceeds the {n_available} cases available "
+                    "to draw without replacement" + (" in the smallest class" if self.balanced
+                                                     else ""))
+            return int(self.max_samples)
+        return max(1, int(round(n_available * self.max_samples)))
+
+    def _draw(self, rng, n_available, size):
+        """Indices in [0, n_available): `size` draws with or without replacement."""
+        if self.replacement:
+            return rng.randint(0, n_available, size)
+        return rng.permutation(n_available)[:size]
 
     def tree_weights(self, counts):
         """sample_weight x class_weight x multiplicity (per-sample class weights
@@ -314,41 +420,88 @@ def _fit_tree(sampler, X, y_encoded, n_classes, params, seed, return_counts=Fals
 
 
 class _OutOfBag:
-    """Running sums of out-of-bag class proportions, one tree at a time."""
+    """Running sums of out-of-bag class proportions, one tree at a time, for each
+    candidate node size to predict from."""
 
-    def __init__(self, X, n_classes):
+    def __init__(self, X, n_classes, min_samples):
         self.X = X  # rows are gathered per tree: no C-ordered copy of all of X
-        self.proba_sum = np.zeros((X.shape[0], n_classes))
+        self.min_samples = min_samples
+        self.proba_sum = np.zeros((len(min_samples), X.shape[0], n_classes))
         self.n_trees = np.zeros(X.shape[0])
 
     def add(self, tree, counts):
         out_of_bag = np.flatnonzero(counts == 0)
         if out_of_bag.size:
-            self.proba_sum[out_of_bag] += tree.tree_.predict_proba(self.X[out_of_bag])
+            rows = self.X[out_of_bag]
+            for proba_sum, min_samples in zip(self.proba_sum, self.min_samples):
+                proba_sum[out_of_bag] += tree.tree_.predict_proba(rows, min_samples)
             self.n_trees[out_of_bag] += 1
 
-    def decision_function(self):
-        """Mean OOB proportions; NaN rows (with one warning) where no tree left the case out."""
+    def decision_functions(self):
+        """Mean OOB proportions for each node size; NaN rows (with one warning)
+        where no tree left the case out."""
         missing = self.n_trees == 0
         if missing.any():
             warnings.warn(
                 f"{int(missing.sum())} of {missing.size} cases were in every tree's sample "
                 "and have no out-of-bag prediction (NaN); use more trees.", UserWarning)
         with np.errstate(invalid="ignore", divide="ignore"):
-            return self.proba_sum / self.n_trees[:, None]
+            return list(self.proba_sum / self.n_trees[:, None])
 
 
-def _predict_block(X, trees, n_classes):
-    """Sum over trees of the leaf class proportions for the rows of X."""
+def _oob_score(y, proba, classes):
+    """OOB AUC (Hand & Till for more than two classes) over the rows with OOB
+    predictions; NaN when they hold fewer than two classes."""
+    has_oob = ~np.isnan(proba[:, 0])
+    proba, y_oob = proba[has_oob], y[has_oob]
+    if np.unique(y_oob).size < 2:
+        return np.nan
+    if classes.shape[0] == 2:
+        return auc(y_oob == classes[1], proba[:, 1])
+    return multiclass_auc(y_oob, proba, labels=classes)
+
+
+def _predict_proba(X, model, n_jobs):
+    """Mean leaf class proportions of the model's trees, one block of rows per thread.
+
+    The compiled loop checks every tree against X and n_classes, and stops
+    between trees when ``stop`` is set (Ctrl-C while the threads run) or, in
+    the main thread, when a signal arrives.
+    """
+    n_blocks = max(1, min(effective_n_jobs(n_jobs), X.shape[0]))
+    bounds = np.linspace(0, X.shape[0], n_blocks + 1).astype(int)
+    trees = [estimator.tree_ for estimator in model["estimators_"]]
+    n_classes, min_samples = model["classes_"].shape[0], model["predict_min_samples_"]
+    stop = np.zeros(1, dtype=np.uint8)
+    try:
+        blocks = Parallel(n_jobs=n_blocks, prefer="threads")(
+            delayed(_predict_block)(X[lo:hi], trees, n_classes, stop, min_samples)
+            for lo, hi in zip(bounds[:-1], bounds[1:]))
+    except BaseException:
+        stop[0] = 1  # the worker threads return at their next tree
+        raise
+    return np.concatenate(blocks) / len(trees)
+
+
+def _predict_block(X, trees, n_classes, stop, min_samples):
+    """Sum over trees of the node class proportions for the rows of X."""
     proba = np.zeros((X.shape[0], n_classes))
-    accumulate_proba(X, trees, proba)
+    accumulate_proba(X, trees, proba, stop, min_samples)
     return proba
 
 
-def _n_draws(n_available, max_samples):
-    """Cases to draw: all by default, an int as given, a float as a fraction."""
-    if max_samples is None:
-        return n_available
-    if isinstance(max_samples, Integral):
-        return int(max_samples)
-    return max(1, int(round(n_available * max_samples)))
+def _decide(proba, model, decision):
+    """Classes predicted from proba under `decision`, with the model's classes and prior."""
+    validate_decision(decision, model["classes_"].shape[0])
+    return model["classes_"][decide(proba, model["class_prior_"], decision)]
+
+
+def _check_class_weight_dict(class_weight):
+    """Raise ValueError unless every class weight is a finite number >= 0."""
+    for label, weight in class_weight.items():
+        if (isinstance(weight, (bool, np.bool_)) or not isinstance(weight, Real)
+                or not np.isfinite(weight) or weight < 0):
+            raise ValueError(f"class_weight[{label!r}] must be a finite number >= 0; "
+                             f"got {weight}.")
+
+

@@ -118,6 +118,8 @@ def auc_split_statistic(table):
         raise ValueError(f"table must have shape (K, 2) (left, right counts); got {counts.shape}.")
     if (counts < 0).any():
         raise ValueError("table counts must be non-negative.")
+    if counts.max() > 0:
+        counts = counts / counts.max()  # theta is scale-free; 1e308 + 1e308 must not overflow
     if np.count_nonzero(counts.sum(axis=1) > 0) < 2:
         raise ValueError("table needs at least two classes with positive counts.")
     cdef double[::1] left = np.ascontiguousarray(counts[:, 0])

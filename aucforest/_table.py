@@ -1,7 +1,8 @@
 """Data files for the command line: CSV with the standard library, Parquet with pyarrow.
 
 pandas is not needed. A CSV file has a header row; its cells are read as
-text (``.tsv``/``.tab`` files are tab-separated, all others comma-separated),
+text (``.tsv``/``.tab`` files are tab-separated, all others comma-separated
+unless a separator is given),
 and :mod:`aucforest._encoding` decides which columns are numbers. A Parquet
 file (``.parquet``/``.pq``) is read with pyarrow when it is installed; its
 numeric columns arrive as numbers, its other columns as text.
@@ -14,6 +15,7 @@ import numpy as np
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
 TAB_SUFFIXES = (".tsv", ".tab")
+LIKELY_SEPARATORS = {";": "semicolon", "\t": "tab", "|": "pipe", ",": "comma"}
 
 
 class Table(NamedTuple):
@@ -42,12 +44,15 @@ class Table(NamedTuple):
         return self.columns[name]
 
 
-def read_table(path):
+def read_table(path, sep=None):
     """Read a CSV (or TSV) file, or a Parquet file when pyarrow is installed.
 
     Parameters
     ----------
     path : str or os.PathLike
+    sep : str, default=None
+        Field separator of a text file (one character; ``"\\t"`` for tab);
+        default tab for ``.tsv``/``.tab`` files, comma otherwise.
 
     Returns
     -------
@@ -59,7 +64,8 @@ def read_table(path):
         If the file cannot be opened.
     ValueError
         If it is empty, has no data rows, repeats a column name, has rows of
-        the wrong length or cannot be decoded.
+        the wrong length, cannot be decoded, or its header reads as one
+        column that contains another likely separator.
     ImportError
         For a Parquet file without pyarrow.
     """
@@ -69,8 +75,7 @@ def read_table(path):
     if path.lower().endswith(PARQUET_SUFFIXES):
         table = _read_parquet(path)
     else:
-        delimiter = "\t" if path.lower().endswith(TAB_SUFFIXES) else ","
-        table = _read_csv(path, delimiter)
+        table = _read_csv(path, _delimiter(path, sep))
     if table.n_rows == 0:
         raise ValueError(f"{path} has a header but no data rows")
     return table
@@ -90,6 +95,7 @@ def _read_csv(path, delimiter):
         raise ValueError(f"{path} is empty")
     header = [name.strip() for name in rows[0]]
     _check_header(header, path)
+    _check_separator(header, delimiter, path)
     for line, row in enumerate(rows[1:], start=2):
         if len(row) != len(header):
             raise ValueError(f"{path}: row {line} has {len(row)} fields, the header has "
@@ -97,6 +103,30 @@ def _read_csv(path, delimiter):
     cells = np.array(rows[1:], dtype=str).reshape(len(rows) - 1, len(header))
     cells = np.char.strip(cells)
     return Table(path, {name: cells[:, j] for j, name in enumerate(header)}, len(rows) - 1)
+
+
+def _delimiter(path, sep):
+    if sep is None:
+        return "\t" if path.lower().endswith(TAB_SUFFIXES) else ","
+    sep = {"\\t": "\t", "tab": "\t"}.get(sep, sep)
+    if len(sep) != 1 or sep in "\"\r\n":
+        raise ValueError(f"the separator must be one character (or '\\t' for tab), got {sep!r}")
+    return sep
+
+
+def _check_separator(header, delimiter, path):
+    """ValueError when a one-column header holds another common separator."""
+    if len(header) != 1:
+        return
+    for candidate, name in LIKELY_SEPARATORS.items():
+        if candidate != delimiter and candidate in header[0]:
+            option = "'\\t'" if candidate == "\t" else repr(candidate)
+            raise ValueError(f"{path}: the header reads as one column, {_shorten(header[0])!r}; "
+                             f"the file looks {name}-separated: try --sep {option}")
+
+
+def _shorten(text, limit=60):
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def _check_header(header, path):

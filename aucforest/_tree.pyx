@@ -11,6 +11,7 @@ cimport numpy as cnp
 from libc.stdint cimport int32_t, uint64_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcpy
+from cpython.exc cimport PyErr_CheckSignals
 
 from ._split cimport SplitRecord, Splitter, X_t, idx_t, node_impurity
 
@@ -267,11 +268,13 @@ cdef struct Node:
     double threshold           # x <= threshold goes left
     int32_t right              # right child, -1 at leaves
     int32_t feature            # split feature, -2 at leaves
+    int32_t n_samples          # distinct training cases in the node (at most 2**31 - 1)
     unsigned char missing_left  # NaN goes left
 
 
 NODE_DTYPE = np.dtype([("threshold", np.float64), ("right", np.int32), ("feature", np.int32),
-                       ("missing_left", np.uint8)], align=True)
+                       ("n_samples", np.int32), ("missing_left", np.uint8)], align=True)
+INT32_MAX = np.iinfo(np.int32).max
 assert NODE_DTYPE.itemsize == sizeof(Node), "numpy and C disagree on the node record layout"
 
 
@@ -320,6 +323,7 @@ cdef class Tree:
         self._nodes["right"] = arrays["children_right"]
         self._nodes["feature"] = arrays["feature"]
         self._nodes["missing_left"] = arrays["missing_go_to_left"]
+        self._nodes["n_samples"] = np.minimum(arrays["n_node_samples"], INT32_MAX)
         self.value = arrays["value"]
         self.n_node_samples = arrays["n_node_samples"]
         self.weighted_n_node_samples = arrays["weighted_n_node_samples"]
@@ -367,19 +371,24 @@ cdef class Tree:
     def n_leaves(self):
         return int(np.count_nonzero(self._nodes["feature"] < 0))
 
-    def apply(self, X):
-        """Leaf index of each row of X (float32, C order, n_features columns)."""
+    def apply(self, X, min_samples=1):
+        """Node index of each row of X (float32, C order, n_features columns).
+
+        The row's leaf, or with ``min_samples`` > 1 the deepest node on its
+        path holding at least ``min_samples`` training cases.
+        """
         cdef const X_t[:, ::1] Xv = _check_predict_input(X, self.n_features)
         cdef idx_t[::1] out = np.empty(Xv.shape[0], dtype=np.intp)
         cdef const Node* nodes = <const Node*> cnp.PyArray_DATA(self._nodes)
+        cdef int32_t smallest = _check_min_samples(min_samples)
         if Xv.shape[0] > 0:
             with nogil:
-                _apply_rows(Xv, nodes, &out[0])
+                _apply_rows(Xv, nodes, smallest, &out[0])
         return np.asarray(out)
 
-    def predict_proba(self, X):
-        """Class proportions of the leaf each row falls in."""
-        return self.value[self.apply(X)]
+    def predict_proba(self, X, min_samples=1):
+        """Class proportions of the node each row falls in (see `apply`)."""
+        return self.value[self.apply(X, min_samples)]
 
     def compute_feature_importances(self):
         """Weighted decrease of the node statistic per feature, normalised to
@@ -462,54 +471,101 @@ def _validated_node_arrays(idx_t n_features, idx_t n_classes, dict arrays):
     return checked
 
 
-cdef inline idx_t _leaf_of(const X_t* row, const Node* nodes) noexcept nogil:
-    """Leaf reached by one row."""
-    cdef idx_t node = 0
+cdef inline idx_t _node_of(const X_t* row, const Node* nodes, int32_t min_samples) noexcept nogil:
+    """Leaf reached by one row, or the deepest node on its path whose child on
+    the path holds fewer than min_samples training cases (1: always the leaf)."""
+    cdef idx_t node = 0, child
     cdef const Node* current = nodes
     cdef X_t v
     while current.feature >= 0:
         v = row[current.feature]
         if v <= current.threshold or (v != v and current.missing_left):
-            node += 1
+            child = node + 1
         else:
-            node = current.right
+            child = current.right
+        if nodes[child].n_samples < min_samples:
+            break
+        node = child
         current = nodes + node
     return node
 
 
-cdef void _apply_rows(const X_t[:, ::1] X, const Node* nodes, idx_t* leaves) noexcept nogil:
+cdef void _apply_rows(const X_t[:, ::1] X, const Node* nodes, int32_t min_samples,
+                      idx_t* out) noexcept nogil:
     cdef idx_t i
     for i in range(X.shape[0]):
-        leaves[i] = _leaf_of(&X[i, 0], nodes)
+        out[i] = _node_of(&X[i, 0], nodes, min_samples)
 
 
-def _check_predict_input(X, idx_t n_features):
+def _check_min_samples(min_samples):
+    """min_samples as a node-size bound: an int >= 1, clipped to what a node can hold."""
+    if isinstance(min_samples, (bool, np.bool_)) or int(min_samples) != min_samples \
+            or min_samples < 1:
+        raise ValueError(f"min_samples must be an integer >= 1; got {min_samples}")
+    return min(int(min_samples), INT32_MAX)
+
+
+def _check_predict_input(X, n_features):
+    """X as float32 C order; ValueError unless 2-d with n_features columns (None: any)."""
     X = np.ascontiguousarray(X, dtype=np.float32)
-    if X.ndim != 2 or X.shape[1] != n_features:
+    if X.ndim != 2 or (n_features is not None and X.shape[1] != n_features):
         raise ValueError(f"X must have shape (n_samples, {n_features}); got {X.shape}")
     return X
 
 
-def accumulate_proba(X, trees, double[:, ::1] out):
+def accumulate_proba(X, trees, double[:, ::1] out, const unsigned char[::1] stop=None,
+                     min_samples=1):
     """Add the leaf class proportions of every tree to `out` (rows of X).
 
-    X is float32 in C order; `out` has shape (n_samples, n_classes). Runs
-    without the GIL per tree, so row blocks can be predicted in threads.
+    Parameters
+    ----------
+    X : float32 array (n_samples, n_features), C order
+    trees : sequence of Tree
+        Each must have n_features features and out.shape[1] classes
+        (ValueError otherwise, checked before any row is read).
+    out : float64 array (n_samples, n_classes), C order
+    stop : uint8 array of shape (1,), optional
+        Checked between trees: set it to 1 from another thread to make the
+        call return early. In the main thread a pending signal (Ctrl-C) is
+        raised between trees.
+    min_samples : int, default=1
+        Predict from the deepest node on each row's path with at least this
+        many training cases (1: the leaf); see `Tree.apply`.
+
+    Runs without the GIL per tree, so row blocks can be predicted in threads.
     """
-    cdef const X_t[:, ::1] Xv = X
+    cdef const X_t[:, ::1] Xv = _check_predict_input(X, _common_n_features(trees))
     cdef Tree tree
     cdef const Node* nodes
     cdef const double[:, ::1] value
     cdef idx_t i, k, leaf, n_classes = out.shape[1]
     cdef idx_t[::1] leaves = np.empty(max(Xv.shape[0], 1), dtype=np.intp)
+    cdef int32_t smallest = _check_min_samples(min_samples)
+    if out.shape[0] != Xv.shape[0]:
+        raise ValueError(f"out has {out.shape[0]} rows, X has {Xv.shape[0]}")
+    for tree in trees:
+        if tree.n_classes != n_classes:
+            raise ValueError(f"a tree has {tree.n_classes} classes, out has {n_classes} columns")
     if Xv.shape[0] == 0:
         return
     for tree in trees:
+        if stop is not None and stop[0]:
+            return
         nodes = <const Node*> cnp.PyArray_DATA(tree._nodes)
         value = tree.value
         with nogil:
-            _apply_rows(Xv, nodes, &leaves[0])
+            _apply_rows(Xv, nodes, smallest, &leaves[0])
             for i in range(Xv.shape[0]):
                 leaf = leaves[i]
                 for k in range(n_classes):
                     out[i, k] += value[leaf, k]
+        PyErr_CheckSignals()
+
+
+def _common_n_features(trees):
+    """The number of features every tree was grown on (ValueError if they differ)."""
+    cdef Tree tree
+    counts = {tree.n_features for tree in trees}
+    if len(counts) > 1:
+        raise ValueError(f"the trees were grown on different numbers of features: {sorted(counts)}")
+    return counts.pop() if counts else None

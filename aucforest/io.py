@@ -21,7 +21,8 @@ Layout (format version 1)
     which is the loading user's choice), ``dropped_params``
     (names of the others, which load as their defaults), ``n_trees``,
     ``n_features_in``, ``classes_dtype`` ("object" when ``classes_`` was an
-    object array), ``oob_score``/``oob_gmean`` (when fitted with
+    object array), ``predict_min_samples`` (the node size the trees predict
+    from; 1 when absent), ``oob_score``/``oob_gmean`` (when fitted with
     ``oob_score=True``) and ``extra`` (plain data stored by the caller, e.g.
     the command line's feature encoding).
 ``classes``, ``class_prior``
@@ -31,6 +32,9 @@ Layout (format version 1)
     DataFrame.
 ``oob_decision_function``
     Optional, float64 (n_samples, n_classes).
+``oob_labels``
+    Optional, int64 (n_samples,): the encoded training classes, so that the
+    OOB G-mean follows a decision rule changed after loading.
 ``tree_offsets``, ``tree_max_depth``, ``tree_random_state``
     int64: tree ``t`` owns nodes ``tree_offsets[t]:tree_offsets[t + 1]``
     of the node arrays below; its depth and its ``random_state``.
@@ -56,7 +60,7 @@ FORMAT_VERSION = 1
 
 _FOREST_ARRAYS = {"metadata": "u1", "classes": None, "class_prior": "f8",
                   "tree_offsets": "i8", "tree_max_depth": "i8", "tree_random_state": "i8"}
-_OPTIONAL_ARRAYS = {"feature_names_in": "U", "oob_decision_function": "f8"}
+_OPTIONAL_ARRAYS = {"feature_names_in": "U", "oob_decision_function": "f8", "oob_labels": "i8"}
 _LABEL_KINDS = "biufU"  # bool, int, unsigned, float, unicode: labels that round-trip
 _MAX_HEADER_SIZE = 10_000
 _NOT_STORED_PARAMS = ("n_jobs",)  # how to run belongs to the user, not to the file
@@ -86,6 +90,15 @@ class SavedModel(NamedTuple):
 
     forest: object
     extra: dict
+
+    @property
+    def encoding(self):
+        """The column encoding saved by ``aucforest fit``
+        (:class:`aucforest.ColumnEncoding`), or None for a model saved from Python."""
+        from ._encoding import ColumnEncoding
+
+        data = self.extra.get("encoding")
+        return None if data is None else ColumnEncoding.from_dict(data)
 
 
 # --------------------------------------------------------------------- save
@@ -164,6 +177,7 @@ def forest_to_arrays(forest, *, extra=None):
         "n_trees": len(forest.estimators_),
         "n_features_in": int(forest.n_features_in_),
         "classes_dtype": classes_dtype,
+        "predict_min_samples": int(forest.predict_min_samples_),
         "extra": _plain_extra(extra),
     }
     arrays = {"classes": classes,
@@ -174,6 +188,7 @@ def forest_to_arrays(forest, *, extra=None):
     if hasattr(forest, "oob_decision_function_"):
         arrays["oob_decision_function"] = np.asarray(forest.oob_decision_function_,
                                                      dtype=np.float64)
+        arrays["oob_labels"] = np.asarray(forest.oob_labels_, dtype=np.int64)
         metadata["oob_score"] = float(forest.oob_score_)
         metadata["oob_gmean"] = float(forest.oob_gmean_)
     arrays.update(_tree_arrays(forest.estimators_))
@@ -666,6 +681,8 @@ def _model_from_arrays(arrays):
         raise ModelFileError(f"invalid forest parameter: {error}") from None
     if "feature_names_in" in arrays:
         forest.feature_names_in_ = _checked_feature_names(arrays["feature_names_in"], n_features)
+    forest.predict_min_samples_ = (_positive_int(metadata, "predict_min_samples")
+                                   if "predict_min_samples" in metadata else 1)
     forest.estimators_ = _trees_from_arrays(arrays, forest, metadata["n_trees"])
     _set_oob(forest, arrays, metadata)
     return SavedModel(forest, metadata["extra"])
@@ -695,6 +712,9 @@ def _parse_metadata(raw):
                       ("n_trees", int), ("n_features_in", int), ("classes_dtype", str)):
         if not isinstance(metadata.get(key), kind) or isinstance(metadata.get(key), bool):
             raise ModelFileError(f"metadata field {key!r} is missing or not a {kind.__name__}")
+    value = metadata.get("predict_min_samples", 1)
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise ModelFileError("metadata field 'predict_min_samples' is not an int")
     return metadata
 
 
@@ -825,4 +845,13 @@ def _set_oob(forest, arrays, metadata):
     if not all(isinstance(s, (int, float)) and not isinstance(s, bool) for s in scores):
         raise ModelFileError("metadata fields 'oob_score' and 'oob_gmean' must be numbers")
     forest.oob_decision_function_ = oob
-    forest.oob_score_, forest.oob_gmean_ = float(scores[0]), float(scores[1])
+    forest.oob_score_ = float(scores[0])
+    if "oob_labels" not in arrays:  # written before oob_labels: the G-mean as saved
+        forest.oob_labels_ = None
+        forest._saved_oob_gmean = float(scores[1])
+        return
+    labels = arrays["oob_labels"]
+    if labels.shape != (oob.shape[0],) or np.any((labels < 0) | (labels >= forest.n_classes_)):
+        raise ModelFileError(f"array 'oob_labels' must hold {oob.shape[0]} class indices "
+                             f"in [0, {forest.n_classes_})")
+    forest.oob_labels_ = labels.astype(np.intp)

@@ -1,10 +1,11 @@
 """AUCTreeClassifier: one tree of the compiled engine, scikit-learn compatible."""
+import copy
 from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Interval, InvalidParameterError, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
@@ -28,6 +29,24 @@ TREE_PARAMETER_CONSTRAINTS = {
 }
 
 
+COUNT_PARAMETERS = ("n_estimators", "max_features", "max_depth", "min_samples_leaf",
+                    "max_samples")
+
+
+def check_counts_are_not_booleans(estimator):
+    """Raise InvalidParameterError for True/False given as a count.
+
+    scikit-learn's constraints take bool as an Integral, so ``n_estimators=True``
+    would otherwise reach numpy as a size and fail with an unrelated TypeError.
+    """
+    for name in COUNT_PARAMETERS:
+        value = getattr(estimator, name, None)
+        if isinstance(value, (bool, np.bool_)):
+            raise InvalidParameterError(
+                f"The {name!r} parameter of {type(estimator).__name__} must be a number, "
+                f"got the boolean {bool(value)}.")
+
+
 TREE_PARAMS = ("criterion", "max_features", "max_depth", "min_samples_leaf",
                "min_weight_fraction_leaf")
 
@@ -43,6 +62,28 @@ def fitted_tree(tree_, classes, n_features_in, random_state, params):
     tree.tree_ = tree_
     tree.classes_, tree.n_classes_, tree.n_features_in_ = classes, classes.shape[0], n_features_in
     return tree
+
+
+def fit_atomically(estimator, fit_into):
+    """Fit a staging copy of `estimator` and publish its state in one assignment.
+
+    ``fit_into(staging)`` sets the fitted attributes on a shallow copy that
+    holds the parameters but none of the fitted attributes (names ending in
+    "_", scikit-learn's convention). Only when it returns is the copy's
+    ``__dict__`` made the estimator's, so a fit that raises or is interrupted
+    leaves the previous model as it was, and a thread reading the estimator
+    sees either the old model or the new one, never a mix.
+
+    Returns
+    -------
+    estimator
+    """
+    staging = copy.copy(estimator)
+    staging.__dict__ = {name: value for name, value in vars(estimator).items()
+                        if not (name.endswith("_") and not name.startswith("__"))}
+    fit_into(staging)
+    estimator.__dict__ = staging.__dict__
+    return estimator
 
 
 def resolve_max_features(max_features, n_features):
@@ -75,11 +116,13 @@ def validate_training_data(estimator, X, y, sample_weight):
     classes, y_encoded = np.unique(y, return_inverse=True)
     if classes.shape[0] < 2:
         raise ValueError(
-            f"y has only one class ({classes[0]!r}); a classifier needs at least two classes.")
+            f"y has only one class ({classes.tolist()[0]!r}); a classifier needs at least two classes.")
     weights = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
     if not np.any(weights > 0):
         raise ValueError("sample_weight is zero for every sample; at least one must be positive.")
-    return X, y, classes, y_encoded.astype(np.intp), weights
+    # Fits depend on weights only up to scale: rescale to a maximum of 1 before
+    # any sum, so that weights such as 1e307 cannot overflow.
+    return X, y, classes, y_encoded.astype(np.intp), weights / weights.max()
 
 
 def grow_tree(X, y_encoded, weights, n_classes, *, criterion, max_features, max_depth,
@@ -96,8 +139,10 @@ def grow_tree(X, y_encoded, weights, n_classes, *, criterion, max_features, max_
     return build_tree(
         X, y_encoded, weights, n_classes, CRITERIA[criterion],
         resolve_max_features(max_features, X.shape[1]),
-        np.iinfo(np.intp).max if max_depth is None else max_depth,
-        min_samples_leaf, min_weight_leaf, seed)
+        np.iinfo(np.intp).max if max_depth is None else min(max_depth, np.iinfo(np.intp).max),
+        # a leaf bound of n cases already forbids every split: larger bounds
+        # (such as 2**63) mean the same and must not overflow 2 * bound in C
+        min(min_samples_leaf, X.shape[0]), min_weight_leaf, seed)
 
 
 class AUCTreeClassifier(ClassifierMixin, BaseEstimator):
@@ -148,14 +193,21 @@ class AUCTreeClassifier(ClassifierMixin, BaseEstimator):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
-        """Grow the tree on (X, y), optionally weighting the cases."""
+        """Grow the tree on (X, y), optionally weighting the cases.
+
+        A fit that fails or is interrupted leaves the previous tree intact
+        (see `fit_atomically`).
+        """
+        return fit_atomically(self, lambda staging: staging._fit(X, y, sample_weight))
+
+    def _fit(self, X, y, sample_weight):
+        check_counts_are_not_booleans(self)
         X, _, self.classes_, y_encoded, weights = validate_training_data(
             self, X, y, sample_weight)
         self.n_classes_ = self.classes_.shape[0]
         seed = check_random_state(self.random_state).randint(MAX_SEED)
         self.tree_ = grow_tree(X, y_encoded, weights, self.n_classes_, seed=seed,
                                **tree_params(self))
-        return self
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -119,11 +119,10 @@ def test_predict_proba_to_file(folder, binary_csv, binary_model):
 
 
 def encoded(csv_path, model_path):
-    from aucforest._encoding import FeatureEncoding
-    from aucforest._table import read_table
-
-    encoding = FeatureEncoding.from_dict(model_io.read_model(model_path).extra["encoding"])
-    return encoding.transform(read_table(csv_path), allow_missing=True)
+    """The CSV read by pandas, encoded as the command line does by the public ColumnEncoding."""
+    pandas = pytest.importorskip("pandas")
+    encoding = aucforest.ColumnEncoding.from_model_file(model_path)
+    return encoding.transform(pandas.read_csv(csv_path))
 
 
 def test_evaluate_reports_auc_with_delong_interval(folder, binary_csv, binary_model):
@@ -160,7 +159,8 @@ def test_compare_on_a_data_file_with_plot(folder, multiclass_csv):
                  "--n-estimators", 5, "--plot", "compare.png", cwd=folder)
     assert result.returncode == 0, result.stderr
     assert "folds [" in result.stderr  # progress over folds
-    table = [line for line in result.stdout.splitlines() if line.startswith("multiclass.csv")]
+    scores = result.stdout.split("\n\n")[1]  # header and data sets, scores, paired tests
+    table = [line for line in scores.splitlines() if line.startswith("multiclass.csv")]
     assert [line.split()[1:3] for line in table] == [
         ["auc", "rfq"], ["auc", "argmax"], ["gini", "rfq"], ["gini", "argmax"]]
     assert all(line.count("±") == 4 for line in table)
@@ -174,7 +174,7 @@ def test_compare_on_the_bundled_default(folder):
     assert result.stderr == ""
     assert "breast cancer: 393 cases (benign 357, malignant 36), 30 features" in result.stdout
     assert "wine: 142 cases (class_0 59, class_1 71, class_2 12), 13 features" in result.stdout
-    rows = [line for line in result.stdout.splitlines()
+    rows = [line for line in result.stdout.split("\n\n")[1].splitlines()
             if line.startswith(("breast cancer ", "wine "))]
     assert len(rows) == 8
 

@@ -153,7 +153,38 @@ def test_class_weight_balanced_reproduces_sklearn_weights(imbalanced):
     forest.set_params(class_weight=weights).fit(X, y)
     expected = np.bincount(y, weights=compute_sample_weight(weights, y))
     np.testing.assert_allclose(forest.estimators_[0].tree_.value[0], expected / expected.sum())
-    np.testing.assert_allclose(forest.class_prior_, expected / expected.sum())
+    # pi_k is the frequency before class weights: class weights act on top of RFQ as costs
+    np.testing.assert_allclose(forest.class_prior_, np.bincount(y) / y.size)
+
+
+@pytest.mark.parametrize("criterion", ["auc", "gini"])
+def test_up_weighting_a_class_never_makes_rfq_predict_it_less(criterion):
+    X, y = make_classification(2000, weights=[0.9], flip_y=0.05, random_state=0)
+    counts = [np.sum(AUCForestClassifier(30, criterion=criterion, class_weight={0: 1, 1: w},
+                                         min_samples_leaf=5, random_state=0)
+                     .fit(X, y).predict(X) == 1) for w in (0.1, 1, 10, 100)]
+    assert counts == sorted(counts), counts
+    assert counts[-1] > counts[0]
+
+
+@pytest.mark.parametrize("by", ["class_weight", "sample_weight"])
+def test_a_class_with_zero_training_weight_is_never_predicted(by):
+    X, y = make_classification(300, 5, random_state=3)
+    forest = AUCForestClassifier(10, random_state=0)
+    if by == "class_weight":
+        forest.set_params(class_weight={0: 1, 1: 0}).fit(X, y)
+    else:
+        forest.fit(X, y, sample_weight=(y == 0).astype(float))
+    np.testing.assert_array_equal(forest.predict(X), 0)
+
+
+def test_weights_near_the_largest_double_fit_as_uniform_weights():
+    X, y = make_classification(300, 5, random_state=4)
+    reference = AUCForestClassifier(10, random_state=0).fit(X, y)
+    for scale in (1e307, 1e308):
+        forest = AUCForestClassifier(10, random_state=0).fit(X, y, sample_weight=np.full(300, scale))
+        np.testing.assert_allclose(forest.class_prior_, reference.class_prior_)
+        np.testing.assert_array_equal(forest.predict_proba(X), reference.predict_proba(X))
 
 
 def test_auc_splits_ignore_class_weights(imbalanced):
@@ -182,3 +213,91 @@ def test_cross_validated_auc_matches_sklearn_forest(load):
     ours = cv_auc(AUCForestClassifier(100, random_state=0, n_jobs=2))
     theirs = cv_auc(RandomForestClassifier(100, random_state=0, n_jobs=2))
     assert ours >= theirs - 0.01
+
+
+# ------------------------------------------- subsampling and node size at prediction
+
+def _in_bag(tree, n, replacement=True, size=None):
+    """Multiplicities of the documented draw: RandomState(tree.random_state)."""
+    rng = np.random.RandomState(tree.random_state)
+    if replacement:
+        return np.bincount(rng.randint(0, n, n if size is None else size), minlength=n)
+    return np.bincount(rng.permutation(n)[:size], minlength=n)
+
+
+def test_subsampling_draws_0632_n_distinct_cases_once_each(imbalanced):
+    X, y = imbalanced
+    n = X.shape[0]
+    forest = AUCForestClassifier(6, replacement=False, random_state=0).fit(X, y)
+    for tree in forest.estimators_:
+        in_bag = _in_bag(tree, n, replacement=False, size=round(0.632 * n))
+        assert in_bag.max() == 1
+        assert tree.tree_.n_node_samples[0] == round(0.632 * n)
+        assert tree.tree_.weighted_n_node_samples[0] == pytest.approx(round(0.632 * n))
+        np.testing.assert_allclose(tree.tree_.value[0], np.bincount(y, weights=in_bag) / in_bag.sum())
+    balanced = AUCForestClassifier(4, replacement=False, balanced_bootstrap=True,
+                                   random_state=0).fit(X, y)
+    per_class = round(0.632 * np.bincount(y).min())
+    for tree in balanced.estimators_:
+        assert tree.tree_.n_node_samples[0] == 3 * per_class
+        np.testing.assert_allclose(tree.tree_.value[0], 1 / 3)
+    with pytest.raises(ValueError, match="without replacement"):
+        AUCForestClassifier(2, replacement=False, max_samples=n + 1).fit(X, y)
+
+
+def _deepest_node_with(tree, x, min_samples):
+    node = 0
+    while tree.feature[node] >= 0:
+        go_left = x[tree.feature[node]] <= tree.threshold[node]
+        child = tree.children_left[node] if go_left else tree.children_right[node]
+        if tree.n_node_samples[child] < min_samples:
+            break
+        node = child
+    return node
+
+
+@pytest.mark.parametrize("min_samples", [1, 4, 30])
+def test_trees_predict_from_the_deepest_node_with_enough_cases(imbalanced, min_samples):
+    X, y = imbalanced
+    X = X.astype(np.float32)
+    forest = AUCForestClassifier(5, predict_min_samples=min_samples, random_state=0).fit(X, y)
+    expected = np.mean([t.tree_.value[[_deepest_node_with(t.tree_, x, min_samples) for x in X]]
+                        for t in forest.estimators_], axis=0)
+    np.testing.assert_allclose(forest.predict_proba(X), expected, rtol=1e-12)
+    assert forest.predict_min_samples_ == min_samples
+
+
+def test_oob_choice_of_node_size_takes_the_best_candidate(imbalanced):
+    X, y = imbalanced
+    params = dict(n_estimators=40, oob_score=True, random_state=0)
+    chosen = AUCForestClassifier(predict_min_samples="oob", **params).fit(X, y)
+    scores = chosen.oob_scores_by_min_samples_
+    assert set(scores) == {1, 2, 5, 10, 20, 50}
+    best = max(scores.values())
+    assert chosen.predict_min_samples_ == min(m for m, s in scores.items() if s == best)
+    assert chosen.oob_score_ == best
+    for m in (1, 10, chosen.predict_min_samples_):  # each candidate, computed on its own
+        fixed = AUCForestClassifier(predict_min_samples=m, **params).fit(X, y)
+        assert fixed.oob_score_ == pytest.approx(scores[m], abs=1e-12)
+    np.testing.assert_array_equal(
+        chosen.predict_proba(X),
+        AUCForestClassifier(predict_min_samples=chosen.predict_min_samples_, **params)
+        .fit(X, y).predict_proba(X))
+    without_oob_score = AUCForestClassifier(predict_min_samples="oob", n_estimators=40,
+                                            random_state=0).fit(X, y)
+    assert without_oob_score.oob_scores_by_min_samples_ == scores
+    no_oob = AUCForestClassifier(5, bootstrap=False, predict_min_samples="oob").fit(X, y)
+    assert no_oob.predict_min_samples_ == 1
+
+
+def test_oob_gmean_follows_the_decision_set_after_fit(imbalanced):
+    from aucforest.metrics import gmean_score
+    X, y = imbalanced
+    forest = AUCForestClassifier(30, oob_score=True, random_state=0).fit(X, y)
+    has_oob = ~np.isnan(forest.oob_decision_function_[:, 0])
+    proba = forest.oob_decision_function_[has_oob]
+    rfq = gmean_score(y[has_oob], np.argmax(proba / forest.class_prior_, axis=1))
+    assert forest.oob_gmean_ == pytest.approx(rfq)
+    forest.set_params(decision="argmax")
+    assert forest.oob_gmean_ == pytest.approx(gmean_score(y[has_oob], np.argmax(proba, axis=1)))
+    assert forest.oob_gmean_ != pytest.approx(rfq)

@@ -398,6 +398,20 @@ def test_forest_save_method_and_package_load(tmp_path, forest, iris):
     assert_same_predictions(forest, aucforest.load(tmp_path / "m.npz"), X)
 
 
+def test_node_size_and_oob_labels_round_trip(tmp_path):
+    X, y = make_classification(300, 6, weights=[0.85], random_state=0)
+    forest = AUCForestClassifier(20, predict_min_samples="oob", oob_score=True,
+                                 random_state=0).fit(X, y)
+    forest.save(tmp_path / "m.npz")
+    loaded = model_io.load(tmp_path / "m.npz")
+    assert loaded.predict_min_samples_ == forest.predict_min_samples_
+    np.testing.assert_array_equal(loaded.predict_proba(X), forest.predict_proba(X))
+    for decision in ("rfq", "argmax"):
+        forest.set_params(decision=decision)
+        loaded.set_params(decision=decision)
+        assert loaded.oob_gmean_ == forest.oob_gmean_
+
+
 # ------------------------------------------ leaf values and decision (issue 13, items 5-6)
 
 def test_command_line_refuses_impossible_leaf_values(tmp_path, arrays, iris):
@@ -476,7 +490,7 @@ def one_node_trees(arrays, n_trees):
     crafted["tree_offsets"] = np.arange(n_trees + 1, dtype=np.int64)
     crafted["tree_max_depth"] = np.zeros(n_trees, dtype=np.int64)
     crafted["tree_random_state"] = np.zeros(n_trees, dtype=np.int64)
-    small = {k: v for k, v in arrays.items() if k != "oob_decision_function"}
+    small = {k: v for k, v in arrays.items() if not k.startswith("oob_")}
     return with_metadata({**small, **crafted}, n_trees=n_trees)
 
 

@@ -20,20 +20,8 @@ EXPECTED_FAILED_CHECKS = {
 }
 
 
-RFQ_EXPECTED_FAILED_CHECKS = {
-    **EXPECTED_FAILED_CHECKS,
-    # The RFQ rule divides p_k by the prior the trees were trained under, which
-    # includes class weights, so class weights do not move RFQ decisions (they
-    # do under decision="argmax", which passes this check).
-    "check_class_weight_classifiers":
-        "RFQ decisions are invariant to class weights by construction",
-}
-
-
 def _expected_failures(estimator):
-    if isinstance(estimator, AUCForestClassifier):
-        return RFQ_EXPECTED_FAILED_CHECKS if estimator.decision == "rfq" else EXPECTED_FAILED_CHECKS
-    return {}
+    return EXPECTED_FAILED_CHECKS if isinstance(estimator, AUCForestClassifier) else {}
 
 
 @parametrize_with_checks(

@@ -96,3 +96,9 @@ def test_kernel_sort_puts_nan_last_and_negative_zero_with_zero():
         np.testing.assert_array_equal(sorted_values[:finite.size], finite)
         assert np.all(np.isnan(sorted_values[finite.size:]))
         assert sorted(order) == list(range(chunk.size))
+
+
+@pytest.mark.parametrize("scale", [1e-300, 1e300, 1e308])
+def test_statistic_is_scale_free_up_to_the_largest_doubles(scale):
+    table = np.array([[1.0, 1.0], [1.0, 0.0]])  # r = (1/2, 0): theta = 3/4
+    assert auc_split_statistic(table * scale) == pytest.approx(0.75, rel=1e-12)

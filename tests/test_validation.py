@@ -70,3 +70,52 @@ def test_predict_checks(make):
         model.predict(np.full((2, 3), np.inf))
     with pytest.raises(ValueError, match="infinity"):
         model.apply(np.full((2, 3), -np.inf))
+
+
+@pytest.mark.parametrize("params, name", [
+    (dict(n_estimators=True), "n_estimators"),
+    (dict(max_depth=True), "max_depth"),
+    (dict(min_samples_leaf=True), "min_samples_leaf"),
+    (dict(max_features=True), "max_features"),
+    (dict(max_samples=True), "max_samples"),
+])
+def test_booleans_are_not_counts(params, name):
+    with pytest.raises(ValueError, match=f"{name}.*boolean"):
+        AUCForestClassifier(**{"n_estimators": 3, **params}).fit(X, y)
+
+
+@pytest.mark.parametrize("params", [dict(max_depth=2**63), dict(min_samples_leaf=2**63),
+                                    dict(max_depth=2**200)])
+def test_huge_integer_bounds_mean_unbounded(params):
+    # max_depth beyond any index is unbounded; a leaf bound beyond n forbids every split
+    forest = AUCForestClassifier(3, random_state=0, **params).fit(X, y)
+    expected = AUCForestClassifier(3, random_state=0,
+                                   **{k: (None if k == "max_depth" else 40)
+                                      for k in params}).fit(X, y)
+    np.testing.assert_array_equal(forest.predict_proba(X), expected.predict_proba(X))
+
+
+@pytest.mark.parametrize("class_weight, message", [
+    ({0: -1.0, 1: 1.0}, r"class_weight\[0\].*>= 0"),
+    ({0: np.nan, 1: 1.0}, r"class_weight\[0\].*finite"),
+    ({0: 1.0, 1: np.inf}, r"class_weight\[1\].*finite"),
+    ({0: "heavy", 1: 1.0}, r"class_weight\[0\].*number"),
+    ({0: 0.0, 1: 0.0}, "zero for every class"),
+])
+def test_bad_class_weights(class_weight, message):
+    with pytest.raises(ValueError, match=message):
+        AUCForestClassifier(3, class_weight=class_weight).fit(X, y)
+
+
+def test_threshold_decision_on_three_classes_is_refused_at_predict():
+    y3 = np.arange(40) % 3
+    forest = AUCForestClassifier(3, random_state=0).fit(X, y3)
+    forest.set_params(decision=0.3)
+    with pytest.raises(ValueError, match="two classes"):
+        forest.predict(X)
+
+
+def test_error_messages_show_plain_values():
+    with pytest.raises(ValueError) as error:
+        AUCForestClassifier(3).fit(X, np.zeros(40, dtype=np.int64))
+    assert "np." not in str(error.value)

@@ -11,7 +11,7 @@ from ._bayes import bayesian_auc
 from ._binormal import BinormalROC, binormal_auc, binormal_roc
 from ._bootstrap import BootstrapAUCResult, bootstrap_auc
 from ._delong import AUCInterval, DeLongTest, auc_ci, auc_test
-from ._imbalance import ImbalanceReport, gmean_score, imbalance_report
+from ._imbalance import ImbalanceReport, gmean_score, imbalance_report, oob_imbalance_report
 from ._plot import plot_roc
 from ._roc import ROCCurve, ThresholdResult, optimal_threshold, roc_curve
 
@@ -29,6 +29,7 @@ __all__ = [
     "plot_roc",
     "gmean_score",
     "imbalance_report",
+    "oob_imbalance_report",
     "AUCInterval",
     "BinormalROC",
     "BootstrapAUCResult",

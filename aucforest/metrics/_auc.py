@@ -23,7 +23,7 @@ from ._validation import (
 )
 
 
-def auc(y_true, y_score, sample_weight=None):
+def auc(y_true, y_score, sample_weight=None, *, pos_label=None):
     """Area under the ROC curve as the Mann-Whitney statistic.
 
     .. math::
@@ -39,11 +39,14 @@ def auc(y_true, y_score, sample_weight=None):
     Parameters
     ----------
     y_true : array-like of shape (n_samples,)
-        Two class labels; the second of the sorted labels is positive.
+        Two class labels; the positive class is ``pos_label``.
     y_score : array-like of shape (n_samples,)
         Scores, larger meaning "more positive".
     sample_weight : array-like of shape (n_samples,), default=None
-        Non-negative case weights; a pair weighs ``w_i * w_j``.
+        Non-negative case weights; a pair weighs ``w_i * w_j``. Only their
+        ratios matter (any scale, e.g. 1e-200 or 1e200, gives the same AUC).
+    pos_label : label, default=None
+        The positive class; default the second of the sorted labels.
 
     Returns
     -------
@@ -65,7 +68,7 @@ def auc(y_true, y_score, sample_weight=None):
     >>> auc([0, 0, 1, 1], [0.1, 0.4, 0.4, 0.8])
     0.875
     """
-    positive, _ = check_binary_labels(y_true)
+    positive, _ = check_binary_labels(y_true, pos_label=pos_label)
     y_score = check_scores(y_score, positive.size)
     weight = check_weights(sample_weight, positive)
     return mann_whitney_auc(positive, y_score, weight)
@@ -81,7 +84,9 @@ def mann_whitney_auc(positive, score, weight=None):
     score : ndarray of float
         Scores of the same length.
     weight : ndarray of float or None
-        Case weights; None means one.
+        Non-negative case weights; None means one. They are divided by their
+        maximum first, so that the sums of products neither overflow nor
+        underflow whatever their scale.
 
     Returns
     -------
@@ -89,6 +94,8 @@ def mann_whitney_auc(positive, score, weight=None):
     """
     if weight is None:
         weight = np.ones(score.shape[0])
+    elif weight.size and weight.max() > 0:
+        weight = weight / weight.max()
     distinct, slot = np.unique(score, return_inverse=True)
     positive_weight = np.where(positive, weight, 0.0)
     negative_weight = weight - positive_weight
@@ -104,7 +111,7 @@ def mann_whitney_auc(positive, score, weight=None):
     return float(np.dot(positive_weight, wins) / total_pairs)
 
 
-def multiclass_auc(y_true, y_proba, labels=None):
+def multiclass_auc(y_true, y_proba, labels=None, *, sample_weight=None):
     """Hand & Till's multiclass AUC (the M measure).
 
     .. math::
@@ -127,6 +134,10 @@ def multiclass_auc(y_true, y_proba, labels=None):
     labels : array-like of shape (n_classes,), default=None
         The classes the columns stand for, in column order. Default: the
         sorted labels of ``y_true``.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Non-negative case weights: in each ``A(i, j)`` a pair of cases weighs
+        ``w_a * w_b``, as in :func:`auc`. (scikit-learn's one-vs-one AUC
+        does not take weights.)
 
     Returns
     -------
@@ -161,10 +172,11 @@ def multiclass_auc(y_true, y_proba, labels=None):
     if np.ndim(y_proba) == 1 and labels.size == 2:
         y_proba = np.column_stack([-np.asarray(y_proba, dtype=float), y_proba])
     y_proba = check_score_matrix(y_proba, y_true.size, labels.size)
+    weight = check_weights(sample_weight, y_true)
     present = _present_columns(y_true, labels)
     members = [y_true == labels[k] for k in present]
     pair_aucs = [
-        _pair_auc(members[a], members[b], y_proba[:, present[a]])
+        _pair_auc(members[a], members[b], y_proba[:, present[a]], weight)
         for a in range(len(present))
         for b in range(len(present))
         if a != b
@@ -191,7 +203,7 @@ def _present_columns(y_true, labels):
     return present
 
 
-def _pair_auc(is_i, is_j, column_i):
+def _pair_auc(is_i, is_j, column_i, weight):
     """A(i, j): AUC of ``column_i`` on the rows of classes i and j, i positive."""
     rows = is_i | is_j
-    return mann_whitney_auc(is_i[rows], column_i[rows])
+    return mann_whitney_auc(is_i[rows], column_i[rows], weight[rows])

@@ -15,7 +15,7 @@ from ._validation import check_binary_labels
 
 
 def bayesian_auc(X, y, coef, *, prior_mean=0.0, prior_scale=None, nu=0.5,
-                 kappa=None):
+                 kappa=None, pos_label=None):
     """Closed-form Bayesian AUC (CBAUC) of the linear score ``X @ coef``.
 
     The posterior expectation of the AUC ``Phi(w'(mu2 - mu1) / sqrt(2 w'
@@ -38,15 +38,17 @@ def bayesian_auc(X, y, coef, *, prior_mean=0.0, prior_scale=None, nu=0.5,
         \\frac{\\kappa^* - P + 1}{2}\\right)
 
     with ``I`` the regularized incomplete beta function. The bias of a
-    fitted intercept does not enter: the AUC depends on ``w`` only.
+    fitted intercept does not enter: the AUC depends on ``w`` only, and only
+    on its direction (``w`` is divided by its largest magnitude first, so
+    weights of any scale, 1e-200 or 1e200, give the same CBAUC).
 
     Parameters
     ----------
     X : array-like of shape (n_samples, n_features)
         Training features (the data the classifier was fitted on).
     y : array-like of shape (n_samples,)
-        Two class labels; the second of the sorted labels is the positive
-        class ("class 2" of the paper, expected to score higher).
+        Two class labels; the positive class ("class 2" of the paper,
+        expected to score higher) is ``pos_label``.
     coef : array-like of shape (n_features,) or (1, n_features)
         Weights ``w`` of the linear classifier, e.g. ``LogisticRegression
         .coef_``.
@@ -62,6 +64,8 @@ def bayesian_auc(X, y, coef, *, prior_mean=0.0, prior_scale=None, nu=0.5,
         Degrees of freedom of the inverse-Wishart prior; None means
         ``n_features + 2`` (the paper's choice). Must exceed
         ``n_features - 1``.
+    pos_label : label, default=None
+        The positive class; default the second of the sorted labels.
 
     Returns
     -------
@@ -82,7 +86,7 @@ def bayesian_auc(X, y, coef, *, prior_mean=0.0, prior_scale=None, nu=0.5,
     0.9276
     """
     X = check_array(X, dtype=np.float64, input_name="X")
-    positive, _ = check_binary_labels(y, name="y")
+    positive, _ = check_binary_labels(y, name="y", pos_label=pos_label)
     if positive.size != X.shape[0]:
         raise ValueError(
             f"X has {X.shape[0]} rows but y has {positive.size} labels."
@@ -136,7 +140,7 @@ def _check_coef(coef, n_features):
         raise ValueError("coef contains NaN or infinity.")
     if not np.any(coef):
         raise ValueError("coef is all zero: the classifier ranks nothing.")
-    return coef
+    return coef / np.max(np.abs(coef))  # CBAUC depends on the direction only
 
 
 def _per_class(value, n_features, name):

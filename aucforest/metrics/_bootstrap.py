@@ -8,17 +8,20 @@ References
 .. [2] B. Efron, R. Tibshirani, "Improvements on cross-validation: the .632+
    bootstrap method", JASA 92 (1997) 548-560.
 """
+import numbers
 import warnings
+from collections import Counter
 from typing import NamedTuple
 
 import numpy as np
 from joblib import Parallel, delayed
 from sklearn.base import clone
+from sklearn.exceptions import FitFailedWarning
 from sklearn.utils import check_consistent_length, check_random_state
 from sklearn.utils import _safe_indexing
 
 from ._auc import mann_whitney_auc, multiclass_auc
-from ._validation import check_labels
+from ._validation import check_labels, plain
 
 NO_INFORMATION_AUC = 0.5
 """gamma_AUC of eq. 19: the AUC of a rule that ignores the features."""
@@ -43,9 +46,12 @@ class BootstrapAUCResult(NamedTuple):
         (0: no overfitting, .632+ = .632; 1: out-of-bag AUC at chance level,
         .632+ = 0.5).
     replicate_aucs : ndarray of shape (n_bootstraps,)
-        Out-of-bag AUC of each replicate; NaN for discarded replicates.
+        Out-of-bag AUC of each replicate; NaN for discarded replicates
+        (``error_score`` for failed ones).
     n_used : int
         Number of replicates that entered ``loo_bootstrap``.
+    n_failed : int
+        Number of replicates whose fit or scoring raised an exception.
     """
 
     apparent: float
@@ -55,10 +61,11 @@ class BootstrapAUCResult(NamedTuple):
     overfitting_rate: float
     replicate_aucs: np.ndarray
     n_used: int
+    n_failed: int
 
 
 def bootstrap_auc(estimator, X, y, n_bootstraps=100, *, stratify=False,
-                  n_jobs=None, random_state=None):
+                  error_score=np.nan, n_jobs=None, random_state=None):
     """Apparent, leave-one-out bootstrap, .632 and .632+ AUC of a classifier.
 
     A clone of ``estimator`` is fitted on all data (apparent AUC) and on each
@@ -85,6 +92,13 @@ def bootstrap_auc(estimator, X, y, n_bootstraps=100, *, stratify=False,
     replicates kept; ``stratify=True`` resamples each class separately, which
     keeps every class in every training sample (use it when a class is small).
 
+    A replicate whose fit (or scoring) raises an exception follows
+    scikit-learn's ``error_score`` convention: by default it is discarded
+    like the replicates above and counted in ``n_failed``, with one
+    ``FitFailedWarning`` giving the count and the errors; with
+    ``error_score="raise"`` the exception propagates. The fit on all data
+    (the apparent AUC) always raises.
+
     Parameters
     ----------
     estimator : classifier
@@ -98,6 +112,11 @@ def bootstrap_auc(estimator, X, y, n_bootstraps=100, *, stratify=False,
         Number of bootstrap replicates B.
     stratify : bool, default=False
         Resample within each class, keeping the class sizes.
+    error_score : "raise" or float, default=np.nan
+        AUC given to a replicate whose fit or scoring raises: NaN discards
+        it, a number enters ``loo_bootstrap`` as that replicate's AUC,
+        "raise" re-raises the error (as in scikit-learn's
+        ``cross_validate``).
     n_jobs : int, default=None
         Replicates fitted in parallel by joblib (None means 1).
     random_state : int, RandomState or None, default=None
@@ -108,14 +127,22 @@ def bootstrap_auc(estimator, X, y, n_bootstraps=100, *, stratify=False,
     -------
     BootstrapAUCResult
         Named fields ``apparent``, ``loo_bootstrap``, ``b632``,
-        ``b632_plus``, ``overfitting_rate``, ``replicate_aucs``, ``n_used``.
+        ``b632_plus``, ``overfitting_rate``, ``replicate_aucs``, ``n_used``,
+        ``n_failed``.
+
+    Warns
+    -----
+    FitFailedWarning
+        Once, when some replicates failed and ``error_score`` is not
+        "raise".
 
     Raises
     ------
     ValueError
         If the estimator has neither ``predict_proba`` nor
         ``decision_function``, ``y`` holds fewer than two classes,
-        ``n_bootstraps < 1``, or no replicate could be scored.
+        ``n_bootstraps < 1``, ``error_score`` is neither "raise" nor a
+        number, or no replicate could be scored.
 
     Examples
     --------
@@ -135,7 +162,11 @@ def bootstrap_auc(estimator, X, y, n_bootstraps=100, *, stratify=False,
             "decision_function, so it cannot be scored by AUC."
         )
     if int(n_bootstraps) != n_bootstraps or n_bootstraps < 1:
-        raise ValueError(f"n_bootstraps must be a positive integer, got {n_bootstraps!r}.")
+        raise ValueError(f"n_bootstraps must be a positive integer, got {plain(n_bootstraps)}.")
+    if not _is_error_score(error_score):
+        raise ValueError(
+            f"error_score must be 'raise' or a number, got {plain(error_score)}."
+        )
     y = check_labels(y, name="y")
     check_consistent_length(X, y)
     classes = np.unique(y)
@@ -145,19 +176,20 @@ def bootstrap_auc(estimator, X, y, n_bootstraps=100, *, stratify=False,
                               np.arange(y.size), classes)
     draws = _draw_replicates(y, int(n_bootstraps), stratify,
                              check_random_state(random_state))
-    replicate_aucs = np.array(
-        Parallel(n_jobs=n_jobs)(
-            delayed(_fit_and_score)(estimator, X, y, train, oob, classes)
-            for train, oob in draws
-        ),
-        dtype=float,
+    outcomes = Parallel(n_jobs=n_jobs)(
+        delayed(_replicate)(estimator, X, y, train, oob, classes, error_score)
+        for train, oob in draws
     )
+    replicate_aucs = np.array([value for value, _ in outcomes], dtype=float)
+    errors = [error for _, error in outcomes if error is not None]
+    if errors:
+        _warn_failed(errors, len(draws), error_score)
     used = np.isfinite(replicate_aucs)
     if not used.any():
         raise ValueError(
             "No bootstrap replicate could be scored: every replicate missed a "
-            "class in its training or left-out sample. Try stratify=True or "
-            "more data."
+            "class in its training or left-out sample, or failed. Try "
+            "stratify=True or more data."
         )
     loo = float(replicate_aucs[used].mean())
     b632_plus, rate = combine_632_plus(apparent, loo)
@@ -169,6 +201,7 @@ def bootstrap_auc(estimator, X, y, n_bootstraps=100, *, stratify=False,
         overfitting_rate=rate,
         replicate_aucs=replicate_aucs,
         n_used=int(used.sum()),
+        n_failed=len(errors),
     )
 
 
@@ -221,6 +254,40 @@ def _draw_replicates(y, n_bootstraps, stratify, rng):
         in_bag[train] = True
         draws.append((train, np.flatnonzero(~in_bag)))
     return draws
+
+
+def _replicate(estimator, X, y, train, test, classes, error_score):
+    """``(auc, error)`` of one replicate: ``error`` is the text of the
+    exception its fit or scoring raised (then ``auc`` is ``error_score``),
+    None when it ran."""
+    try:
+        return _fit_and_score(estimator, X, y, train, test, classes), None
+    except Exception as error:
+        if isinstance(error_score, str):  # "raise"
+            raise
+        return float(error_score), f"{type(error).__name__}: {error}"
+
+
+def _is_error_score(value):
+    if isinstance(value, str):
+        return value == "raise"
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def _warn_failed(errors, n_bootstraps, error_score):
+    """One FitFailedWarning with the number of failed replicates and their errors."""
+    counts = Counter(errors).most_common(3)
+    listed = "; ".join(f"{n} x {message}" for n, message in counts)
+    more = "; ..." if len(Counter(errors)) > 3 else ""
+    fate = "were left out of" if np.isnan(error_score) else \
+        f"entered with AUC {plain(float(error_score))} into"
+    warnings.warn(
+        f"{len(errors)} of {n_bootstraps} bootstrap replicates failed to fit or "
+        f"score and {fate} the estimate ({listed}{more}). Set "
+        "error_score='raise' to see the traceback.",
+        FitFailedWarning,
+        stacklevel=3,
+    )
 
 
 def _fit_and_score(estimator, X, y, train, test, classes):

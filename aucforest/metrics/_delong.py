@@ -18,6 +18,9 @@ from ._validation import (
     check_binary_labels,
     check_min_class_size,
     check_scores,
+    check_weights,
+    plain,
+    scored_rows,
 )
 
 
@@ -60,7 +63,8 @@ class DeLongTest(NamedTuple):
     std_error: float
 
 
-def auc_ci(y_true, y_score, confidence=0.95):
+def auc_ci(y_true, y_score, confidence=0.95, *, sample_weight=None,
+           pos_label=None):
     """DeLong's confidence interval for the AUC.
 
     ``auc +/- z_{(1+confidence)/2} * sqrt(V)``, clipped to [0, 1], where ``V``
@@ -68,25 +72,46 @@ def auc_ci(y_true, y_score, confidence=0.95):
     O(n log n) midrank algorithm of Sun & Xu [2]_ (their eq. for
     ``V10 = (Tz - Tx)/n`` and ``V01 = 1 - (Tz - Ty)/m``).
 
+    Cases whose score is NaN (e.g. a forest's ``oob_decision_function_[:,
+    1]`` for cases that every tree drew) are left out, with one warning.
+
     Parameters
     ----------
     y_true : array-like of shape (n_samples,)
-        Two class labels; the second of the sorted labels is positive.
+        Two class labels.
     y_score : array-like of shape (n_samples,)
-        Scores, larger meaning "more positive".
+        Scores, larger meaning "more positive"; NaN for a case without a
+        score.
     confidence : float, default=0.95
         Coverage of the interval, in (0, 1).
+    sample_weight : array-like of shape (n_samples,), default=None
+        Case counts (frequency weights): non-negative integers. The
+        interval is DeLong's on the data in which case ``i`` appears
+        ``w_i`` times: structural components ``V10_i`` (the weighted share
+        of negatives below positive ``i``, ties one half) and ``V01_j``,
+        ``S10 = sum_i w_i (V10_i - AUC)^2 / (m - 1)`` with ``m = sum`` of the
+        positives' counts, ``S01`` alike, ``V = S10/m + S01/n``. Non-integer
+        (importance) weights raise ``ValueError``: DeLong's variance has no
+        published form for them, and it would depend on the weights' scale.
+    pos_label : label, default=None
+        The positive class; default the second of the sorted labels.
 
     Returns
     -------
     AUCInterval
         Named fields ``auc``, ``low``, ``high``.
 
+    Warns
+    -----
+    UserWarning
+        When cases without a score (NaN) are left out.
+
     Raises
     ------
     ValueError
-        If a class has fewer than two cases (DeLong's variance is then
-        undefined), or on invalid labels, scores or ``confidence``.
+        If a class has fewer than two cases (counting weights; DeLong's
+        variance is then undefined), on non-integer weights, or on invalid
+        labels, scores or ``confidence``.
 
     Examples
     --------
@@ -95,20 +120,80 @@ def auc_ci(y_true, y_score, confidence=0.95):
     (0.8889, 0.5809, 1.0)
     """
     if not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence must lie in (0, 1), got {confidence!r}.")
-    positive, _ = check_binary_labels(y_true)
-    y_score = check_scores(y_score, positive.size)
-    check_min_class_size(positive, 2, "DeLong's variance")
-    aucs, covariance = delong_covariance(positive, y_score[:, None])
-    half_width = norm.ppf(0.5 + confidence / 2.0) * np.sqrt(covariance[0, 0])
+        raise ValueError(f"confidence must lie in (0, 1), got {plain(confidence)}.")
+    positive, _ = check_binary_labels(y_true, pos_label=pos_label)
+    y_score = check_scores(y_score, positive.size, allow_nan=True)
+    weight = None if sample_weight is None else _check_counts(sample_weight, positive)
+    scored = scored_rows(y_score)
+    positive, y_score = positive[scored], y_score[scored]
+    if weight is None:
+        check_min_class_size(positive, 2, "DeLong's variance")
+        aucs, covariance = delong_covariance(positive, y_score[:, None])
+        value, variance = aucs[0], covariance[0, 0]
+    else:
+        value, variance = weighted_delong(positive, y_score, weight[scored])
+    half_width = norm.ppf(0.5 + confidence / 2.0) * np.sqrt(variance)
     return AUCInterval(
-        auc=float(aucs[0]),
-        low=float(max(aucs[0] - half_width, 0.0)),
-        high=float(min(aucs[0] + half_width, 1.0)),
+        auc=float(value),
+        low=float(max(value - half_width, 0.0)),
+        high=float(min(value + half_width, 1.0)),
     )
 
 
-def auc_test(y_true, score_a, score_b, alternative="two-sided"):
+def weighted_delong(positive, score, count):
+    """AUC and DeLong's variance with case counts (frequency weights).
+
+    Equal to :func:`delong_covariance` on the data with case ``i``
+    repeated ``count[i]`` times, in O(n log n) without repeating.
+
+    Parameters
+    ----------
+    positive : ndarray of bool, shape (n_samples,)
+    score : ndarray of float, shape (n_samples,)
+    count : ndarray of float, shape (n_samples,)
+        Non-negative integer counts.
+
+    Returns
+    -------
+    auc, variance : float
+
+    Raises
+    ------
+    ValueError
+        If a class has a total count below two.
+    """
+    count_pos = np.where(positive, count, 0.0)
+    count_neg = count - count_pos
+    m, n = count_pos.sum(), count_neg.sum()
+    if min(m, n) < 2:
+        which = "positive" if m < n else "negative"
+        raise ValueError(
+            f"DeLong's variance needs a total count of at least 2 in each class; "
+            f"the {which} class has {min(m, n):g}."
+        )
+    distinct, slot = np.unique(score, return_inverse=True)
+    neg_at = np.bincount(slot, weights=count_neg, minlength=distinct.size)
+    pos_at = np.bincount(slot, weights=count_pos, minlength=distinct.size)
+    v10 = ((np.cumsum(neg_at) - neg_at) + 0.5 * neg_at)[slot] / n
+    v01 = ((m - np.cumsum(pos_at)) + 0.5 * pos_at)[slot] / m
+    value = np.dot(count_pos, v10) / m
+    s10 = np.dot(count_pos, (v10 - value) ** 2) / (m - 1)
+    s01 = np.dot(count_neg, (v01 - value) ** 2) / (n - 1)
+    return float(value), float(s10 / m + s01 / n)
+
+
+def _check_counts(sample_weight, y_true):
+    weight = check_weights(sample_weight, y_true)
+    if not np.all(weight == np.round(weight)):
+        raise ValueError(
+            "auc_ci takes sample_weight as case counts (non-negative integers): "
+            "DeLong's variance with non-integer weights is not a published "
+            "estimator. auc() gives the AUC with such weights."
+        )
+    return weight
+
+
+def auc_test(y_true, score_a, score_b, alternative="two-sided", *, pos_label=None):
     """DeLong's test for two correlated AUCs measured on the same cases.
 
     ``z = (A_a - A_b) / sqrt(V_aa + V_bb - 2 V_ab)`` with DeLong's covariance
@@ -118,11 +203,13 @@ def auc_test(y_true, score_a, score_b, alternative="two-sided"):
     Parameters
     ----------
     y_true : array-like of shape (n_samples,)
-        Two class labels; the second of the sorted labels is positive.
+        Two class labels; the positive class is ``pos_label``.
     score_a, score_b : array-like of shape (n_samples,)
         Scores of the two classifiers on the same cases.
     alternative : {"two-sided", "greater", "less"}, default="two-sided"
         "greater" tests ``auc_a > auc_b``.
+    pos_label : label, default=None
+        The positive class; default the second of the sorted labels.
 
     Returns
     -------
@@ -146,9 +233,9 @@ def auc_test(y_true, score_a, score_b, alternative="two-sided"):
     if alternative not in ("two-sided", "greater", "less"):
         raise ValueError(
             "alternative must be 'two-sided', 'greater' or 'less', got "
-            f"{alternative!r}."
+            f"{plain(alternative)}."
         )
-    positive, _ = check_binary_labels(y_true)
+    positive, _ = check_binary_labels(y_true, pos_label=pos_label)
     score_a = check_scores(score_a, positive.size, name="score_a")
     score_b = check_scores(score_b, positive.size, name="score_b")
     check_min_class_size(positive, 2, "DeLong's test")

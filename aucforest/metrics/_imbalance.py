@@ -2,7 +2,9 @@
 
 The report gives, for K classes, what randomForestSRC's
 ``get.imbalanced.performance`` gives for two: recall, precision, G-mean,
-balanced accuracy, AUC, PR-AUC and the Brier score.
+balanced accuracy, AUC, PR-AUC and the Brier score; ``oob_imbalance_report``
+gives it from a fitted forest's out-of-bag predictions, as that function
+does.
 
 References
 ----------
@@ -12,6 +14,7 @@ References
 .. [2] D. J. Hand, R. J. Till, Machine Learning 45 (2001) 171-186
    (papers/multiclass-roc-auc-method.txt).
 """
+import numbers
 import warnings
 from typing import NamedTuple
 
@@ -25,16 +28,42 @@ from sklearn.metrics import (
     recall_score,
 )
 from sklearn.utils import check_consistent_length
+from sklearn.utils.validation import check_is_fitted
 
+from .._decision import decide, validate_decision
 from ._auc import mann_whitney_auc, multiclass_auc
 from ._validation import (
     check_known_labels,
     check_labels,
     check_score_matrix,
+    plain,
+    renamed_keywords,
+    scored_rows,
 )
 
-_TABLE_COLUMNS = ("support", "recall", "precision", "specificity", "gmean",
+_TABLE_COLUMNS = ("support", "recall", "precision", "specificity", "ovr_gmean",
                   "balanced_accuracy", "auc", "pr_auc", "brier")
+
+
+class PerClassTable(dict):
+    """The per-class columns of an :class:`ImbalanceReport` (a dict).
+
+    ``table["gmean"]``, the column's name before aucforest 0.2, still reads
+    ``table["ovr_gmean"]`` with a ``FutureWarning`` until 0.3.
+    """
+
+    def __missing__(self, key):
+        if key == "gmean":
+            warnings.warn(
+                "The per-class column 'gmean' was renamed to 'ovr_gmean' "
+                "(sqrt(recall * specificity), the class against the rest) in "
+                "aucforest 0.2 and will be removed in 0.3; the report's overall "
+                "G-mean is report.gmean.",
+                FutureWarning,
+                stacklevel=2,
+            )
+            return self["ovr_gmean"]
+        raise KeyError(key)
 
 
 class ImbalanceReport(NamedTuple):
@@ -46,8 +75,9 @@ class ImbalanceReport(NamedTuple):
         The class labels, in the column order of the probabilities.
     per_class : dict of str to ndarray
         One array of length ``n_classes`` per column: ``support`` (cases in
-        ``y_true``), ``recall``, ``precision``, ``specificity``, ``gmean``
-        (``sqrt(recall * specificity)``), ``balanced_accuracy``
+        ``y_true``), ``recall``, ``precision``, ``specificity``,
+        ``ovr_gmean`` (``sqrt(recall * specificity)``, the G-mean of the
+        class against the rest; called ``gmean`` before 0.2), ``balanced_accuracy``
         (``(recall + specificity)/2``), ``auc`` and ``pr_auc`` (average
         precision) of the class's probability column against the rest, and
         ``brier`` (of that column against the class indicator). Classes
@@ -71,9 +101,9 @@ class ImbalanceReport(NamedTuple):
     brier : float
         Brier score: mean squared error of the positive-class probability
         for two classes, ``mean(sum_k (p_k - 1[y = k])^2)`` for more.
-    decision : str
-        The rule that turned probabilities into labels ("rfq", "argmax" or
-        "given" when ``y_pred`` was passed).
+    decision : str or float
+        The rule that turned probabilities into labels ("rfq", "argmax", a
+        threshold, or "given" when ``y_pred`` was passed).
     """
 
     classes: np.ndarray
@@ -85,7 +115,7 @@ class ImbalanceReport(NamedTuple):
     auc: float
     pr_auc: float
     brier: float
-    decision: str
+    decision: object
 
     def __str__(self):
         widths = [max(len(name), 7) + 2 for name in _TABLE_COLUMNS]
@@ -147,35 +177,47 @@ def gmean_score(y_true, y_pred, *, labels=None):
     return _geometric_mean(recalls)
 
 
-def imbalance_report(y_true, proba, classes, *, y_pred=None, decision="rfq",
-                     priors=None):
+@renamed_keywords("0.2", "0.3", proba="y_proba", classes="labels")
+def imbalance_report(y_true, y_proba, labels=None, *, y_pred=None,
+                     decision="rfq", priors=None):
     """Per-class and overall performance for imbalanced classes.
 
-    Labels are predicted from ``proba`` by the ``decision`` rule unless
-    ``y_pred`` is given:
+    Labels are predicted from ``y_proba`` by the ``decision`` rule, the same
+    rules as ``AUCForestClassifier(decision=...)``, unless ``y_pred`` is
+    given:
 
-    * ``"rfq"``: ``argmax_k proba_k / pi_k`` (the quantile rule of RFQ [1]_,
-      extended to K classes; for two classes ``p_min >= pi_min``), a tie going
-      to the class with the smaller ``pi_k``;
-    * ``"argmax"``: ``argmax_k proba_k``.
+    * ``"rfq"``: ``argmax_k p_k / pi_k`` (the quantile rule of RFQ [1]_,
+      extended to K classes; for two classes ``p_min >= pi_min``), a tie
+      going to the class with the smaller ``pi_k``;
+    * ``"argmax"``: ``argmax_k p_k``;
+    * a float ``t`` in (0, 1), two classes only: ``labels[1]`` where
+      ``p_1 >= t``.
 
     ``pi_k`` are ``priors``, by default the class frequencies of ``y_true``
-    (as randomForestSRC does for out-of-bag predictions). When you evaluate
-    on a test set, pass the training frequencies.
+    (all its rows; as randomForestSRC does for out-of-bag predictions). When
+    you evaluate on a test set, pass the training frequencies (a fitted
+    forest's ``class_prior_``).
+
+    Rows of ``y_proba`` that are all NaN (cases without a prediction, as in
+    a forest's ``oob_decision_function_``) are left out with one warning;
+    :func:`oob_imbalance_report` does this for a fitted forest.
 
     Parameters
     ----------
     y_true : array-like of shape (n_samples,)
-        True labels, each one of ``classes``.
-    proba : array-like of shape (n_samples, n_classes)
-        Class probabilities, column ``k`` for ``classes[k]``.
-    classes : array-like of shape (n_classes,)
-        The labels of the columns (e.g. a fitted ``classes_``).
+        True labels, each one of ``labels``.
+    y_proba : array-like of shape (n_samples, n_classes)
+        Class probabilities, column ``k`` for ``labels[k]``; a row of NaN
+        for a case without a prediction. (Called ``proba`` before 0.2.)
+    labels : array-like of shape (n_classes,), default=None
+        The labels of the columns (e.g. a fitted ``classes_``); default the
+        sorted labels of ``y_true``. (Called ``classes`` before 0.2.)
     y_pred : array-like of shape (n_samples,), default=None
         Predicted labels; overrides ``decision``.
-    decision : {"rfq", "argmax"}, default="rfq"
+    decision : {"rfq", "argmax"} or float in (0, 1), default="rfq"
     priors : array-like of shape (n_classes,), default=None
-        ``pi_k`` for the RFQ rule; positive.
+        ``pi_k`` for the RFQ rule: non-negative, not all zero; normalised to
+        sum to one.
 
     Returns
     -------
@@ -184,86 +226,189 @@ def imbalance_report(y_true, proba, classes, *, y_pred=None, decision="rfq",
         ``gmean``, ``balanced_accuracy``, ``auc``, ``pr_auc``, ``brier``,
         ``decision``; ``print(report)`` shows a table.
 
+    Warns
+    -----
+    UserWarning
+        When rows without a prediction (NaN) are left out.
+
     Raises
     ------
     ValueError
-        If ``proba`` does not have one row per label and one column per
-        class, ``y_true`` or ``y_pred`` holds a label outside ``classes``,
-        fewer than two classes occur in ``y_true``, or on a bad ``decision``
-        or ``priors``.
+        If ``y_proba`` does not have one row per label and one column per
+        class, has NaN in part of a row, ``y_true`` or ``y_pred`` holds a
+        label outside ``labels``, fewer than two classes occur in the rows
+        kept, or on a bad ``decision`` or ``priors``.
 
     Examples
     --------
     >>> y = [0, 0, 0, 0, 0, 0, 1, 1]
     >>> p1 = [0.1, 0.2, 0.3, 0.1, 0.4, 0.2, 0.35, 0.6]
-    >>> report = imbalance_report(y, [[1 - q, q] for q in p1], [0, 1])
-    >>> round(report.gmean, 4), round(report.auc, 4)  # RFQ calls p1 > 0.25 positive
+    >>> report = imbalance_report(y, [[1 - q, q] for q in p1])
+    >>> round(report.gmean, 4), round(report.auc, 4)  # RFQ calls p1 >= 0.25 positive
     (0.8165, 0.9167)
     """
-    classes = np.asarray(classes)
+    return _report(y_true, y_proba, labels, y_pred, decision, priors)
+
+
+def oob_imbalance_report(forest, y=None, *, decision=None):
+    """Out-of-bag imbalance report of a fitted forest.
+
+    What randomForestSRC's ``get.imbalanced.performance`` gives for a forest:
+    :func:`imbalance_report` of the training labels ``y`` against the
+    forest's ``oob_decision_function_``, with the forest's own ``decision``
+    rule and class priors (``class_prior_``, the ``pi_k`` the trees were
+    trained under). Cases that every tree drew have no out-of-bag
+    prediction; they are left out with one warning.
+
+    Parameters
+    ----------
+    forest : fitted classifier with ``oob_decision_function_``
+        An ``AUCForestClassifier`` fitted with ``oob_score=True``. Another
+        forest with ``oob_decision_function_`` and ``classes_`` works too;
+        without ``class_prior_`` the priors are the frequencies of ``y``,
+        without ``decision`` the rule is "rfq".
+    y : array-like of shape (n_samples,), default=None
+        The labels the forest was fitted on. None takes them from the
+        forest, when it keeps them (``oob_labels_``, the indices into
+        ``classes_`` of the training labels).
+    decision : {"rfq", "argmax"}, float or None, default=None
+        Rule turning probabilities into labels; None means the forest's.
+
+    Returns
+    -------
+    ImbalanceReport
+
+    Raises
+    ------
+    sklearn.exceptions.NotFittedError
+        If the forest is not fitted.
+    ValueError
+        If the forest has no out-of-bag predictions (fit it with
+        ``oob_score=True``), ``y`` does not have one label per training
+        case, or ``y`` is None and the forest does not keep its labels.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> from aucforest import AUCForestClassifier
+    >>> X, y = make_classification(200, weights=[0.9], random_state=0)
+    >>> forest = AUCForestClassifier(50, oob_score=True, random_state=0).fit(X, y)
+    >>> report = oob_imbalance_report(forest, y)
+    >>> report.decision, bool(abs(report.auc - forest.oob_score_) < 1e-12)
+    ('rfq', True)
+    """
+    check_is_fitted(forest)
+    proba = getattr(forest, "oob_decision_function_", None)
+    if proba is None:
+        raise ValueError(
+            f"{type(forest).__name__} has no out-of-bag predictions "
+            "(oob_decision_function_): fit it with oob_score=True."
+        )
+    if y is None:
+        y = _training_labels(forest)
+    if np.shape(y)[:1] != np.shape(proba)[:1]:
+        raise ValueError(
+            f"y has {np.shape(y)[0] if np.ndim(y) else 0} labels but the forest "
+            f"has out-of-bag predictions for {np.shape(proba)[0]} training cases; "
+            "pass the labels the forest was fitted on."
+        )
+    if decision is None:
+        decision = getattr(forest, "decision", "rfq")
+    return _report(y, proba, forest.classes_, None, decision,
+                   getattr(forest, "class_prior_", None), stacklevel=4)
+
+
+def _training_labels(forest):
+    """The labels a forest was fitted on, from its ``oob_labels_``."""
+    encoded = getattr(forest, "oob_labels_", None)
+    if encoded is None:
+        raise ValueError(
+            f"This {type(forest).__name__} does not keep its training labels "
+            "(oob_labels_): pass them as y."
+        )
+    return np.asarray(forest.classes_)[np.asarray(encoded)]
+
+
+def _report(y_true, y_proba, labels, y_pred, decision, priors, stacklevel=5):
+    """imbalance_report's work (``stacklevel`` points the NaN-row warning at the
+    user's call)."""
     y_true = check_labels(y_true)
-    check_known_labels(y_true, classes, "y_true")
-    proba = check_score_matrix(proba, y_true.size, classes.size, name="proba")
+    labels = np.unique(y_true) if labels is None else np.asarray(labels)
+    if np.unique(labels).size != labels.size:
+        raise ValueError("labels must not repeat a class.")
+    check_known_labels(y_true, labels, "y_true")
+    y_proba = check_score_matrix(y_proba, y_true.size, labels.size,
+                                 name="y_proba", allow_nan=True)
+    if y_pred is not None:
+        y_pred = check_labels(y_pred, name="y_pred")
+        check_consistent_length(y_true, y_pred)
+        check_known_labels(y_pred, labels, "y_pred")
+    decision = _check_decision(decision, labels.size)
+    priors = _check_priors(priors, y_true, labels)
+    scored = scored_rows(y_proba, "y_proba", stacklevel=stacklevel)
+    y_true, y_proba = y_true[scored], y_proba[scored]
     if np.unique(y_true).size < 2:
-        raise ValueError("y_true must hold at least two classes.")
-    y_pred, decision = _predicted_labels(y_true, proba, classes, y_pred,
-                                         decision, priors)
-    present = np.isin(classes, y_true)
-    per_class = _per_class_table(y_true, y_pred, proba, classes, present)
-    overall_recall = recall_score(y_true, y_pred, labels=classes[present],
+        raise ValueError("y_true must hold at least two classes (in the rows "
+                         "with probabilities).")
+    if y_pred is None:
+        y_pred = labels[decide(y_proba, priors, decision)]
+    else:
+        y_pred, decision = y_pred[scored], "given"
+    present = np.isin(labels, y_true)
+    per_class = _per_class_table(y_true, y_pred, y_proba, labels, present)
+    overall_recall = recall_score(y_true, y_pred, labels=labels[present],
                                   average=None, zero_division=0.0)
     return ImbalanceReport(
-        classes=classes,
+        classes=labels,
         per_class=per_class,
         recall=float(np.mean(overall_recall)),
         precision=float(np.nanmean(per_class["precision"])),
         gmean=_geometric_mean(overall_recall),
         balanced_accuracy=float(balanced_accuracy_score(y_true, y_pred)),
-        auc=_overall_auc(y_true, proba, classes, present),
-        pr_auc=_overall_pr_auc(y_true, proba, classes, per_class),
-        brier=float(brier_score_loss(y_true, proba, labels=classes)),
+        auc=_overall_auc(y_true, y_proba, labels, present),
+        pr_auc=_overall_pr_auc(y_true, y_proba, labels, per_class),
+        brier=float(brier_score_loss(y_true, y_proba, labels=labels)),
         decision=decision,
     )
 
 
-def rfq_predict(proba, classes, priors):
-    """Labels by the quantile rule ``argmax_k proba_k / priors_k``.
-
-    Ties go to the class with the smaller prior (then the earlier column).
-    """
-    order = np.argsort(priors, kind="stable")
-    ratios = proba[:, order] / priors[order]
-    return classes[order[np.argmax(ratios, axis=1)]]
-
-
-def _predicted_labels(y_true, proba, classes, y_pred, decision, priors):
-    if y_pred is not None:
-        y_pred = check_labels(y_pred, name="y_pred")
-        check_consistent_length(y_true, y_pred)
-        check_known_labels(y_pred, classes, "y_pred")
-        return y_pred, "given"
-    if decision == "argmax":
-        return classes[np.argmax(proba, axis=1)], decision
-    if decision == "rfq":
-        return rfq_predict(proba, classes, _check_priors(priors, y_true, classes)), decision
-    raise ValueError(f"decision must be 'rfq' or 'argmax', got {decision!r}.")
+def _check_decision(decision, n_classes):
+    """The decision values AUCForestClassifier accepts (see aucforest._decision);
+    a threshold comes back as a Python float."""
+    if isinstance(decision, str):
+        if decision not in ("rfq", "argmax"):
+            raise ValueError(
+                "decision must be 'rfq', 'argmax' or a threshold in (0, 1), "
+                f"got {plain(decision)}."
+            )
+        return decision
+    if (isinstance(decision, bool) or not isinstance(decision, numbers.Real)
+            or not 0.0 < decision < 1.0):
+        raise ValueError(
+            "decision must be 'rfq', 'argmax' or a threshold in (0, 1), got "
+            f"{plain(decision)}."
+        )
+    decision = float(decision)
+    validate_decision(decision, n_classes)
+    return decision
 
 
 def _check_priors(priors, y_true, classes):
+    """Priors summing to one; a class with prior 0 is never predicted by RFQ."""
     if priors is None:
-        priors = np.array([np.mean(y_true == c) for c in classes])
-        priors[priors == 0] = np.inf  # a class absent from y_true is never favoured
-        return priors
+        return np.array([np.mean(y_true == c) for c in classes])
     priors = np.asarray(priors, dtype=float)
-    if priors.shape != classes.shape or not np.all(priors > 0) or not np.all(np.isfinite(priors)):
+    if (priors.shape != classes.shape or not np.all(np.isfinite(priors))
+            or np.any(priors < 0) or not priors.sum() > 0):
         raise ValueError(
-            f"priors must hold {classes.size} positive finite values, one per class."
+            f"priors must hold {classes.size} non-negative finite values, one "
+            "per class, not all zero."
         )
-    return priors
+    return priors / priors.sum()
 
 
 def _per_class_table(y_true, y_pred, proba, classes, present):
-    table = {name: np.full(classes.size, np.nan) for name in _TABLE_COLUMNS}
+    table = PerClassTable({name: np.full(classes.size, np.nan) for name in _TABLE_COLUMNS})
     table["support"] = np.array([np.sum(y_true == c) for c in classes], dtype=float)
     table["precision"] = np.where(present, precision_score(
         y_true, y_pred, labels=classes, average=None, zero_division=0.0), np.nan)
@@ -273,7 +418,7 @@ def _per_class_table(y_true, y_pred, proba, classes, present):
         specificity = np.mean(~called_k[~is_k])
         table["recall"][k] = recall
         table["specificity"][k] = specificity
-        table["gmean"][k] = np.sqrt(recall * specificity)
+        table["ovr_gmean"][k] = np.sqrt(recall * specificity)
         table["balanced_accuracy"][k] = (recall + specificity) / 2.0
         table["auc"][k] = mann_whitney_auc(is_k, proba[:, k])
         table["pr_auc"][k] = average_precision_score(is_k, proba[:, k])

@@ -17,7 +17,8 @@ def plot_roc(y_true, y_score, *, labels=None, multiclass="ovr",
     """Plot empirical ROC curves, each labelled with its AUC and DeLong interval.
 
     Binary ``y_true`` with 1-d ``y_score`` (or a two-column probability
-    matrix) gives one curve. With more classes ``y_score`` is an
+    matrix) gives one curve, with ``labels[1]`` as the positive class; the
+    legend's title names it. With more classes ``y_score`` is an
     (n_samples, n_classes) matrix and ``multiclass`` chooses the curves:
 
     * ``"ovr"``: one curve per class ``k``, column ``k`` of class ``k``
@@ -72,7 +73,8 @@ def plot_roc(y_true, y_score, *, labels=None, multiclass="ovr",
     ax.plot([0, 1], [0, 1], linestyle=":", color="grey", linewidth=1)
     ax.set(xlabel="False positive rate", ylabel="True positive rate",
            xlim=(0, 1), ylim=(0, 1.01), aspect="equal")
-    ax.legend(loc="lower right", fontsize="small")
+    title = f"positive class: {labels[1]}" if labels.size == 2 else None
+    ax.legend(loc="lower right", fontsize="small", title=title, title_fontsize="small")
     return ax
 
 

@@ -11,7 +11,7 @@ from typing import NamedTuple
 import numpy as np
 from sklearn.metrics import roc_curve as _sklearn_roc_curve
 
-from ._validation import check_binary_labels, check_scores, check_weights
+from ._validation import check_binary_labels, check_scores, check_weights, plain
 
 
 class ROCCurve(NamedTuple):
@@ -54,7 +54,7 @@ class ThresholdResult(NamedTuple):
     cost: float
 
 
-def roc_curve(y_true, y_score, sample_weight=None):
+def roc_curve(y_true, y_score, sample_weight=None, *, pos_label=None):
     """Empirical ROC curve, one point per distinct score.
 
     The curve starts at (0, 0) and ends at (1, 1). Tied scores of positive and
@@ -65,11 +65,13 @@ def roc_curve(y_true, y_score, sample_weight=None):
     Parameters
     ----------
     y_true : array-like of shape (n_samples,)
-        Two class labels; the second of the sorted labels is positive.
+        Two class labels; the positive class is ``pos_label``.
     y_score : array-like of shape (n_samples,)
         Scores, larger meaning "more positive".
     sample_weight : array-like of shape (n_samples,), default=None
-        Non-negative case weights.
+        Non-negative case weights (of any scale: only their ratios matter).
+    pos_label : label, default=None
+        The positive class; default the second of the sorted labels.
 
     Returns
     -------
@@ -82,9 +84,11 @@ def roc_curve(y_true, y_score, sample_weight=None):
     >>> curve.fpr.tolist(), curve.tpr.tolist()
     ([0.0, 0.0, 0.5, 1.0], [0.0, 0.5, 1.0, 1.0])
     """
-    positive, _ = check_binary_labels(y_true)
+    positive, _ = check_binary_labels(y_true, pos_label=pos_label)
     y_score = check_scores(y_score, positive.size)
     weight = check_weights(sample_weight, positive)
+    if weight.max() > 0:
+        weight = weight / weight.max()  # cumulative sums of 1e300 overflow
     fpr, tpr, thresholds = _sklearn_roc_curve(
         positive, y_score, sample_weight=weight, drop_intermediate=False
     )
@@ -92,7 +96,7 @@ def roc_curve(y_true, y_score, sample_weight=None):
 
 
 def optimal_threshold(y_true, y_score, cost_fn=1.0, cost_fp=1.0,
-                      method="empirical"):
+                      method="empirical", *, pos_label=None):
     """Threshold minimising the misclassification cost.
 
     Minimises ``cost_fn * (1 - sensitivity) + cost_fp * FPR`` over the
@@ -110,7 +114,7 @@ def optimal_threshold(y_true, y_score, cost_fn=1.0, cost_fp=1.0,
     Parameters
     ----------
     y_true : array-like of shape (n_samples,)
-        Two class labels; the second of the sorted labels is positive.
+        Two class labels; the positive class is ``pos_label``.
     y_score : array-like of shape (n_samples,)
         Scores, larger meaning "more positive"; ``score >= threshold`` is
         called positive.
@@ -119,6 +123,8 @@ def optimal_threshold(y_true, y_score, cost_fn=1.0, cost_fp=1.0,
     cost_fp : float, default=1.0
         Cost of a false positive.
     method : {"empirical", "binormal"}, default="empirical"
+    pos_label : label, default=None
+        The positive class; default the second of the sorted labels.
 
     Returns
     -------
@@ -139,18 +145,19 @@ def optimal_threshold(y_true, y_score, cost_fn=1.0, cost_fp=1.0,
     """
     cost_fn, cost_fp = _check_costs(cost_fn, cost_fp)
     if method == "empirical":
-        return _empirical_threshold(y_true, y_score, cost_fn, cost_fp)
+        return _empirical_threshold(y_true, y_score, cost_fn, cost_fp, pos_label)
     if method == "binormal":
         from ._binormal import binormal_threshold
 
-        return binormal_threshold(y_true, y_score, cost_fn, cost_fp)
+        return binormal_threshold(y_true, y_score, cost_fn, cost_fp,
+                                  pos_label=pos_label)
     raise ValueError(
-        f"method must be 'empirical' or 'binormal', got {method!r}."
+        f"method must be 'empirical' or 'binormal', got {plain(method)}."
     )
 
 
-def _empirical_threshold(y_true, y_score, cost_fn, cost_fp):
-    curve = roc_curve(y_true, y_score)
+def _empirical_threshold(y_true, y_score, cost_fn, cost_fp, pos_label):
+    curve = roc_curve(y_true, y_score, pos_label=pos_label)
     costs = cost_fn * (1.0 - curve.tpr) + cost_fp * curve.fpr
     best = _first_minimum(costs)
     return ThresholdResult(
@@ -172,6 +179,6 @@ def _check_costs(cost_fn, cost_fp):
     if not np.all(np.isfinite(costs)) or np.any(costs <= 0):
         raise ValueError(
             f"cost_fn and cost_fp must be positive and finite, got "
-            f"{cost_fn!r} and {cost_fp!r}."
+            f"{plain(cost_fn)} and {plain(cost_fp)}."
         )
     return float(costs[0]), float(costs[1])

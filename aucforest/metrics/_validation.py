@@ -4,6 +4,9 @@ Every public metric validates its arguments here, with scikit-learn's
 utilities, so that bad input fails with one clear ``ValueError`` that names
 the argument and the problem.
 """
+import functools
+import warnings
+
 import numpy as np
 from sklearn.utils import check_array, check_consistent_length, column_or_1d
 from sklearn.utils.multiclass import type_of_target
@@ -34,11 +37,11 @@ def check_labels(y_true, name="y_true"):
     return y_true
 
 
-def check_binary_labels(y_true, name="y_true"):
+def check_binary_labels(y_true, name="y_true", pos_label=None):
     """Return ``(positive, classes)`` for a target with exactly two classes.
 
-    The positive class is the second of the sorted labels (``classes[1]``),
-    as in scikit-learn.
+    The positive class is ``pos_label``, by default the second of the sorted
+    labels (``classes[1]``), as in scikit-learn.
 
     Returns
     -------
@@ -50,7 +53,8 @@ def check_binary_labels(y_true, name="y_true"):
     Raises
     ------
     ValueError
-        If ``y_true`` holds one class only, or more than two classes.
+        If ``y_true`` holds one class only, or more than two classes, or
+        ``pos_label`` is not one of them.
     """
     y_true = check_labels(y_true, name)
     classes = np.unique(y_true)
@@ -60,11 +64,21 @@ def check_binary_labels(y_true, name="y_true"):
             f"({_preview(classes)}); the AUC needs both a positive and a "
             "negative class."
         )
-    return y_true == classes[1], classes
+    if pos_label is None:
+        pos_label = classes[1]
+    elif not np.any(classes == pos_label):
+        raise ValueError(
+            f"pos_label={plain(pos_label)} is not one of the labels of {name}, "
+            f"{_preview(classes)}."
+        )
+    return y_true == pos_label, classes
 
 
-def check_scores(y_score, n_samples, name="y_score"):
+def check_scores(y_score, n_samples, name="y_score", allow_nan=False):
     """Return ``y_score`` as a finite 1-d float array of ``n_samples`` values.
+
+    With ``allow_nan=True`` NaN (a case without a score) is let through, for
+    :func:`scored_rows` to drop.
 
     Raises
     ------
@@ -73,7 +87,8 @@ def check_scores(y_score, n_samples, name="y_score"):
         ``n_samples``.
     """
     y_score = check_array(
-        y_score, ensure_2d=False, dtype="numeric", input_name=name
+        y_score, ensure_2d=False, dtype="numeric", input_name=name,
+        ensure_all_finite="allow-nan" if allow_nan else True,
     )
     if y_score.ndim != 1:
         raise ValueError(
@@ -89,8 +104,11 @@ def check_scores(y_score, n_samples, name="y_score"):
     return y_score.astype(np.float64, copy=False)
 
 
-def check_score_matrix(y_score, n_samples, n_columns, name="y_proba"):
+def check_score_matrix(y_score, n_samples, n_columns, name="y_proba",
+                       allow_nan=False):
     """Return ``y_score`` as a finite float array of shape (n_samples, n_columns).
+
+    With ``allow_nan=True`` NaN is let through, for :func:`scored_rows`.
 
     Raises
     ------
@@ -103,7 +121,8 @@ def check_score_matrix(y_score, n_samples, n_columns, name="y_proba"):
             f"{name} must be 2-d, one column per class ({n_columns} classes), "
             f"got shape {np.shape(y_score)}."
         )
-    y_score = check_array(y_score, dtype="numeric", input_name=name)
+    y_score = check_array(y_score, dtype="numeric", input_name=name,
+                          ensure_all_finite="allow-nan" if allow_nan else True)
     if y_score.shape[0] != n_samples:
         raise ValueError(
             f"{name} has {y_score.shape[0]} rows but y_true has {n_samples} "
@@ -116,6 +135,55 @@ def check_score_matrix(y_score, n_samples, n_columns, name="y_proba"):
             "k-th label."
         )
     return y_score.astype(np.float64, copy=False)
+
+
+def scored_rows(y_score, name="y_score", stacklevel=3):
+    """Mask of the rows that have a score; warn once about the others.
+
+    A row whose scores are all NaN has no score, as the rows of a forest's
+    ``oob_decision_function_`` for cases that every tree drew. Those rows
+    are dropped with one ``UserWarning``; a row with NaN in some columns
+    only is an error.
+
+    Parameters
+    ----------
+    y_score : ndarray of shape (n_samples,) or (n_samples, n_columns)
+        Validated scores that may hold NaN.
+    name : str
+        The argument's name, for messages.
+    stacklevel : int
+        Of the warning: 3 points at the caller of the function calling this.
+
+    Returns
+    -------
+    ndarray of bool, shape (n_samples,)
+        True for the rows to keep.
+
+    Raises
+    ------
+    ValueError
+        If a row is partly NaN, or no row has a score.
+    """
+    missing = np.isnan(y_score).reshape(y_score.shape[0], -1)
+    unscored = missing.all(axis=1)
+    partial = np.flatnonzero(missing.any(axis=1) & ~unscored)
+    if partial.size:
+        raise ValueError(
+            f"{name} has NaN in some but not all columns of {partial.size} "
+            f"rows (first: row {partial[0]}); only whole rows may be missing."
+        )
+    n_missing = int(unscored.sum())
+    if n_missing == unscored.size:
+        raise ValueError(f"Every row of {name} is NaN: no case has a score.")
+    if n_missing:
+        warnings.warn(
+            f"{n_missing} of {unscored.size} cases have no score in {name} "
+            "(NaN; in a forest's oob_decision_function_, the cases that every "
+            "tree drew) and are left out.",
+            UserWarning,
+            stacklevel=stacklevel,
+        )
+    return ~unscored
 
 
 def check_weights(sample_weight, y_true):
@@ -150,7 +218,42 @@ def check_min_class_size(positive, minimum, why):
         )
 
 
+def renamed_keywords(renamed_in, removed_in, **new_names):
+    """Decorator: accept the old keyword names of renamed arguments, with a
+    ``FutureWarning`` (scikit-learn's deprecation style).
+
+    ``@renamed_keywords("0.2", "0.3", proba="y_proba")`` lets callers still
+    write ``proba=...`` until version 0.3.
+    """
+    def decorate(function):
+        @functools.wraps(function)
+        def wrapper(*args, **kwargs):
+            for old, new in new_names.items():
+                if old not in kwargs:
+                    continue
+                if new in kwargs:
+                    raise TypeError(
+                        f"{function.__name__}() got both {old!r} and its new "
+                        f"name {new!r}; pass {new!r} only."
+                    )
+                warnings.warn(
+                    f"{old!r} was renamed to {new!r} in aucforest {renamed_in} "
+                    f"and will be removed in {removed_in}.",
+                    FutureWarning,
+                    stacklevel=2,
+                )
+                kwargs[new] = kwargs.pop(old)
+            return function(*args, **kwargs)
+        return wrapper
+    return decorate
+
+
+def plain(value):
+    """``repr`` of ``value`` with numpy scalars as Python ones, for messages
+    (``0.0`` rather than ``np.float64(0.0)``)."""
+    return repr(value.item() if isinstance(value, np.generic) else value)
+
+
 def _preview(values, limit=6):
-    shown = ", ".join(repr(v.item() if hasattr(v, "item") else v)
-                      for v in values[:limit])
+    shown = ", ".join(plain(v) for v in values[:limit])
     return f"[{shown}{', ...' if len(values) > limit else ''}]"

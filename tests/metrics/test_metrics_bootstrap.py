@@ -184,3 +184,57 @@ def test_bootstrap_rejects_bad_input(kwargs, message):
     arguments.update(kwargs)
     with pytest.raises(ValueError, match=message):
         bootstrap_auc(**arguments)
+
+
+class FailsOnRepeatedFirstCase(LogisticRegression):
+    """Raises LinAlgError when the training set holds the data's first case twice or more
+    (about a quarter of bootstrap replicates; never the fit on all data)."""
+
+    first_case = None
+
+    def fit(self, X, y):
+        if np.sum(np.all(np.asarray(X) == self.first_case, axis=1)) > 1:
+            raise np.linalg.LinAlgError("Singular matrix")
+        return super().fit(X, y)
+
+
+def test_failed_replicates_are_skipped_counted_and_warned_once():
+    from sklearn.exceptions import FitFailedWarning
+
+    X, y = make_classification(n_samples=40, n_features=4, random_state=3)
+    FailsOnRepeatedFirstCase.first_case = X[0]
+    reference = bootstrap_auc(LogisticRegression(), X, y, n_bootstraps=30, random_state=5)
+    with pytest.warns(FitFailedWarning) as caught:
+        result = bootstrap_auc(FailsOnRepeatedFirstCase(), X, y, n_bootstraps=30, random_state=5)
+    failed = np.isnan(result.replicate_aucs) & np.isfinite(reference.replicate_aucs)
+    assert len([w for w in caught if w.category is FitFailedWarning]) == 1
+    assert result.n_failed == failed.sum() > 0
+    assert f"{result.n_failed} of 30 bootstrap replicates failed" in str(caught[0].message)
+    assert "LinAlgError: Singular matrix" in str(caught[0].message)
+    kept = ~failed
+    np.testing.assert_array_equal(result.replicate_aucs[kept], reference.replicate_aucs[kept])
+    assert result.n_used == reference.n_used - result.n_failed
+    assert result.loo_bootstrap == pytest.approx(np.nanmean(reference.replicate_aucs[kept]))
+    assert result.apparent == reference.apparent
+
+
+def test_error_score_raise_propagates_and_a_number_is_used():
+    from sklearn.exceptions import FitFailedWarning
+
+    X, y = make_classification(n_samples=40, n_features=4, random_state=3)
+    FailsOnRepeatedFirstCase.first_case = X[0]
+    with pytest.raises(np.linalg.LinAlgError, match="Singular"):
+        bootstrap_auc(FailsOnRepeatedFirstCase(), X, y, n_bootstraps=30, random_state=5,
+                      error_score="raise")
+    with pytest.warns(FitFailedWarning, match="entered with AUC 0.5 into"):
+        scored = bootstrap_auc(FailsOnRepeatedFirstCase(), X, y, n_bootstraps=30,
+                               random_state=5, error_score=0.5)
+    assert np.count_nonzero(scored.replicate_aucs == 0.5) >= scored.n_failed > 0
+    assert scored.n_used == np.isfinite(scored.replicate_aucs).sum()
+
+
+@pytest.mark.parametrize("bad", ["ignore", None, True])
+def test_error_score_must_be_raise_or_a_number(bad):
+    X, y = make_classification(n_samples=20, n_features=4, random_state=0)
+    with pytest.raises(ValueError, match="error_score must be 'raise' or a number"):
+        bootstrap_auc(LogisticRegression(), X, y, n_bootstraps=2, error_score=bad)

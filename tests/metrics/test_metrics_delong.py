@@ -157,3 +157,68 @@ def test_auc_test_rejects_bad_input():
         auc_test(y, [0.1, 0.2, 0.3, 0.4], [0.1, 0.2, 0.3, 0.4], alternative="bigger")
     with pytest.raises(ValueError, match="exactly two classes"):
         auc_test([0, 1, 2, 2], [0.1, 0.2, 0.3, 0.4], [0.1, 0.2, 0.3, 0.4])
+
+
+# ------------------------------------------------- cases without a score, case counts
+
+def scored_sample(seed=0, n=50):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, size=n)
+    y[:2] = [0, 1]
+    scores = np.round(rng.normal(size=n) + y, 1)  # ties
+    return y, scores
+
+
+def test_auc_ci_leaves_out_cases_without_a_score_with_one_warning():
+    y, scores = scored_sample(1)
+    scores[[3, 10, 11]] = np.nan
+    with pytest.warns(UserWarning, match="3 of 50 cases have no score") as caught:
+        result = auc_ci(y, scores)
+    assert len(caught) == 1
+    keep = ~np.isnan(scores)
+    assert result == auc_ci(y[keep], scores[keep])
+
+
+def test_auc_ci_of_a_forest_oob_decision_function():
+    from sklearn.datasets import make_classification
+
+    from aucforest import AUCForestClassifier
+
+    X, y = make_classification(100, random_state=0)
+    with pytest.warns(UserWarning):
+        forest = AUCForestClassifier(6, oob_score=True, random_state=0).fit(X, y)
+    with pytest.warns(UserWarning, match="cases have no score"):
+        result = auc_ci(y, forest.oob_decision_function_[:, 1])
+    assert result.auc == pytest.approx(forest.oob_score_, abs=1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 10_000))
+def test_auc_ci_with_case_counts_equals_delong_on_repeated_cases(seed):
+    y, scores = scored_sample(seed, n=30)
+    counts = np.random.default_rng(seed).integers(0, 4, size=y.size)
+    counts[:4] = [2, 2, 1, 1]  # two cases of each class at least
+    repeated_y, repeated_scores = np.repeat(y, counts), np.repeat(scores, counts)
+    a, _, var, _, _ = placement_covariance(repeated_y, repeated_scores, repeated_scores)
+    z = norm.ppf(0.975)
+    result = auc_ci(y, scores, sample_weight=counts)
+    assert result.auc == pytest.approx(a, abs=1e-12)
+    assert result.low == pytest.approx(max(a - z * np.sqrt(var), 0), abs=1e-10)
+    assert result.high == pytest.approx(min(a + z * np.sqrt(var), 1), abs=1e-10)
+
+
+def test_auc_ci_with_unit_counts_is_the_unweighted_interval():
+    y, scores = scored_sample(2)
+    expected = auc_ci(y, scores)
+    assert auc_ci(y, scores, sample_weight=np.ones(y.size)) == pytest.approx(expected, abs=1e-12)
+
+
+def test_auc_ci_refuses_non_integer_weights_and_says_why():
+    y, scores = scored_sample(3)
+    with pytest.raises(ValueError, match="case counts .* not a published estimator"):
+        auc_ci(y, scores, sample_weight=np.full(y.size, 0.5))
+    counts = np.zeros(y.size)
+    counts[np.flatnonzero(y == 1)[0]] = 1
+    counts[y == 0] = 1
+    with pytest.raises(ValueError, match="total count of at least 2"):
+        auc_ci(y, scores, sample_weight=counts)

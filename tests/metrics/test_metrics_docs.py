@@ -18,6 +18,7 @@ def test_docstring_examples(name):
     assert result.failed == 0
 
 
+@pytest.mark.filterwarnings("error::FutureWarning")  # the guide uses no deprecated names
 def test_user_guide_examples():
     pytest.importorskip("matplotlib")
     result = doctest.testfile(str(USER_GUIDE), module_relative=False, optionflags=FLAGS)

@@ -79,7 +79,7 @@ def test_report_matches_sklearn_metrics(k):
                                precision_score(y, y_pred, average=None, zero_division=0))
     specificity = [np.mean(y_pred[y != c] != c) for c in classes]
     np.testing.assert_allclose(table["specificity"], specificity)
-    np.testing.assert_allclose(table["gmean"], np.sqrt(table["recall"] * specificity))
+    np.testing.assert_allclose(table["ovr_gmean"], np.sqrt(table["recall"] * specificity))
     np.testing.assert_allclose(table["auc"],
                                [roc_auc_score(y == c, proba[:, c]) for c in classes])
     np.testing.assert_allclose(table["pr_auc"],
@@ -147,17 +147,175 @@ def test_report_prints_a_table():
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    (dict(proba=np.full((10, 2), 0.5)), "2 columns but there are 3"),
-    (dict(proba=np.full((9, 3), 1 / 3)), "9 rows but y_true has 10"),
-    (dict(classes=[0, 1, 5]), r"labels \[2\]"),
+    (dict(y_proba=np.full((10, 2), 0.5)), "2 columns but there are 3"),
+    (dict(y_proba=np.full((9, 3), 1 / 3)), "9 rows but y_true has 10"),
+    (dict(labels=[0, 1, 5]), r"labels \[2\]"),
     (dict(decision="max"), "decision"),
+    (dict(decision=0.3), "needs exactly two classes"),
+    (dict(decision=1.5), r"threshold in \(0, 1\), got 1.5\."),
+    (dict(decision=np.float64(0.0)), r"threshold in \(0, 1\), got 0.0\."),
     (dict(priors=[0.5, 0.5]), "priors"),
+    (dict(priors=[0.0, 0.0, 0.0]), "priors"),
+    (dict(priors=[1.0, -0.5, 0.5]), "priors"),
     (dict(y_pred=np.full(10, 9)), r"y_pred holds labels \[9\]"),
     (dict(y_true=np.zeros(10, dtype=int)), "at least two classes"),
 ])
 def test_report_rejects_bad_input(kwargs, message):
-    arguments = dict(y_true=np.arange(10) % 3, proba=np.full((10, 3), 1 / 3),
-                     classes=[0, 1, 2])
+    arguments = dict(y_true=np.arange(10) % 3, y_proba=np.full((10, 3), 1 / 3),
+                     labels=[0, 1, 2])
     arguments.update(kwargs)
     with pytest.raises(ValueError, match=message):
         imbalance_report(**arguments)
+
+
+# ------------------------------------------------- rows without predictions, OOB report
+
+def with_unscored_rows(seed=5):
+    y, proba = imbalanced_data(seed)
+    proba = proba.copy()
+    missing = np.zeros(y.size, dtype=bool)
+    missing[::17] = True
+    proba[missing] = np.nan
+    return y, proba, missing
+
+
+def assert_same_report(report, expected):
+    for name in ("recall", "precision", "gmean", "balanced_accuracy", "auc", "brier"):
+        assert getattr(report, name) == pytest.approx(getattr(expected, name), abs=1e-12)
+    for name, column in expected.per_class.items():
+        np.testing.assert_allclose(report.per_class[name], column, atol=1e-12, err_msg=name)
+    assert report.decision == expected.decision
+
+
+def test_report_leaves_out_rows_without_probabilities_with_one_warning():
+    y, proba, missing = with_unscored_rows()
+    priors = np.bincount(y) / y.size  # the frequencies of all rows, as without NaN rows
+    with pytest.warns(UserWarning, match=f"{missing.sum()} of {y.size} cases have no score") \
+            as caught:
+        report = imbalance_report(y, proba, [0, 1, 2])
+    assert len(caught) == 1
+    expected = imbalance_report(y[~missing], proba[~missing], [0, 1, 2], priors=priors)
+    assert_same_report(report, expected)
+    np.testing.assert_array_equal(report.per_class["support"], np.bincount(y[~missing]))
+
+
+def test_report_rejects_rows_with_some_probabilities_missing():
+    y, proba = imbalanced_data(6)
+    proba = proba.copy()
+    proba[4, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN in some but not all columns of 1 rows"):
+        imbalance_report(y, proba, [0, 1, 2])
+
+
+@pytest.mark.parametrize("decision", ["rfq", "argmax"])
+def test_oob_report_of_a_fitted_forest(decision):
+    from sklearn.datasets import make_classification
+
+    from aucforest import AUCForestClassifier
+    from aucforest.metrics import oob_imbalance_report
+
+    X, y = make_classification(120, n_classes=3, n_informative=4, weights=[0.7, 0.2],
+                               random_state=0)
+    forest = AUCForestClassifier(8, oob_score=True, decision=decision, random_state=0)
+    with pytest.warns(UserWarning):  # a few cases in every tree's sample
+        forest.fit(X, y)
+    proba = forest.oob_decision_function_
+    has_oob = ~np.isnan(proba[:, 0])
+    assert not has_oob.all()
+    with pytest.warns(UserWarning, match=f"{(~has_oob).sum()} of 120 cases have no score"):
+        report = oob_imbalance_report(forest, y)
+    assert report.auc == pytest.approx(forest.oob_score_, abs=1e-12)
+    assert report.gmean == pytest.approx(forest.oob_gmean_, abs=1e-12)
+    y_pred = forest.classes_[np.argmax(proba[has_oob] / forest.class_prior_, axis=1)] \
+        if decision == "rfq" else forest.classes_[np.argmax(proba[has_oob], axis=1)]
+    np.testing.assert_allclose(report.per_class["recall"],
+                               recall_score(y[has_oob], y_pred, average=None))
+    assert report.decision == decision
+
+
+def test_oob_report_explains_what_it_needs():
+    from sklearn.datasets import make_classification
+    from sklearn.exceptions import NotFittedError
+
+    from aucforest import AUCForestClassifier
+    from aucforest.metrics import oob_imbalance_report
+
+    X, y = make_classification(60, random_state=0)
+    with pytest.raises(NotFittedError):
+        oob_imbalance_report(AUCForestClassifier(5), y)
+    without_oob = AUCForestClassifier(5, random_state=0).fit(X, y)
+    with pytest.raises(ValueError, match="fit it with oob_score=True"):
+        oob_imbalance_report(without_oob, y)
+    with_oob = AUCForestClassifier(20, oob_score=True, random_state=0).fit(X, y)
+    with pytest.raises(ValueError, match="pass the labels the forest was fitted on"):
+        oob_imbalance_report(with_oob, y[:50])
+    with_oob.oob_labels_ = None  # a forest that does not keep its training labels
+    with pytest.raises(ValueError, match="does not keep its training labels"):
+        oob_imbalance_report(with_oob)
+
+
+def test_oob_report_takes_the_labels_the_forest_keeps():
+    from sklearn.datasets import make_classification
+
+    from aucforest import AUCForestClassifier
+    from aucforest.metrics import oob_imbalance_report
+
+    X, y = make_classification(80, n_classes=3, n_informative=4, random_state=2)
+    labels = np.array(["ant", "bee", "cat"])[y]
+    forest = AUCForestClassifier(30, oob_score=True, random_state=0).fit(X, labels)
+    if not hasattr(forest, "oob_labels_"):  # forests that keep them set it in fit
+        forest.oob_labels_ = np.searchsorted(forest.classes_, labels)
+    assert_same_report(oob_imbalance_report(forest), oob_imbalance_report(forest, labels))
+
+
+# ------------------------------------------------- the estimator's decisions, names
+
+def test_report_takes_a_threshold_decision_as_the_estimator_does():
+    from sklearn.datasets import make_classification
+
+    from aucforest import AUCForestClassifier
+
+    X, y = make_classification(200, weights=[0.85], random_state=1)
+    forest = AUCForestClassifier(20, decision=0.3, random_state=0).fit(X[:150], y[:150])
+    proba = forest.predict_proba(X[150:])
+    report = imbalance_report(y[150:], proba, forest.classes_, decision=0.3)
+    given = imbalance_report(y[150:], proba, forest.classes_, y_pred=forest.predict(X[150:]))
+    hand = imbalance_report(y[150:], proba, forest.classes_, y_pred=(proba[:, 1] >= 0.3) * 1)
+    assert report.decision == 0.3 and "overall (0.3)" in str(report)
+    for expected in (given, hand):
+        np.testing.assert_array_equal(report.per_class["recall"], expected.per_class["recall"])
+        assert report.gmean == expected.gmean
+    rfq = forest.set_params(decision="rfq")
+    rfq_report = imbalance_report(y[150:], proba, forest.classes_, priors=rfq.class_prior_)
+    assert rfq_report.gmean == imbalance_report(
+        y[150:], proba, forest.classes_, y_pred=rfq.predict(X[150:])).gmean
+
+
+def test_old_argument_names_still_work_with_a_future_warning():
+    y, proba = imbalanced_data(7)
+    expected = imbalance_report(y, proba, [0, 1, 2])
+    with pytest.warns(FutureWarning, match="'proba' was renamed to 'y_proba'"):
+        old = imbalance_report(y, proba=proba, labels=[0, 1, 2])
+    assert_same_report(old, expected)
+    with pytest.warns(FutureWarning, match="'classes' was renamed to 'labels'"):
+        old = imbalance_report(y, proba, classes=[0, 1, 2])
+    assert_same_report(old, expected)
+    with pytest.raises(TypeError, match="got both 'proba' and its new name 'y_proba'"):
+        imbalance_report(y, y_proba=proba, proba=proba)
+
+
+def test_per_class_gmean_is_named_for_what_it_is():
+    y, proba = imbalanced_data(8)
+    report = imbalance_report(y, proba, [0, 1, 2])
+    table = report.per_class
+    assert "gmean" not in table and "ovr_gmean" in str(report).splitlines()[0]
+    np.testing.assert_allclose(table["ovr_gmean"], np.sqrt(table["recall"] * table["specificity"]))
+    with pytest.warns(FutureWarning, match="'gmean' was renamed to 'ovr_gmean'"):
+        np.testing.assert_array_equal(table["gmean"], table["ovr_gmean"])
+    with pytest.raises(KeyError):
+        table["nonsense"]
+
+
+def test_labels_default_to_the_sorted_labels_of_y_true():
+    y, proba = imbalanced_data(9)
+    assert_same_report(imbalance_report(y, proba), imbalance_report(y, proba, [0, 1, 2]))
