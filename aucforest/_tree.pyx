@@ -457,8 +457,17 @@ def _validated_node_arrays(idx_t n_features, idx_t n_classes, dict arrays):
         raise ValueError("tree is malformed: missing_go_to_left must be 0 or 1")
     if not np.all(np.isfinite(checked["threshold"])):
         raise ValueError("tree is malformed: thresholds must be finite")
-    if not np.all(np.isfinite(checked["value"])):
+    value = checked["value"]
+    if not np.all(np.isfinite(value)):
         raise ValueError("tree is malformed: leaf values must be finite")
+    # every node holds class proportions: in [0, 1] and summing to 1, within rounding
+    tolerance = 1e-6
+    bad = np.any((value < 0) | (value > 1 + tolerance), axis=1)
+    bad |= np.abs(value.sum(axis=1) - 1) > tolerance
+    if bad.any():
+        node = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"tree is malformed: the class proportions of node {node} "
+                         f"({value[node].tolist()}) must lie in [0, 1] and sum to 1")
     return checked
 
 

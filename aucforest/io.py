@@ -7,14 +7,18 @@ document, never pickled objects, and :func:`load` opens it with
 everything it reads (format version, array names, dtypes and shapes, node
 indices, class labels) and raises :class:`ValueError` naming the first
 problem, so a truncated, corrupted or crafted file cannot yield a forest
-that misbehaves later.
+that misbehaves later. Only regular files are read, and the work of
+loading (inflated bytes plus a cost per tree) is bounded by the file's size
+before any array is read; :func:`save` writes the arrays uncompressed when
+compression would break that bound, so every file it writes loads.
 
 Layout (format version 1)
 -------------------------
 ``metadata``
     uint8 array holding UTF-8 JSON: ``format`` ("aucforest-model"),
     ``format_version``, ``aucforest_version``, ``params`` (the forest's
-    ``get_params()`` values that JSON can hold exactly), ``dropped_params``
+    ``get_params()`` values that JSON can hold exactly, except ``n_jobs``,
+    which is the loading user's choice), ``dropped_params``
     (names of the others, which load as their defaults), ``n_trees``,
     ``n_features_in``, ``classes_dtype`` ("object" when ``classes_`` was an
     object array), ``predict_min_samples`` (the node size the trees predict
@@ -37,11 +41,13 @@ Layout (format version 1)
 ``children_left``, ``children_right``, ``feature``, ``threshold``, ...
     The node arrays of all trees (every array of ``aucforest._tree.NODE_ARRAYS``),
     concatenated; integer arrays as int64, the others in their own dtype
-    (``value`` has one column per class). Node indices are local to their tree.
+    (``value`` has one column per class, the node's class proportions).
+    Node indices are local to their tree.
 """
 import json
 import os
 import secrets
+import stat
 import warnings
 import zipfile
 from typing import NamedTuple
@@ -57,7 +63,18 @@ _FOREST_ARRAYS = {"metadata": "u1", "classes": None, "class_prior": "f8",
 _OPTIONAL_ARRAYS = {"feature_names_in": "U", "oob_decision_function": "f8", "oob_labels": "i8"}
 _LABEL_KINDS = "biufU"  # bool, int, unsigned, float, unicode: labels that round-trip
 _MAX_HEADER_SIZE = 10_000
-_MAX_PLAIN_BYTES = 1 << 20  # arrays below 1 MiB are never suspicious
+_NOT_STORED_PARAMS = ("n_jobs",)  # how to run belongs to the user, not to the file
+_MAX_EXTRA_DEPTH = 32  # nesting of the ``extra`` data (dicts and lists)
+_MAX_METADATA_DEPTH = _MAX_EXTRA_DEPTH + 8
+# Loading costs about the arrays' inflated bytes plus this much per tree (the
+# Python objects of one tree take 1-3 kB and 0.1-0.5 ms to build, measured).
+_LOAD_BYTES_PER_TREE = 4096
+# Work bound: a file may cost at most this many times its own size to load
+# (plus a small allowance). Real forests compress 2-5 fold; `save` writes a
+# file without compression whenever compression would break the bound.
+_MAX_LOAD_BYTES_PER_FILE_BYTE = 64
+_LOAD_ALLOWANCE = 1 << 20
+_READ_CHUNK = 1 << 20
 
 
 class SavedModel(NamedTuple):
@@ -90,9 +107,10 @@ def save(forest, path, *, extra=None):
     """Write a fitted forest to ``path`` as a versioned ``.npz`` model file.
 
     The file is written to a temporary file in the same folder and then moved
-    over ``path`` in one step (:func:`os.replace`), so an interrupted save
-    leaves any existing file at ``path`` intact. ``path`` is used as given
-    (no ``.npz`` suffix is added).
+    over ``path`` in one step (:func:`os.replace`), so an interrupted or
+    failed save leaves any existing file at ``path`` intact. A file replaced
+    keeps its permissions (and owner, where allowed). ``path`` is used as
+    given (no ``.npz`` suffix is added). ``n_jobs`` is not stored.
 
     Parameters
     ----------
@@ -112,7 +130,10 @@ def save(forest, path, *, extra=None):
         If ``forest`` is not fitted.
     ValueError
         If the class labels or ``extra`` cannot be stored as plain data
-        (labels must be ints, floats, strings or bools).
+        (labels must be ints, floats, strings or bools; strings may not end
+        in a NUL character; ``extra`` is nested at most 32 levels deep).
+    OSError
+        If the file cannot be written; it names ``path``.
 
     Warns
     -----
@@ -162,6 +183,7 @@ def forest_to_arrays(forest, *, extra=None):
     arrays = {"classes": classes,
               "class_prior": np.asarray(forest.class_prior_, dtype=np.float64)}
     if hasattr(forest, "feature_names_in_"):
+        _check_no_trailing_nul(forest.feature_names_in_, "feature names")
         arrays["feature_names_in"] = np.asarray(forest.feature_names_in_, dtype=str)
     if hasattr(forest, "oob_decision_function_"):
         arrays["oob_decision_function"] = np.asarray(forest.oob_decision_function_,
@@ -175,24 +197,90 @@ def forest_to_arrays(forest, *, extra=None):
 
 
 def write_atomically(path, arrays):
-    """Write ``arrays`` with :func:`numpy.savez_compressed` to a temporary
-    file beside ``path``, then move it over ``path``."""
+    """Write ``arrays`` as a model file to a temporary file beside ``path``,
+    then move it over ``path`` (:func:`os.replace`).
+
+    A file that ``path`` replaces keeps its permissions (and, where the
+    platform allows, its owner); a new file gets the permissions ``open()``
+    gives (``0o666`` less the umask). If anything fails, the previous file
+    is left as it was, the temporary file is removed, and an ``OSError``
+    names ``path``.
+    """
     path = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(path))
-    temporary = os.path.join(folder, f".{os.path.basename(path)}.{secrets.token_hex(6)}.tmp")
-    # os.open with mode 0o666 lets the umask decide the permissions, as open() does
-    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
-        with os.fdopen(descriptor, "wb") as stream:
-            np.savez_compressed(stream, **arrays)
+        descriptor, temporary = _create_temporary(folder)
+    except OSError as error:
+        raise _naming(error, path) from error
+    try:
+        with os.fdopen(descriptor, "w+b") as stream:
+            _keep_permissions(stream.fileno(), path)
+            _write_loadable(stream, arrays)
             stream.flush()
             os.fsync(stream.fileno())
         os.replace(temporary, path)
-    except BaseException:
-        if os.path.exists(temporary):
+    except BaseException as error:
+        if os.path.lexists(temporary):
             os.remove(temporary)
+        if isinstance(error, OSError):
+            raise _naming(error, path) from error
         raise
     _sync_folder(folder)
+
+
+def _create_temporary(folder):
+    """A new file in ``folder`` with a short hidden name (fits beside any name
+    the folder allows), created with the permissions ``open()`` would give."""
+    while True:
+        temporary = os.path.join(folder, f".aucforest-{secrets.token_hex(4)}.tmp")
+        try:
+            flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+            return os.open(temporary, flags, 0o666), temporary
+        except FileExistsError:
+            continue
+
+
+def _keep_permissions(descriptor, path):
+    """Give the new file the mode (and owner, where allowed) of the file it replaces."""
+    try:
+        replaced = os.stat(path)
+    except OSError:
+        return
+    if not stat.S_ISREG(replaced.st_mode):
+        return
+    if hasattr(os, "fchown"):
+        try:
+            os.fchown(descriptor, replaced.st_uid, replaced.st_gid)
+        except OSError:
+            pass  # only root may give a file away; the file stays ours
+    if hasattr(os, "fchmod"):
+        os.fchmod(descriptor, stat.S_IMODE(replaced.st_mode))
+    else:
+        os.chmod(path, stat.S_IMODE(replaced.st_mode))  # pragma: no cover (Windows)
+
+
+def _naming(error, path):
+    """The same kind of OSError, naming the user's path instead of the temporary file."""
+    if error.errno is None:
+        return OSError(f"cannot save the model file {path}: {error}")
+    return OSError(error.errno, f"cannot save the model file: {error.strerror}", path)
+
+
+def _write_loadable(stream, arrays):
+    """Compressed arrays, or plain ones when compression would make the file
+    smaller than `load`'s work bound allows (a forest of thousands of
+    identical one-node trees): whatever `save` writes, `load` reads."""
+    # Stored plainly, a file holds at least 113 bytes per tree (one node, two
+    # classes), so its work is at most 1 + 4096/113 < 64 times its size.
+    np.savez_compressed(stream, **arrays)
+    stream.seek(0)
+    with zipfile.ZipFile(stream) as archive:
+        inflated = sum(info.file_size for info in archive.infolist())
+    n_trees = arrays["tree_offsets"].shape[0] - 1
+    if _load_work(inflated, n_trees) > _work_limit(stream.seek(0, os.SEEK_END)):
+        stream.seek(0)
+        stream.truncate()
+        np.savez(stream, **arrays)
 
 
 def _sync_folder(folder):
@@ -221,6 +309,7 @@ def _storable_classes(classes):
     if classes.dtype.kind in _LABEL_KINDS:
         return _widened(classes), classes.dtype.str
     values = classes.tolist()
+    _check_no_trailing_nul(values, "class labels")
     plain = np.asarray(values) if values else np.asarray([], dtype=str)
     same = (plain.dtype.kind in _LABEL_KINDS and
             all(type(a) is type(b) and a == b for a, b in zip(plain.tolist(), values)))
@@ -230,6 +319,13 @@ def _storable_classes(classes):
             f"class labels of type {', '.join(kinds)} cannot be stored in a model file; "
             "use int, float, str or bool labels")
     return _widened(plain), "object"
+
+
+def _check_no_trailing_nul(texts, what):
+    """numpy's unicode arrays drop trailing NUL characters: refuse what they would change."""
+    if any(isinstance(text, str) and text.endswith("\x00") for text in texts):
+        raise ValueError(f"{what} ending in a NUL character ('\\x00') cannot be stored in a "
+                         "model file")
 
 
 def _widened(classes):
@@ -248,6 +344,8 @@ def _storable_params(params):
     """The parameters JSON holds exactly, and the names of the others."""
     stored, dropped = {}, []
     for name, value in sorted(params.items()):
+        if name in _NOT_STORED_PARAMS:
+            continue
         encoded = _encode_param(value)
         if encoded is _UNSTORABLE or _decode_param(json.loads(json.dumps(encoded))) != value:
             dropped.append(name)
@@ -290,9 +388,24 @@ def _plain_extra(extra):
     if not isinstance(extra, dict):
         raise ValueError(f"extra must be a dict of plain data, got {type(extra).__name__}")
     try:
-        return json.loads(json.dumps(extra, allow_nan=False))
-    except (TypeError, ValueError) as error:
+        plain = json.loads(json.dumps(extra, allow_nan=False))
+    except (TypeError, ValueError, RecursionError) as error:
         raise ValueError(f"extra must hold plain JSON data only: {error}") from None
+    if _nesting_depth(plain) > _MAX_EXTRA_DEPTH:
+        raise ValueError(f"extra is nested more than {_MAX_EXTRA_DEPTH} levels deep")
+    return plain
+
+
+def _nesting_depth(value):
+    """Levels of dicts and lists in plain JSON data (without recursion)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (dict, list)):
+            deepest = max(deepest, depth)
+            stack.extend((child, depth + 1)
+                         for child in (item.values() if isinstance(item, dict) else item))
+    return deepest
 
 
 def node_array_dtypes():
@@ -332,11 +445,12 @@ def _tree_seed(estimator):
 def load(path):
     """Read a forest written by :func:`save`.
 
-    The file is opened with ``allow_pickle=False`` (no code can run), and
-    every part is checked before the forest is built; each tree goes through
-    the validating ``Tree`` constructor (children after their parent and in
+    The file is read without pickle (no code can run), and every part is
+    checked before the forest is built; each tree goes through the
+    validating ``Tree`` constructor (children after their parent and in
     range, no cycles or unreachable nodes, features in range, finite
-    thresholds and values).
+    thresholds, class proportions in [0, 1] summing to 1). The loaded
+    forest has ``n_jobs=None``; set it with ``set_params``.
 
     Parameters
     ----------
@@ -350,7 +464,9 @@ def load(path):
     Raises
     ------
     ValueError
-        If the file is missing parts, truncated, corrupted or crafted, or was
+        If the file is not a regular file (a device, FIFO or folder), asks
+        for more work than its size allows, is missing parts, truncated,
+        corrupted or crafted, or was
         written by a newer aucforest (``model file format version N is newer
         than this aucforest supports (M); upgrade aucforest``).
     OSError
@@ -377,9 +493,9 @@ def read_model(path):
         As :func:`load`.
     """
     path = os.fspath(path)
-    with open(path, "rb") as stream:  # a missing file is an OSError, not a bad file
+    with _open_regular_file(path) as stream:  # a missing file is an OSError, not a bad file
         try:
-            arrays = _read_arrays(stream)
+            arrays = _read_arrays(stream, os.fstat(stream.fileno()).st_size)
         except ModelFileError as error:
             raise ValueError(f"{path}: {error}") from None
         except Exception as error:  # whatever a damaged zip or .npy header makes numpy raise
@@ -392,6 +508,23 @@ def read_model(path):
         raise _invalid(path, error) from None
 
 
+def _open_regular_file(path):
+    """``path`` opened for reading if it is a regular file; a device, FIFO or
+    folder is refused before it is read (reading ``/dev/zero`` never ends,
+    opening a FIFO waits for a writer)."""
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        raise ValueError(f"{path} is not a regular file, so not an aucforest model file")
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    descriptor = os.open(path, flags)  # O_NONBLOCK: a FIFO swapped in meanwhile does not block
+    try:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            raise ValueError(f"{path} is not a regular file, so not an aucforest model file")
+        return os.fdopen(descriptor, "rb")
+    except BaseException:
+        os.close(descriptor)
+        raise
+
+
 def _invalid(path, error):
     return ValueError(f"{path} is not a valid aucforest model file "
                       f"({type(error).__name__}: {error})")
@@ -401,9 +534,10 @@ class ModelFileError(ValueError):
     """A model file that does not hold what it must."""
 
 
-def _read_arrays(stream):
-    """All arrays of the file, checking names, dtypes and declared sizes
-    before anything is allocated."""
+def _read_arrays(stream, file_size):
+    """All arrays of the file. Names, dtypes and shapes are checked from the
+    .npy headers, and the work of loading is bounded by the file's size,
+    before any array is read."""
     if not zipfile.is_zipfile(stream):
         raise ModelFileError("not an aucforest model file (not a zip archive)")
     stream.seek(0)
@@ -412,7 +546,10 @@ def _read_arrays(stream):
         if len(members) != len(archive.infolist()):
             raise ModelFileError("archive holds two files of the same name")
         names = _check_member_names(members)
-        return {name: _read_member(archive, members[name + ".npy"], name) for name in names}
+        headers = {name: _read_header(archive, members[name + ".npy"], name) for name in names}
+        _check_load_work(members.values(), headers["tree_offsets"].shape, file_size)
+        return {name: _read_data(archive, members[name + ".npy"], name, headers[name])
+                for name in names}
 
 
 def _check_member_names(members):
@@ -427,11 +564,22 @@ def _check_member_names(members):
     unexpected = sorted(names - set(_expected_arrays()) - set(_OPTIONAL_ARRAYS))
     if unexpected:
         raise ModelFileError(f"unexpected array {unexpected[0]!r}")
+    for filename, info in members.items():  # what numpy writes; bzip2/lzma inflate unbounded
+        if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+            raise ModelFileError(f"array {filename[:-4]!r} uses zip compression method "
+                                 f"{info.compress_type}; model files use deflate or none")
     return sorted(names, key=lambda name: name != "metadata")  # metadata first
 
 
-def _read_member(archive, info, name):
-    """One .npy member, refusing a header that does not match its size."""
+class _Header(NamedTuple):
+    shape: tuple
+    fortran: bool
+    dtype: np.dtype
+    size: int  # bytes of the .npy header
+
+
+def _read_header(archive, info, name):
+    """The .npy header of one member, refusing one that does not match the member's size."""
     with archive.open(info) as member:
         version = np.lib.format.read_magic(member)
         if version == (1, 0):
@@ -442,24 +590,62 @@ def _read_member(archive, info, name):
                 member, max_header_size=_MAX_HEADER_SIZE)
         else:
             raise ModelFileError(f"array {name!r} has an unknown .npy version {version}")
-        _check_dtype(name, dtype)
-        _check_compression_ratio(name, info)
         header_size = member.tell()
-        declared = int(np.prod(shape, dtype=object)) * dtype.itemsize
-        if declared != info.file_size - header_size:
-            raise ModelFileError(
-                f"array {name!r} declares shape {shape} ({declared} bytes) but holds "
-                f"{info.file_size - header_size} bytes")
+    _check_dtype(name, dtype)
+    if any(length < 0 for length in shape):
+        raise ModelFileError(f"array {name!r} declares the negative shape {shape}")
+    declared = int(np.prod(shape, dtype=object)) * dtype.itemsize
+    if declared != info.file_size - header_size:
+        raise ModelFileError(
+            f"array {name!r} declares shape {shape} ({declared} bytes) but holds "
+            f"{info.file_size - header_size} bytes")
+    return _Header(shape, fortran, dtype, header_size)
+
+
+def _load_work(inflated, n_trees):
+    """Bytes of work to load a file of ``inflated`` array bytes and ``n_trees`` trees."""
+    return inflated + max(n_trees, 0) * _LOAD_BYTES_PER_TREE
+
+
+def _work_limit(file_size):
+    """The most work a file of ``file_size`` bytes may ask for."""
+    return _MAX_LOAD_BYTES_PER_FILE_BYTE * file_size + _LOAD_ALLOWANCE
+
+
+def _check_load_work(infos, offsets_shape, file_size):
+    """Refuse a file whose arrays inflate, or whose trees multiply, beyond what
+    `save` writes for a file of its size (a "zip bomb", or thousands of tiny
+    trees compressed to almost nothing)."""
+    inflated = sum(info.file_size for info in infos)
+    n_trees = offsets_shape[0] - 1 if len(offsets_shape) == 1 else 0
+    work, limit = _load_work(inflated, n_trees), _work_limit(file_size)
+    if work > limit:
+        raise ModelFileError(
+            f"the file ({file_size} bytes) declares {inflated} bytes of arrays and {n_trees} "
+            f"trees, more than {limit} bytes of work to load, which no model file does "
+            "(aucforest never writes such a file)")
+
+
+def _read_data(archive, info, name, header):
+    """One member's array, reading exactly the bytes its header declares, in chunks."""
+    declared = info.file_size - header.size
+    data = bytearray(declared)
+    view = memoryview(data)
     with archive.open(info) as member:
-        return np.lib.format.read_array(member, allow_pickle=False,
-                                        max_header_size=_MAX_HEADER_SIZE)
-
-
-def _check_compression_ratio(name, info):
-    """Refuse a 'zip bomb': real node arrays never compress a thousandfold."""
-    if info.file_size > _MAX_PLAIN_BYTES and info.file_size > 1000 * info.compress_size:
-        raise ModelFileError(f"array {name!r} claims {info.file_size} bytes compressed into "
-                             f"{info.compress_size}, which no model file does")
+        member.read(header.size)
+        filled = 0
+        while filled < declared:
+            chunk = member.read(min(_READ_CHUNK, declared - filled))
+            if not chunk:
+                raise ModelFileError(f"array {name!r} is truncated")
+            view[filled:filled + len(chunk)] = chunk
+            filled += len(chunk)
+    if declared == 0:
+        return np.empty(header.shape, dtype=header.dtype)
+    if header.dtype.kind == "b" and max(data) > 1:
+        raise ModelFileError(f"array {name!r} holds booleans other than 0 and 1")
+    array = np.frombuffer(data, dtype=header.dtype)
+    return array.reshape(header.shape, order="F" if header.fortran else "C")
 
 
 def _check_dtype(name, dtype):
@@ -478,6 +664,7 @@ def _check_dtype(name, dtype):
 
 
 def _model_from_arrays(arrays):
+    from ._decision import validate_decision
     from ._forest import AUCForestClassifier
 
     metadata = _parse_metadata(arrays["metadata"])
@@ -488,6 +675,10 @@ def _model_from_arrays(arrays):
     forest.n_classes_ = classes.shape[0]
     forest.n_features_in_ = n_features
     forest.class_prior_ = _checked_prior(arrays["class_prior"], classes.shape[0])
+    try:
+        validate_decision(forest.decision, forest.n_classes_)
+    except ValueError as error:
+        raise ModelFileError(f"invalid forest parameter: {error}") from None
     if "feature_names_in" in arrays:
         forest.feature_names_in_ = _checked_feature_names(arrays["feature_names_in"], n_features)
     forest.predict_min_samples_ = (_positive_int(metadata, "predict_min_samples")
@@ -502,8 +693,12 @@ def _parse_metadata(raw):
         raise ModelFileError("array 'metadata' must be 1-d")
     try:
         metadata = json.loads(raw.tobytes().decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+    except RecursionError:
+        metadata = None
+    except ValueError as error:  # bad UTF-8 or JSON, or an integer of too many digits
         raise ModelFileError(f"metadata is not valid JSON ({error})") from None
+    if metadata is None or _nesting_depth(metadata) > _MAX_METADATA_DEPTH:
+        raise ModelFileError(f"metadata is nested more than {_MAX_METADATA_DEPTH} levels deep")
     if not isinstance(metadata, dict) or metadata.get("format") != FORMAT_NAME:
         raise ModelFileError("not an aucforest model file (metadata has no aucforest format tag)")
     version = metadata.get("format_version")
@@ -525,6 +720,7 @@ def _parse_metadata(raw):
 
 def _forest_with_params(forest_class, params):
     known = forest_class().get_params(deep=False)
+    params = {name: value for name, value in params.items() if name not in _NOT_STORED_PARAMS}
     unknown = sorted(set(params) - set(known))
     if unknown:
         raise ModelFileError(f"unknown forest parameter {unknown[0]!r}")
@@ -559,7 +755,9 @@ def _restored_dtype(classes, classes_dtype):
     except TypeError:
         dtype = None
     compatible = {"b": "b", "i": "iu", "f": "f", "U": "U"}[classes.dtype.kind]
-    if dtype is None or dtype.kind not in compatible or dtype.itemsize > 1024:
+    # the labels were read from the file, so their own width bounds the memory
+    if (dtype is None or dtype.kind not in compatible
+            or dtype.itemsize > max(classes.dtype.itemsize, 16)):
         raise ModelFileError(f"metadata classes_dtype {classes_dtype!r} does not fit the labels")
     with np.errstate(all="ignore"):
         restored = classes.astype(dtype)
@@ -596,10 +794,11 @@ def _trees_from_arrays(arrays, forest, n_trees):
 
     offsets = _checked_offsets(arrays, n_trees)
     params = tree_params(forest)
+    names = list(node_array_dtypes())
     trees = []
     for index in range(n_trees):
         nodes = slice(offsets[index], offsets[index + 1])
-        node_arrays = {name: arrays[name][nodes] for name in node_array_dtypes()}
+        node_arrays = {name: arrays[name][nodes] for name in names}
         depth = int(arrays["tree_max_depth"][index])
         if not 0 <= depth < node_arrays["children_left"].shape[0]:
             raise ModelFileError(f"tree {index}: depth {depth} is impossible")

@@ -3,6 +3,10 @@ import io as bytes_io
 import json
 import os
 import pickle
+import stat
+import subprocess
+import sys
+import tracemalloc
 import zipfile
 
 import numpy as np
@@ -259,6 +263,18 @@ def set_first_left_child(value):
     return change
 
 
+def set_last_leaf(row):
+    def change(values):
+        values[-1] = row  # the last node of a preorder tree is a leaf
+    return change
+
+
+def scale_by(factor):
+    def change(values):
+        values *= factor
+    return change
+
+
 def point_child_at_root(nodes):
     nodes[np.flatnonzero(nodes != -1)[-1]] = 0  # an edge back to the root: a cycle
 
@@ -301,6 +317,17 @@ CRAFTED = {
     "too few features": (lambda a: with_metadata(a, n_features_in=1), "out of range"),
     "missing flag": (lambda a: crafted_nodes(a, "missing_go_to_left", set_first_left_child(7)),
                      "missing_go_to_left"),
+    # class proportions outside [0, 1] or not summing to 1 would give such probabilities
+    "negative leaf value": (lambda a: crafted_nodes(a, "value", set_last_leaf([-5.0, 3.0, 3.0])),
+                            r"tree 1: .*class proportions of node \d+ \(\[-5.0"),
+    "huge leaf value": (lambda a: crafted_nodes(a, "value", set_last_leaf([1e300, 0.0, 0.0])),
+                        "class proportions"),
+    "leaf values sum to 21": (lambda a: crafted_nodes(a, "value", scale_by(21.0)),
+                              "must lie in \\[0, 1\\] and sum to 1"),
+    "leaf values sum to 0.9": (lambda a: crafted_nodes(a, "value", scale_by(0.9)),
+                               "class proportions"),
+    "threshold decision on three classes": (
+        lambda a: with_metadata(a, params={"decision": 0.3}), "needs exactly two classes"),
 }
 
 
@@ -383,3 +410,237 @@ def test_node_size_and_oob_labels_round_trip(tmp_path):
         forest.set_params(decision=decision)
         loaded.set_params(decision=decision)
         assert loaded.oob_gmean_ == forest.oob_gmean_
+
+
+# ------------------------------------------ leaf values and decision (issue 13, items 5-6)
+
+def test_command_line_refuses_impossible_leaf_values(tmp_path, arrays, iris):
+    X, _ = iris
+    path = write_npz(tmp_path / "m.npz", crafted_nodes(arrays, "value", scale_by(21.0)))
+    data = tmp_path / "data.csv"
+    np.savetxt(data, X, delimiter=",", header="a,b,c,d", comments="")
+    result = subprocess.run([sys.executable, "-m", "aucforest", "predict", "--proba",
+                             str(path), str(data)], capture_output=True, text=True, timeout=300,
+                            env={**os.environ, "PYTHONPATH": os.getcwd()})
+    assert result.returncode != 0
+    assert "class proportions" in result.stderr and str(path) in result.stderr
+    assert result.stdout == ""
+
+
+def test_threshold_decision_round_trips_on_two_classes(tmp_path):
+    X, y = make_classification(80, 4, random_state=0)
+    forest = AUCForestClassifier(n_estimators=3, decision=0.3, random_state=0).fit(X, y)
+    forest.save(tmp_path / "m.npz")
+    loaded = model_io.load(tmp_path / "m.npz")
+    assert loaded.decision == 0.3
+    np.testing.assert_array_equal(loaded.predict(X), forest.predict(X))
+
+
+# ---------------------------------------------------- labels (issue 13, item 11)
+
+def test_labels_longer_than_256_characters_round_trip(tmp_path, iris):
+    X, y = iris
+    labels = np.array(["a" * 300, "b" * 257, "é" * 1000])
+    forest = AUCForestClassifier(n_estimators=3, random_state=0).fit(X, labels[y])
+    forest.save(tmp_path / "m.npz")
+    loaded = model_io.load(tmp_path / "m.npz")
+    assert loaded.classes_.dtype == forest.classes_.dtype == np.dtype("<U1000")
+    np.testing.assert_array_equal(loaded.predict(X), forest.predict(X))
+
+
+def test_label_dtype_wider_than_the_stored_labels_is_refused(tmp_path, arrays):
+    # the restored dtype may not ask for more memory than the labels read from the file
+    labelled = {**arrays, "classes": np.array(["a", "b", "c"])}
+    path = write_npz(tmp_path / "m.npz", with_metadata(labelled, classes_dtype="<U100000000"))
+    with pytest.raises(ValueError, match="classes_dtype"):
+        model_io.load(path)
+
+
+# ---------------------------------------------------- work bounds (issue 13, item 12)
+
+def test_inflation_below_the_zip_bomb_ratio_is_refused_before_reading(tmp_path, arrays):
+    # about 285:1, under a per-member 1000:1 guard: 24 MB from a file of ~90 kB
+    rng = np.random.RandomState(0)
+    oob = np.zeros((1_000_000, 3))
+    oob.flat[::512] = rng.uniform(size=oob.flat[::512].shape)
+    members = {name: plain_npy(array) for name, array in arrays.items()}
+    members["oob_decision_function"] = plain_npy(oob)
+    path = write_zip(tmp_path / "m.npz", members)
+    with zipfile.ZipFile(path) as archive:
+        info = archive.getinfo("oob_decision_function.npy")
+    assert 64 < info.file_size / info.compress_size < 1000
+    tracemalloc.start()
+    try:
+        with pytest.raises(ValueError, match="which no model file does"):
+            model_io.load(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 4_000_000  # the 24 MB member was never inflated
+
+
+def one_node_trees(arrays, n_trees):
+    """The arrays of a forest of ``n_trees`` identical one-node trees (3 classes)."""
+    leaf = {"children_left": -1, "children_right": -1, "feature": -2, "threshold": -2.0,
+            "missing_go_to_left": 0, "n_node_samples": 10, "weighted_n_node_samples": 10.0,
+            "impurity": 0.5, "improvement": 0.0}
+    crafted = {name: np.full(n_trees, value, dtype=arrays[name].dtype)
+               for name, value in leaf.items()}
+    crafted["value"] = np.full((n_trees, 3), 1 / 3)
+    crafted["tree_offsets"] = np.arange(n_trees + 1, dtype=np.int64)
+    crafted["tree_max_depth"] = np.zeros(n_trees, dtype=np.int64)
+    crafted["tree_random_state"] = np.zeros(n_trees, dtype=np.int64)
+    small = {k: v for k, v in arrays.items() if not k.startswith("oob_")}
+    return with_metadata({**small, **crafted}, n_trees=n_trees)
+
+
+def test_compression_other_than_deflate_is_refused(tmp_path, arrays):
+    path = tmp_path / "m.npz"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, array in arrays.items():
+            archive.writestr(name + ".npy", plain_npy(array),
+                             zipfile.ZIP_LZMA if name == "impurity" else None)
+    with pytest.raises(ValueError, match="'impurity' uses zip compression method 14"):
+        model_io.load(path)
+
+
+def test_many_tiny_trees_in_a_small_file_are_refused(tmp_path, arrays):
+    path = write_npz(tmp_path / "m.npz", one_node_trees(arrays, 5000))
+    assert path.stat().st_size < 20_000  # 5000 trees in a few bytes each
+    with pytest.raises(ValueError, match="5000 trees, more than .* bytes of work to load"):
+        model_io.load(path)
+    path = write_npz(tmp_path / "few.npz", one_node_trees(arrays, 50))
+    assert len(model_io.load(path).estimators_) == 50  # a few tiny trees are fine
+
+
+def test_forest_of_identical_trees_saves_in_a_form_it_loads(tmp_path):
+    # constant X: every tree is one identical leaf and compresses to almost nothing,
+    # so save stores the arrays uncompressed to stay within load's work bound
+    X, y = np.zeros((40, 2)), np.repeat([0, 1], 20)
+    forest = AUCForestClassifier(n_estimators=3000, bootstrap=False, random_state=0).fit(X, y)
+    forest.save(tmp_path / "m.npz")
+    with zipfile.ZipFile(tmp_path / "m.npz") as archive:
+        assert {info.compress_type for info in archive.infolist()} == {zipfile.ZIP_STORED}
+    loaded = model_io.load(tmp_path / "m.npz")
+    assert len(loaded.estimators_) == 3000
+    np.testing.assert_array_equal(loaded.predict_proba(X), forest.predict_proba(X))
+
+
+def test_n_jobs_is_not_taken_from_the_file(tmp_path, iris, arrays):
+    X, y = iris
+    forest = AUCForestClassifier(n_estimators=3, n_jobs=2, random_state=0).fit(X, y)
+    forest.save(tmp_path / "m.npz")
+    assert model_io.load(tmp_path / "m.npz").n_jobs is None
+    metadata = json.loads(arrays["metadata"].tobytes())
+    crafted = with_metadata(arrays, params={**metadata["params"], "n_jobs": 10**6})
+    loaded = model_io.load(write_npz(tmp_path / "crafted.npz", crafted))
+    assert loaded.n_jobs is None
+    np.testing.assert_array_equal(loaded.predict_proba(X), model_io.load(
+        write_npz(tmp_path / "plain.npz", arrays)).predict_proba(X))
+
+
+@pytest.mark.parametrize("device", ["/dev/zero", "/dev/urandom", "fifo"])
+def test_devices_and_fifos_are_refused_without_reading(tmp_path, device):
+    if device == "fifo":
+        if not hasattr(os, "mkfifo"):
+            pytest.skip("no FIFOs on this platform")
+        device = str(tmp_path / "fifo")
+        os.mkfifo(device)
+    elif not os.path.exists(device):
+        pytest.skip(f"no {device} on this platform")
+    script = ("import aucforest, sys\n"
+              "try:\n    aucforest.load(sys.argv[1])\n"
+              "except ValueError as error:\n    print(error)\n")
+    result = subprocess.run([sys.executable, "-c", script, device], capture_output=True,
+                            text=True, timeout=120, env={**os.environ, "PYTHONPATH": os.getcwd()})
+    assert result.stdout.strip() == f"{device} is not a regular file, so not an aucforest model file"
+
+
+def test_folder_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="not a regular file"):
+        model_io.load(tmp_path)
+
+
+def test_deeply_nested_metadata_is_a_valueerror(tmp_path, arrays):
+    deep = np.frombuffer(b"[" * 100_000 + b"]" * 100_000, dtype=np.uint8)
+    with pytest.raises(ValueError, match="nested more than"):
+        model_io.load(write_npz(tmp_path / "m.npz", {**arrays, "metadata": deep}))
+    nested = {}
+    for _ in range(60):  # within the recursion limit, deeper than save allows
+        nested = {"a": nested}
+    with pytest.raises(ValueError, match="nested more than"):
+        model_io.load(write_npz(tmp_path / "m.npz", with_metadata(arrays, extra=nested)))
+
+
+def test_extra_nesting_is_bounded_at_save_as_at_load(tmp_path, forest):
+    nested = []
+    for _ in range(model_io._MAX_EXTRA_DEPTH - 2):  # with {"x": ...}: the deepest allowed
+        nested = [nested]
+    model_io.save(forest, tmp_path / "m.npz", extra={"x": nested})
+    assert model_io.read_model(tmp_path / "m.npz").extra == {"x": nested}
+    with pytest.raises(ValueError, match="nested more than"):
+        model_io.save(forest, tmp_path / "deeper.npz", extra={"x": [nested]})
+    for _ in range(100_000):
+        nested = [nested]
+    with pytest.raises(ValueError, match="plain JSON"):
+        model_io.save(forest, tmp_path / "deepest.npz", extra={"x": nested})
+
+
+# ------------------------------------------------- saving over files (issue 13, item 13)
+
+def test_saving_over_a_file_keeps_its_permissions(tmp_path, forest):
+    path = tmp_path / "model.npz"
+    model_io.save(forest, path)
+    os.chmod(path, 0o600)
+    model_io.save(forest, path)
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    os.chmod(path, 0o640)
+    model_io.save(forest, path)
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o640
+
+
+def test_new_file_gets_the_permissions_open_gives(tmp_path, forest):
+    model_io.save(forest, tmp_path / "model.npz")
+    (tmp_path / "plain").write_bytes(b"")
+    assert os.stat(tmp_path / "model.npz").st_mode == os.stat(tmp_path / "plain").st_mode
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0,
+                    reason="only root can give a file to another owner")
+def test_saving_over_a_file_keeps_its_owner(tmp_path, forest):
+    path = tmp_path / "model.npz"
+    model_io.save(forest, path)
+    os.chown(path, 12345, 23456)
+    model_io.save(forest, path)
+    assert (os.stat(path).st_uid, os.stat(path).st_gid) == (12345, 23456)
+
+
+def test_longest_file_names_can_be_saved(tmp_path, forest):
+    name = "m" * 251 + ".npz"  # 255 bytes, the usual limit of a file name
+    model_io.save(forest, tmp_path / name)
+    assert os.listdir(tmp_path) == [name]
+    assert len(model_io.load(tmp_path / name).estimators_) == len(forest.estimators_)
+
+
+def test_save_errors_name_the_users_path(tmp_path, forest):
+    path = tmp_path / "absent" / "model.npz"
+    with pytest.raises(FileNotFoundError) as error:
+        model_io.save(forest, path)
+    assert error.value.filename == str(path)
+    assert str(path) in str(error.value) and ".tmp" not in str(error.value)
+
+
+def test_failed_replace_keeps_the_existing_file(tmp_path, forest, monkeypatch):
+    path = tmp_path / "model.npz"
+    model_io.save(forest, path)
+    before = path.read_bytes()
+
+    def no_space(*args):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", no_space)
+    with pytest.raises(OSError, match="No space left on device") as error:
+        model_io.save(forest, path)
+    assert error.value.filename == str(path)
+    assert path.read_bytes() == before
+    assert os.listdir(tmp_path) == ["model.npz"]
