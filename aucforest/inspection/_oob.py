@@ -1,0 +1,157 @@
+"""Each tree's out-of-bag cases of the training data, and the ensemble they form.
+
+A forest does not store which cases each tree drew: the draws are
+regenerated from the trees' seeds (`AUCForestClassifier.estimators_samples_`),
+and the training X, y are passed again by the user.
+"""
+import numpy as np
+from joblib import Parallel, delayed
+from sklearn.utils.validation import check_consistent_length, check_is_fitted, column_or_1d
+
+from .._forest import _CaseDraws
+
+
+class OutOfBagTree:
+    """One tree's out-of-bag rows, the leaves they reach, and where the tree
+    splits on each feature.
+
+    Nodes are in depth-first preorder, so the subtree of node i is the node
+    range ``[i, subtree_end[i])``; a row's path passes a node splitting on
+    feature j exactly when its leaf lies in the range of such a node.
+    """
+
+    def __init__(self, tree_, rows, X):
+        self.tree_, self.rows = tree_, rows
+        self.leaves = tree_.apply(X[rows]) if rows.size else np.empty(0, dtype=np.intp)
+        feature = tree_.feature
+        internal = np.flatnonzero(feature >= 0)
+        order = np.argsort(feature[internal], kind="stable")  # by feature, then preorder
+        self._split_nodes = internal[order]
+        self._bounds = np.searchsorted(feature[internal][order], np.arange(tree_.n_features + 1))
+        self._subtree_end = _subtree_end(tree_.children_right)
+
+    def proba(self, leaves):
+        """Class proportions of the given leaves (``Tree.predict_proba``'s values)."""
+        return self.tree_.value[leaves]
+
+    def permuted_leaves(self, X, feature, permutation):
+        """Leaves of the OOB rows with ``feature`` permuted among them by ``permutation``.
+
+        Equal to ``apply`` of a copy of the OOB rows whose column ``feature``
+        is ``X[rows[permutation], feature]``; only the rows whose path splits
+        on ``feature`` are copied and sent down the tree again.
+        """
+        starts = self._split_nodes[self._bounds[feature]:self._bounds[feature + 1]]
+        if starts.size == 0 or self.rows.size == 0:
+            return self.leaves
+        reach = np.maximum.accumulate(self._subtree_end[starts])
+        before = np.searchsorted(starts, self.leaves, side="right") - 1
+        moved = np.flatnonzero((before >= 0) & (reach[np.maximum(before, 0)] > self.leaves))
+        if moved.size == 0:
+            return self.leaves
+        rows = X[self.rows[moved]]  # a copy of this tree's affected OOB rows only
+        rows[:, feature] = X[self.rows[permutation[moved]], feature]
+        leaves = self.leaves.copy()
+        leaves[moved] = self.tree_.apply(rows)
+        return leaves
+
+
+def _subtree_end(children_right):
+    """One past the last node of each node's subtree (preorder: the rightmost
+    leaf below a node ends its subtree), by pointer doubling along right children."""
+    rightmost = np.where(children_right >= 0, children_right, np.arange(children_right.size))
+    while True:
+        jumped = rightmost[rightmost]
+        if np.array_equal(jumped, rightmost):
+            return rightmost + 1
+        rightmost = jumped
+
+
+class OutOfBag:
+    """The training data, each tree's out-of-bag rows and the OOB ensemble.
+
+    Parameters
+    ----------
+    forest : AUCForestClassifier
+        Fitted with ``bootstrap=True``.
+    X, y : the forest's training data, rows in the order of the fit.
+    n_jobs : int or None
+        Threads used to send each tree's OOB rows down the tree.
+    """
+
+    def __init__(self, forest, X, y, n_jobs=None):
+        check_is_fitted(forest)
+        if not forest.bootstrap:
+            raise ValueError("out-of-bag quantities need a forest fitted with bootstrap=True "
+                             "(every tree saw every case)")
+        self.forest = forest
+        self.X = forest._validate_X_predict(X)  # float32, C order: rows gather contiguously
+        self.y = column_or_1d(y, warn=True)
+        check_consistent_length(self.X, self.y)
+        self.y_encoded = _encode(self.y, forest.classes_)
+        draws = case_draws(forest, self.y_encoded)
+        trees = Parallel(n_jobs=n_jobs, prefer="threads")(
+            delayed(_tree_out_of_bag)(tree, draws, self.X) for tree in forest.estimators_)
+        self.trees = trees
+        self.n_trees = np.zeros(self.y.shape[0])
+        for tree in trees:
+            self.n_trees[tree.rows] += 1
+        self.has_oob = self.n_trees > 0
+
+    @property
+    def n_classes(self):
+        return self.forest.classes_.shape[0]
+
+    def proba_sum(self):
+        """Sum over trees of the OOB class proportions, added in tree order (as the fit does)."""
+        total = np.zeros((self.y.shape[0], self.n_classes))
+        for tree in self.trees:
+            total[tree.rows] += tree.proba(tree.leaves)
+        return total
+
+    def ensemble(self, proba_sum):
+        """Mean OOB proportions of the rows that have at least one OOB tree."""
+        return proba_sum[self.has_oob] / self.n_trees[self.has_oob, None]
+
+
+def _tree_out_of_bag(tree, draws, X):
+    counts = draws.counts(draws.tree_rng(tree))
+    return OutOfBagTree(tree.tree_, np.flatnonzero(counts == 0), X)
+
+
+def case_draws(forest, y_encoded):
+    """How the forest's trees drew their cases, checked against the y passed in.
+
+    The fit keeps its draws (``_case_draws``); a forest read from a model file
+    rebuilds them from y and its parameters, assuming every case had a
+    positive sample weight.
+    """
+    n_samples = y_encoded.shape[0]
+    draws = getattr(forest, "_case_draws", None)
+    if draws is None:
+        fitted_rows = getattr(forest, "oob_decision_function_", None)
+        if fitted_rows is not None and fitted_rows.shape[0] != n_samples:
+            raise ValueError(_not_training_data(n_samples, fitted_rows.shape[0]))
+        return _CaseDraws(forest, y_encoded, np.ones(n_samples))
+    if draws.n_samples != n_samples:
+        raise ValueError(_not_training_data(n_samples, draws.n_samples))
+    if draws.class_members is not None:
+        classes_of_members = [np.unique(y_encoded[members]) for members in draws.class_members]
+        if any(found.size != 1 for found in classes_of_members):
+            raise ValueError("y is not the forest's training y (its classes sit at other rows); "
+                             "out-of-bag quantities need the training data in the fit's order")
+    return draws
+
+
+def _not_training_data(n_given, n_fitted):
+    return (f"X, y have {n_given} rows but the forest was fitted on {n_fitted}; out-of-bag "
+            "quantities need the training data, in the order of the fit")
+
+
+def _encode(y, classes):
+    """Index of each label in ``classes``; ValueError for labels the forest never saw."""
+    unknown = np.setdiff1d(y, classes)
+    if unknown.size:
+        raise ValueError(f"y holds labels the forest was not fitted on: "
+                         f"{', '.join(repr(v) for v in unknown[:5].tolist())}")
+    return np.searchsorted(classes, y)
