@@ -44,7 +44,7 @@ def brute_force_importance(forest, X, y, score, feature, seed):
     """score(OOB) - score(OOB with `feature` permuted among each tree's OOB rows):
     the full OOB rows of every tree copied and permuted, one tree after another."""
     n = X.shape[0]
-    rng = np.random.RandomState(seed)
+    rng = np.random.default_rng(seed)
     plain, permuted, n_trees = (np.zeros((n, forest.n_classes_)),
                                 np.zeros((n, forest.n_classes_)), np.zeros(n))
     for tree, drawn in zip(forest.estimators_, forest.estimators_samples_):

@@ -9,62 +9,31 @@ from joblib import Parallel, delayed
 from sklearn.utils.validation import check_consistent_length, check_is_fitted, column_or_1d
 
 from .._forest import _CaseDraws
+from ._permute import add_permuted_oob
 
 
 class OutOfBagTree:
-    """One tree's out-of-bag rows, the leaves they reach, and where the tree
-    splits on each feature.
-
-    Nodes are in depth-first preorder, so the subtree of node i is the node
-    range ``[i, subtree_end[i])``; a row's path passes a node splitting on
-    feature j exactly when its leaf lies in the range of such a node.
-    """
+    """One tree's out-of-bag rows, the leaves they reach, and its node arrays."""
 
     def __init__(self, tree_, rows, X):
-        self.tree_, self.rows = tree_, rows
+        self.rows = rows
         self.leaves = tree_.apply(X[rows]) if rows.size else np.empty(0, dtype=np.intp)
-        feature = tree_.feature
-        internal = np.flatnonzero(feature >= 0)
-        order = np.argsort(feature[internal], kind="stable")  # by feature, then preorder
-        self._split_nodes = internal[order]
-        self._bounds = np.searchsorted(feature[internal][order], np.arange(tree_.n_features + 1))
-        self._subtree_end = _subtree_end(tree_.children_right)
+        self.value = tree_.value
+        self._nodes = (tree_.children_right, tree_.feature, tree_.threshold,
+                       tree_.missing_go_to_left)
 
     def proba(self, leaves):
         """Class proportions of the given leaves (``Tree.predict_proba``'s values)."""
-        return self.tree_.value[leaves]
+        return self.value[leaves]
 
-    def permuted_leaves(self, X, feature, permutation):
-        """Leaves of the OOB rows with ``feature`` permuted among them by ``permutation``.
-
-        Equal to ``apply`` of a copy of the OOB rows whose column ``feature``
-        is ``X[rows[permutation], feature]``; only the rows whose path splits
-        on ``feature`` are copied and sent down the tree again.
-        """
-        starts = self._split_nodes[self._bounds[feature]:self._bounds[feature + 1]]
-        if starts.size == 0 or self.rows.size == 0:
-            return self.leaves
-        reach = np.maximum.accumulate(self._subtree_end[starts])
-        before = np.searchsorted(starts, self.leaves, side="right") - 1
-        moved = np.flatnonzero((before >= 0) & (reach[np.maximum(before, 0)] > self.leaves))
-        if moved.size == 0:
-            return self.leaves
-        rows = X[self.rows[moved]]  # a copy of this tree's affected OOB rows only
-        rows[:, feature] = X[self.rows[permutation[moved]], feature]
-        leaves = self.leaves.copy()
-        leaves[moved] = self.tree_.apply(rows)
-        return leaves
-
-
-def _subtree_end(children_right):
-    """One past the last node of each node's subtree (preorder: the rightmost
-    leaf below a node ends its subtree), by pointer doubling along right children."""
-    rightmost = np.where(children_right >= 0, children_right, np.arange(children_right.size))
-    while True:
-        jumped = rightmost[rightmost]
-        if np.array_equal(jumped, rightmost):
-            return rightmost + 1
-        rightmost = jumped
+    def add_permuted(self, X, feature, permutation, out):
+        """Add to ``out[rows]`` the class proportions of the OOB rows with column
+        ``feature`` replaced by ``X[rows[permutation], feature]``: what
+        ``Tree.predict_proba`` gives for such a copy of the rows, without the copy
+        (compiled; only rows whose path splits on ``feature`` are sent down again)."""
+        if self.rows.size:
+            add_permuted_oob(X, self.rows, self.leaves, permutation, feature, *self._nodes,
+                             self.value, out)
 
 
 class OutOfBag:

@@ -61,8 +61,10 @@ def oob_importance(forest, X, y, *, scoring="auc", n_repeats=1, random_state=Non
 
     Notes
     -----
-    Permutations: for feature j and repeat r, a ``RandomState`` seeded from
-    ``random_state`` draws ``permutation(n_oob_t)`` for each tree t in turn.
+    Permutations: ``random_state`` draws one seed per feature j and repeat
+    r (``randint(2**31 - 1, size=(n_features, n_repeats))``); a
+    ``numpy.random.default_rng(seed)`` then draws ``permutation(n_oob_t)`` for
+    each tree t in turn, over the tree's OOB rows in increasing order.
     """
     if not isinstance(n_repeats, Integral) or n_repeats < 1:
         raise ValueError(f"n_repeats must be a positive integer, got {n_repeats!r}")
@@ -90,7 +92,7 @@ def _feature_importance(oob, feature, seeds, scorer, score, class_scores):
     y_oob = oob.y[oob.has_oob]
     drops, class_drops = [], []
     for seed in seeds:
-        proba = oob.ensemble(permuted_proba_sum(oob, feature, np.random.RandomState(seed)))
+        proba = oob.ensemble(permuted_proba_sum(oob, feature, np.random.default_rng(seed)))
         drops.append(score - score_or_nan(scorer, y_oob, proba))
         class_drops.append(class_scores - per_class_auc(y_oob, proba, oob.forest.classes_))
     return np.array(drops), np.mean(class_drops, axis=0)
@@ -101,6 +103,5 @@ def permuted_proba_sum(oob, feature, rng):
     among each tree's OOB rows (one ``rng.permutation`` per tree, in tree order)."""
     total = np.zeros((oob.y.shape[0], oob.n_classes))
     for tree in oob.trees:
-        permutation = rng.permutation(tree.rows.size)
-        total[tree.rows] += tree.proba(tree.permuted_leaves(oob.X, feature, permutation))
+        tree.add_permuted(oob.X, feature, rng.permutation(tree.rows.size), total)
     return total
