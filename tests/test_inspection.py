@@ -306,3 +306,29 @@ def test_intervals_refuse_bad_arguments(binary):
                             ({"subratio": 1.5}, "subratio")]:
         with pytest.raises(ValueError, match=message):
             importance_intervals(forest, X, y, **kwargs)
+
+
+def test_interval_centre_is_the_oob_importance_of_the_same_seed(binary):
+    forest, X, y = binary
+    result = importance_intervals(forest, X, y, n_subsamples=2, n_repeats=2, random_state=4)
+    expected = oob_importance(forest, X, y, n_repeats=2, random_state=4).importances_mean
+    np.testing.assert_array_equal(result.importance, expected)
+
+
+def test_plots_draw_sorted_bars_and_the_curve(binary):
+    pytest.importorskip("matplotlib")
+    from aucforest.inspection import plot_importance, plot_oob_curve
+    forest, X, y = binary
+    result = oob_importance(forest, X, y, n_repeats=2, random_state=0)
+    names = [f"f{j}" for j in range(X.shape[1])]
+    ax = plot_importance(result, names)
+    labels = [tick.get_text() for tick in ax.get_yticklabels()]
+    order = np.argsort(-result.importances_mean, kind="stable")[::-1]
+    assert labels == [names[j] for j in order]  # most important at the top
+    heights = [bar.get_width() for bar in ax.patches]
+    np.testing.assert_allclose(heights, result.importances_mean[order])
+    curve = oob_curve(forest, X, y)
+    line = plot_oob_curve(curve).lines[0]
+    np.testing.assert_array_equal(line.get_ydata(), curve)
+    with pytest.raises(ValueError, match="names"):
+        plot_importance(result, names[:-1])

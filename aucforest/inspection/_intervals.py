@@ -52,7 +52,7 @@ def default_subratio(n_samples):
 
 
 def importance_intervals(forest, X, y, *, n_subsamples=100, subratio=None, alpha=0.05,
-                         scoring="auc", random_state=None):
+                         scoring="auc", n_repeats=1, random_state=None):
     """Confidence intervals for the OOB permutation importance, by subsampling.
 
     Ishwaran & Lu (Statistics in Medicine 38, 2019), as randomForestSRC's
@@ -85,8 +85,13 @@ def importance_intervals(forest, X, y, *, n_subsamples=100, subratio=None, alpha
         The intervals cover with probability ``1 - alpha``.
     scoring : str or callable, default="auc"
         As in `oob_importance`.
+    n_repeats : int, default=1
+        Permutations per feature in each VIMP (`oob_importance`).
     random_state : int, RandomState instance or None, default=None
-        Draws the subsamples, the refits' seeds and the permutations.
+        Draws the permutations, then the subsamples and the refits' seeds.
+        ``importance`` equals ``oob_importance(forest, X, y, scoring=scoring,
+        n_repeats=n_repeats, random_state=random_state).importances_mean``
+        for an int ``random_state``.
 
     Returns
     -------
@@ -106,8 +111,8 @@ def importance_intervals(forest, X, y, *, n_subsamples=100, subratio=None, alpha
     elif not isinstance(subratio, Real) or not 0 < subratio < 1:
         raise ValueError(f"subratio must be in (0, 1) or None, got {subratio!r}")
     rng = check_random_state(random_state)
-    importance = oob_importance(forest, X, y_array, scoring=scoring,
-                                random_state=rng.randint(MAX_SEED)).importances_mean
+    importance = oob_importance(forest, X, y_array, scoring=scoring, n_repeats=n_repeats,
+                                random_state=rng).importances_mean
     subsample_importances = np.empty((n_subsamples, importance.shape[0]))
     for b in range(n_subsamples):
         rows = stratified_subsample(y_array, subratio, rng)
@@ -115,7 +120,8 @@ def importance_intervals(forest, X, y, *, n_subsamples=100, subratio=None, alpha
         refit = clone(forest).set_params(random_state=rng.randint(MAX_SEED), oob_score=False,
                                          verbose=0).fit(X_b, y_b)
         subsample_importances[b] = oob_importance(
-            refit, X_b, y_b, scoring=scoring, random_state=rng.randint(MAX_SEED)).importances_mean
+            refit, X_b, y_b, scoring=scoring, n_repeats=n_repeats,
+            random_state=rng.randint(MAX_SEED)).importances_mean
     m = rows.size
     se = np.sqrt(m / n_samples * np.nanmean((subsample_importances - importance) ** 2, axis=0))
     z = norm.ppf(1 - alpha / 2)
