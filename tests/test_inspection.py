@@ -193,6 +193,18 @@ def test_oob_importance_of_a_forest_read_from_a_model_file(binary, tmp_path):
                                   oob_importance(forest, X, y, random_state=0).importances)
 
 
+def test_balanced_forest_read_from_a_model_file_rebuilds_its_draws(tmp_path):
+    X, y = make_data(n_samples=150, n_classes=3, seed=8, weights=[0.6, 0.3])
+    forest = AUCForestClassifier(6, balanced_bootstrap=True, max_samples=0.8,
+                                 random_state=0).fit(X, y)
+    io.save(forest, tmp_path / "forest.npz")
+    loaded = io.load(tmp_path / "forest.npz")
+    assert not hasattr(loaded, "_case_draws")
+    np.testing.assert_array_equal(oob_curve(loaded, X, y), oob_curve(forest, X, y))
+    np.testing.assert_array_equal(oob_importance(loaded, X, y, random_state=0).importances,
+                                  oob_importance(forest, X, y, random_state=0).importances)
+
+
 def test_informative_features_rank_above_noise():
     X, y = make_data(n_samples=400, seed=5)
     forest = AUCForestClassifier(40, random_state=0).fit(X, y)
