@@ -11,6 +11,7 @@ from aucforest import AUCForestClassifier, io
 from aucforest.inspection import (ImportanceIntervals, importance_intervals, oob_curve,
                                   oob_importance)
 from aucforest.inspection._intervals import default_subratio, stratified_subsample
+from aucforest.inspection._permute import random_permutation
 from aucforest.metrics import gmean_score
 from aucforest.tree import MAX_SEED
 
@@ -44,14 +45,15 @@ def brute_force_importance(forest, X, y, score, feature, seed):
     """score(OOB) - score(OOB with `feature` permuted among each tree's OOB rows):
     the full OOB rows of every tree copied and permuted, one tree after another."""
     n = X.shape[0]
-    rng = np.random.default_rng(seed)
+    tree_seeds = np.random.default_rng(seed).integers(2 ** 63, size=forest.n_estimators)
     plain, permuted, n_trees = (np.zeros((n, forest.n_classes_)),
                                 np.zeros((n, forest.n_classes_)), np.zeros(n))
-    for tree, drawn in zip(forest.estimators_, forest.estimators_samples_):
+    for tree, drawn, tree_seed in zip(forest.estimators_, forest.estimators_samples_,
+                                      tree_seeds):
         rows = np.flatnonzero(np.bincount(drawn, minlength=n) == 0)
         X_oob = X[rows].copy()
         plain[rows] += tree.predict_proba(X_oob)
-        X_oob[:, feature] = X_oob[rng.permutation(rows.size), feature]
+        X_oob[:, feature] = X_oob[random_permutation(rows.size, tree_seed), feature]
         permuted[rows] += tree.predict_proba(X_oob)
         n_trees[rows] += 1
     has = n_trees > 0
@@ -240,6 +242,17 @@ def test_balanced_bootstrap_refuses_a_shuffled_y():
     forest = AUCForestClassifier(5, balanced_bootstrap=True, random_state=0).fit(X, y)
     with pytest.raises(ValueError, match="training y"):
         oob_importance(forest, X, y[::-1])
+
+
+def test_random_permutation_is_a_uniform_permutation():
+    draws = np.array([random_permutation(4, seed) for seed in range(24_000)])
+    assert all(np.array_equal(np.sort(p), np.arange(4)) for p in draws[:100])
+    _, counts = np.unique(draws, axis=0, return_counts=True)
+    assert counts.size == 24  # every ordering of 4 occurs, about 1,000 times each
+    from scipy.stats import chisquare
+    assert chisquare(counts).pvalue > 1e-3
+    np.testing.assert_array_equal(random_permutation(50, 7), random_permutation(50, 7))
+    assert random_permutation(0, 1).size == 0
 
 
 # ------------------------------------------------------------------- oob_curve

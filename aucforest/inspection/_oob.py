@@ -26,13 +26,14 @@ class OutOfBagTree:
         """Class proportions of the given leaves (``Tree.predict_proba``'s values)."""
         return self.value[leaves]
 
-    def add_permuted(self, X, feature, permutation, out):
+    def add_permuted(self, X, feature, seed, out):
         """Add to ``out[rows]`` the class proportions of the OOB rows with column
-        ``feature`` replaced by ``X[rows[permutation], feature]``: what
+        ``feature`` replaced by ``X[rows[permutation], feature]``, ``permutation =
+        random_permutation(rows.size, seed)`` (`aucforest.inspection._permute`): what
         ``Tree.predict_proba`` gives for such a copy of the rows, without the copy
         (compiled; only rows whose path splits on ``feature`` are sent down again)."""
         if self.rows.size:
-            add_permuted_oob(X, self.rows, self.leaves, permutation, feature, *self._nodes,
+            add_permuted_oob(X, self.rows, self.leaves, seed, feature, *self._nodes,
                              self.value, out)
 
 

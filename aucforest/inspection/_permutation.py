@@ -62,9 +62,11 @@ def oob_importance(forest, X, y, *, scoring="auc", n_repeats=1, random_state=Non
     Notes
     -----
     Permutations: ``random_state`` draws one seed per feature j and repeat
-    r (``randint(2**31 - 1, size=(n_features, n_repeats))``); a
-    ``numpy.random.default_rng(seed)`` then draws ``permutation(n_oob_t)`` for
-    each tree t in turn, over the tree's OOB rows in increasing order.
+    r (``randint(2**31 - 1, size=(n_features, n_repeats))``);
+    ``numpy.random.default_rng(seed).integers(2**63, size=n_trees)`` gives one
+    seed per tree, from which a compiled Fisher-Yates shuffle (SplitMix64,
+    ``aucforest.inspection._permute.random_permutation``) permutes the tree's
+    OOB rows, taken in increasing order.
     """
     if not isinstance(n_repeats, Integral) or n_repeats < 1:
         raise ValueError(f"n_repeats must be a positive integer, got {n_repeats!r}")
@@ -92,16 +94,17 @@ def _feature_importance(oob, feature, seeds, scorer, score, class_scores):
     y_oob = oob.y[oob.has_oob]
     drops, class_drops = [], []
     for seed in seeds:
-        proba = oob.ensemble(permuted_proba_sum(oob, feature, np.random.default_rng(seed)))
+        tree_seeds = np.random.default_rng(seed).integers(2 ** 63, size=len(oob.trees))
+        proba = oob.ensemble(permuted_proba_sum(oob, feature, tree_seeds))
         drops.append(score - score_or_nan(scorer, y_oob, proba))
         class_drops.append(class_scores - per_class_auc(y_oob, proba, oob.forest.classes_))
     return np.array(drops), np.mean(class_drops, axis=0)
 
 
-def permuted_proba_sum(oob, feature, rng):
+def permuted_proba_sum(oob, feature, tree_seeds):
     """Sum over trees of the OOB class proportions with ``feature`` permuted
-    among each tree's OOB rows (one ``rng.permutation`` per tree, in tree order)."""
+    among each tree's OOB rows (tree t's permutation drawn from ``tree_seeds[t]``)."""
     total = np.zeros((oob.y.shape[0], oob.n_classes))
-    for tree in oob.trees:
-        tree.add_permuted(oob.X, feature, rng.permutation(tree.rows.size), total)
+    for tree, seed in zip(oob.trees, tree_seeds):
+        tree.add_permuted(oob.X, feature, seed, total)
     return total
