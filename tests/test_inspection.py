@@ -232,6 +232,8 @@ def test_oob_importance_refuses_bad_arguments(binary):
         oob_importance(forest, X, y, scoring="accuracy")
     with pytest.raises(ValueError, match="n_repeats"):
         oob_importance(forest, X, y, n_repeats=0)
+    with pytest.raises(TypeError, match="AUCForestClassifier"):
+        oob_curve(forest.estimators_[0], X, y)
     no_bootstrap = AUCForestClassifier(3, bootstrap=False, random_state=0).fit(X, y)
     with pytest.raises(ValueError, match="bootstrap=True"):
         oob_importance(no_bootstrap, X, y)

@@ -8,7 +8,7 @@ import numpy as np
 from joblib import Parallel, delayed
 from sklearn.utils.validation import check_consistent_length, check_is_fitted, column_or_1d
 
-from .._forest import _CaseDraws
+from .._forest import AUCForestClassifier, _CaseDraws
 from ._permute import add_permuted_oob
 
 
@@ -50,6 +50,9 @@ class OutOfBag:
     """
 
     def __init__(self, forest, X, y, n_jobs=None):
+        if not isinstance(forest, AUCForestClassifier):
+            raise TypeError(f"forest must be a fitted AUCForestClassifier, got "
+                            f"{type(forest).__name__}")
         check_is_fitted(forest)
         if not forest.bootstrap:
             raise ValueError("out-of-bag quantities need a forest fitted with bootstrap=True "
