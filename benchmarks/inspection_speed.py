@@ -54,8 +54,10 @@ def main():
     print(f"n={args.n_samples}, p={args.n_features}, {args.n_estimators} trees, "
           f"n_repeats={args.n_repeats}, n_jobs={args.n_jobs}")
     print(f"{'':48s}  wall s   CPU s")
-    print(f"{f'oob_importance (OOB cases of all {args.n_samples})':48s} {oob_wall:7.2f} {oob_cpu:7.2f}")
-    print(f"{f'permutation_importance (held-out {len(y_test)})':48s} {sk_wall:7.2f} {sk_cpu:7.2f}")
+    for name, wall, cpu in [(f"oob_importance (OOB cases of all {args.n_samples})",
+                             oob_wall, oob_cpu),
+                            (f"permutation_importance (held-out {len(y_test)})", sk_wall, sk_cpu)]:
+        print(f"{name:48s} {wall:7.2f} {cpu:7.2f}")
     print(f"ratio oob / held-out: wall {oob_wall / sk_wall:.2f}, CPU {oob_cpu / sk_cpu:.2f} "
           "(CPU time is the steadier figure on a shared machine)")
     top = oob.importances_mean.argsort()[::-1][:6]
