@@ -35,10 +35,17 @@ def oob_proba_from_samples(forest, X):
     total, n_trees = np.zeros((n, forest.n_classes_)), np.zeros(n)
     for tree, drawn in zip(forest.estimators_, forest.estimators_samples_):
         oob = np.bincount(drawn, minlength=n) == 0
-        total[oob] += tree.predict_proba(X[oob])
+        total[oob] += node_proba(forest, tree, X[oob])
         n_trees[oob] += 1
     with np.errstate(invalid="ignore", divide="ignore"):
         return total / n_trees[:, None]
+
+
+def node_proba(forest, tree, X):
+    """What the forest's tree predicts for the rows of X (from the deepest node
+    with at least predict_min_samples_ training cases)."""
+    return tree.tree_.predict_proba(np.asarray(X, dtype=np.float32),
+                                    forest.predict_min_samples_)
 
 
 def brute_force_importance(forest, X, y, score, feature, seed):
@@ -52,9 +59,9 @@ def brute_force_importance(forest, X, y, score, feature, seed):
                                       tree_seeds):
         rows = np.flatnonzero(np.bincount(drawn, minlength=n) == 0)
         X_oob = X[rows].copy()
-        plain[rows] += tree.predict_proba(X_oob)
+        plain[rows] += node_proba(forest, tree, X_oob)
         X_oob[:, feature] = X_oob[random_permutation(rows.size, tree_seed), feature]
-        permuted[rows] += tree.predict_proba(X_oob)
+        permuted[rows] += node_proba(forest, tree, X_oob)
         n_trees[rows] += 1
     has = n_trees > 0
     return (score(y[has], plain[has] / n_trees[has, None])
@@ -93,6 +100,8 @@ def multiclass():
 @pytest.mark.parametrize("params", [
     {},
     {"max_samples": 0.5},
+    {"replacement": False},
+    {"predict_min_samples": "oob"},
     {"balanced_bootstrap": True},
     {"balanced_bootstrap": True, "max_samples": 7},
     {"class_weight": "balanced_subsample"},
@@ -169,10 +178,11 @@ def test_per_class_importance_is_the_drop_of_one_vs_rest_auc(multiclass):
         np.testing.assert_allclose(result.per_class[:, k], expected, rtol=0, atol=1e-12)
 
 
-def test_oob_importance_with_missing_values_equals_brute_force():
+@pytest.mark.parametrize("params", [{}, {"predict_min_samples": 6}, {"replacement": False}])
+def test_oob_importance_with_missing_values_equals_brute_force(params):
     X, y = make_data(n_samples=200, seed=4)
     X[np.random.RandomState(0).rand(*X.shape) < 0.15] = np.nan
-    forest = AUCForestClassifier(10, random_state=0).fit(X, y)
+    forest = AUCForestClassifier(10, random_state=0, **params).fit(X, y)
     result = oob_importance(forest, X, y, random_state=1)
     seeds = check_random_state(1).randint(MAX_SEED, size=(X.shape[1], 1))
     expected = [brute_force_importance(forest, X, y, sklearn_auc(forest), j, seeds[j, 0])
@@ -274,6 +284,7 @@ def test_oob_curve_point_is_the_oob_score_of_the_first_trees(binary):
     first.estimators_ = forest.estimators_[:5]
     first.classes_, first.n_classes_ = forest.classes_, forest.n_classes_
     first.n_features_in_, first._case_draws = forest.n_features_in_, forest._case_draws
+    first.predict_min_samples_ = forest.predict_min_samples_
     proba = oob_proba_from_samples(first, X)
     has = ~np.isnan(proba[:, 0])
     assert curve[4] == pytest.approx(-brier(y[has], proba[has], forest.classes_), abs=1e-12)

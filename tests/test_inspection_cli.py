@@ -43,11 +43,12 @@ def test_importance_prints_the_table_of_oob_importance(fitted, folder):
     header, rows = table_rows(result.stdout)
     assert header[:3] == ["feature", "importance", "sd"]
     forest, extra = model_io.read_model(model)
-    from aucforest._encoding import FeatureEncoding
+    from aucforest._encoding import ColumnEncoding
     from aucforest._table import read_table
-    encoding = FeatureEncoding.from_dict(extra["encoding"])
+    encoding = ColumnEncoding.from_dict(extra["encoding"])
     table = read_table(str(data))
-    X, y = encoding.transform(table), table.column("label")
+    from aucforest._cli_importance import _named
+    X, y = _named(forest, encoding.transform(table)), table.column("label")
     expected = oob_importance(forest, X, y, n_repeats=2, random_state=3)
     intervals = importance_intervals(forest, X, y, n_subsamples=3, n_repeats=2, random_state=3)
     names = encoding.feature_names

@@ -13,14 +13,21 @@ from ._permute import add_permuted_oob
 
 
 class OutOfBagTree:
-    """One tree's out-of-bag rows, the leaves they reach, and its node arrays."""
+    """One tree's out-of-bag rows, the nodes they are predicted from, and its
+    node arrays.
 
-    def __init__(self, tree_, rows, X):
-        self.rows = rows
-        self.leaves = tree_.apply(X[rows]) if rows.size else np.empty(0, dtype=np.intp)
+    ``leaves`` are ``Tree.apply(rows, min_samples)``: the leaf, or the deepest
+    node on the row's path with at least ``min_samples`` training cases (the
+    forest's ``predict_min_samples_``).
+    """
+
+    def __init__(self, tree_, rows, X, min_samples=1):
+        self.rows, self.min_samples = rows, min_samples
+        self.leaves = (tree_.apply(X[rows], min_samples) if rows.size
+                       else np.empty(0, dtype=np.intp))
         self.value = tree_.value
         self._nodes = (tree_.children_right, tree_.feature, tree_.threshold,
-                       tree_.missing_go_to_left)
+                       tree_.missing_go_to_left, tree_.n_node_samples)
 
     def proba(self, leaves):
         """Class proportions of the given leaves (``Tree.predict_proba``'s values)."""
@@ -34,7 +41,7 @@ class OutOfBagTree:
         (compiled; only rows whose path splits on ``feature`` are sent down again)."""
         if self.rows.size:
             add_permuted_oob(X, self.rows, self.leaves, seed, feature, *self._nodes,
-                             self.value, out)
+                             self.value, self.min_samples, out)
 
 
 class OutOfBag:
@@ -63,8 +70,10 @@ class OutOfBag:
         check_consistent_length(self.X, self.y)
         self.y_encoded = _encode(self.y, forest.classes_)
         draws = case_draws(forest, self.y_encoded)
+        min_samples = getattr(forest, "predict_min_samples_", 1)
         trees = Parallel(n_jobs=n_jobs, prefer="threads")(
-            delayed(_tree_out_of_bag)(tree, draws, self.X) for tree in forest.estimators_)
+            delayed(_tree_out_of_bag)(tree, draws, self.X, min_samples)
+            for tree in forest.estimators_)
         self.trees = trees
         self.n_trees = np.zeros(self.y.shape[0])
         for tree in trees:
@@ -87,9 +96,9 @@ class OutOfBag:
         return proba_sum[self.has_oob] / self.n_trees[self.has_oob, None]
 
 
-def _tree_out_of_bag(tree, draws, X):
+def _tree_out_of_bag(tree, draws, X, min_samples):
     counts = draws.counts(draws.tree_rng(tree))
-    return OutOfBagTree(tree.tree_, np.flatnonzero(counts == 0), X)
+    return OutOfBagTree(tree.tree_, np.flatnonzero(counts == 0), X, min_samples)
 
 
 def case_draws(forest, y_encoded):

@@ -1,8 +1,9 @@
 """Out-of-bag rows of one tree sent down with one feature permuted (compiled kernel).
 
-Traversal follows `aucforest._tree._leaf_of` exactly: ``x <= threshold`` (or
+Traversal follows `aucforest._tree._node_of` exactly: ``x <= threshold`` (or
 NaN where ``missing_go_to_left``) goes to the left child, node + 1 in
-preorder; otherwise to ``children_right``.
+preorder, otherwise to ``children_right``; it stops at the leaf, or before a
+child holding fewer than ``min_samples`` training cases.
 """
 import numpy as np
 from libc.stdint cimport uint64_t
@@ -62,7 +63,8 @@ def add_permuted_oob(const float[:, ::1] X, const idx_t[::1] rows, const idx_t[:
                      uint64_t seed, idx_t feature,
                      const idx_t[::1] children_right, const idx_t[::1] node_feature,
                      const double[::1] threshold, const unsigned char[::1] missing_left,
-                     const double[:, ::1] value, double[:, ::1] out):
+                     const idx_t[::1] n_node_samples, const double[:, ::1] value,
+                     idx_t min_samples, double[:, ::1] out):
     """Add to ``out[rows[i]]`` the class proportions of the leaf that OOB row i
     reaches when its value of ``feature`` is ``X[rows[permutation[i]], feature]``,
     with ``permutation = random_permutation(rows.size, seed)``.
@@ -73,17 +75,21 @@ def add_permuted_oob(const float[:, ::1] X, const idx_t[::1] rows, const idx_t[:
     rows : the tree's OOB rows; leaves : the leaf each reaches unpermuted
     seed : seed of the permutation of the OOB rows
     feature : the permuted feature
-    children_right, node_feature, threshold, missing_left, value : the tree's node arrays
+    children_right, node_feature, threshold, missing_left, n_node_samples, value :
+        the tree's node arrays
+    min_samples : predict from the deepest node on the path with at least this
+        many training cases (1: the leaf)
     out : float64 (n_samples, n_classes), added to
 
-    A row whose path has no split on ``feature`` keeps its leaf; the others
-    are sent down again from the topmost node of their path that splits on
-    ``feature`` (the nodes above it read other features only).
+    A row whose path (down to and including its node) has no split on
+    ``feature`` keeps its node; the others are sent down again from the
+    topmost node of their path that splits on ``feature`` (the nodes above it
+    read other features only).
     """
     cdef idx_t n_nodes = node_feature.shape[0], n_classes = value.shape[1]
     cdef idx_t[::1] first_split = np.empty(n_nodes, dtype=np.intp)
     cdef idx_t[::1] permutation = np.empty(max(rows.shape[0], 1), dtype=np.intp)
-    cdef idx_t i, k, node, child, leaf, row, split
+    cdef idx_t i, k, node, child, leaf, row, split, next_node
     cdef float v
     with nogil:
         _shuffle(&permutation[0], rows.shape[0], seed)
@@ -107,9 +113,12 @@ def add_permuted_oob(const float[:, ::1] X, const idx_t[::1] rows, const idx_t[:
                     else:
                         v = X[row, node_feature[node]]
                     if v <= threshold[node] or (v != v and missing_left[node]):
-                        node = node + 1
+                        next_node = node + 1
                     else:
-                        node = children_right[node]
+                        next_node = children_right[node]
+                    if n_node_samples[next_node] < min_samples:
+                        break
+                    node = next_node
                 leaf = node
             for k in range(n_classes):
                 out[row, k] += value[leaf, k]
