@@ -28,14 +28,14 @@ directives = {
 
 extensions = [
     Extension(
-        f"aucforest.{name}",
+        f"aucforest.{name.replace('/', '.')}",
         [f"aucforest/{name}.pyx"],
         include_dirs=[np.get_include()],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
         extra_compile_args=compile_args,
         extra_link_args=link_args,
     )
-    for name in ("_sort", "_split", "_tree")
+    for name in ("_sort", "_split", "_tree", "inspection/_permute")
 ]
 
 setup(ext_modules=cythonize(extensions, compiler_directives=directives))

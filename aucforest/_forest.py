@@ -192,6 +192,7 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         random_state = check_random_state(self.random_state)
         seeds = random_state.randint(MAX_SEED, size=self.n_estimators)
         sampler = _TreeSampler(self, y, y_encoded, sample_weight, weights)
+        self._case_draws = sampler.draws  # for estimators_samples_
         params = tree_params(self)
         candidates = self._min_samples_candidates()
         oob = _OutOfBag(X, n_classes, candidates) if self.oob_score or len(candidates) > 1 \
@@ -338,36 +339,68 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         total = importances.sum()
         return importances / total if total > 0 else importances
 
+    @property
+    def estimators_samples_(self):
+        """Indices of the cases each tree drew, as in scikit-learn.
 
-class _TreeSampler:
-    """Draws each tree's sample (as multiplicities) and its weights.
+        One array per tree, in draw order, with repeats when drawing with
+        replacement (``np.bincount(s, minlength=n_samples)`` gives the
+        multiplicities, zero for the tree's out-of-bag cases). Regenerated
+        from each tree's seed (``estimators_[i].random_state``) with the draw
+        the fit made, never stored. Not available on a forest read from a
+        model file (`aucforest.inspection` rebuilds the draws from the
+        training y).
+        """
+        check_is_fitted(self)
+        draws = getattr(self, "_case_draws", None)
+        if draws is None:
+            raise AttributeError("estimators_samples_ needs the forest's fit in this session; "
+                                 "a forest read from a model file does not keep it")
+        return [draws.indices(draws.tree_rng(tree)) for tree in self.estimators_]
 
-    Holds what every draw needs, computed once per fit: the sampling
-    parameters and, for the balanced bootstrap, the cases of each class.
+    def _in_bag_counts(self, tree_index):
+        """Multiplicity of each training case in tree ``tree_index``'s sample."""
+        draws = self._case_draws
+        return draws.counts(draws.tree_rng(self.estimators_[tree_index]))
+
+
+class _CaseDraws:
+    """How each tree draws its cases, without the data.
+
+    Kept on the fitted forest (``_case_draws``) so that `estimators_samples_`
+    regenerates every tree's draw from the tree's seed instead of storing it:
+    the sampling parameters, n_samples and, for the balanced bootstrap, the
+    cases of each class (those with positive sample weight).
     """
 
-    def __init__(self, forest, y, y_encoded, sample_weight, weights):
+    def __init__(self, forest, y_encoded, sample_weight):
         self.bootstrap, self.max_samples = forest.bootstrap, forest.max_samples
-        self.replacement = forest.replacement
-        self.balanced, self.class_weight = forest.balanced_bootstrap, forest.class_weight
-        self.y, self.sample_weight, self.weights = y, sample_weight, weights
-        self.n_samples = y.shape[0]
+        self.replacement, self.balanced = forest.replacement, forest.balanced_bootstrap
+        self.n_samples = y_encoded.shape[0]
+        self.class_members = None
         if self.balanced:
             members = [np.flatnonzero((y_encoded == k) & (sample_weight > 0))
                        for k in range(forest.n_classes_)]
             self.class_members = [m for m in members if m.size]
 
-    def draw(self, rng):
-        """Multiplicity of each case in one tree's sample."""
+    def indices(self, rng):
+        """Indices of the cases one tree draws, in draw order (repeats when
+        drawing with replacement)."""
         if not self.bootstrap:
-            return np.ones(self.n_samples, dtype=np.intp)
+            return np.arange(self.n_samples)
         if self.balanced:
             per_class = self._n_draws(min(m.size for m in self.class_members))
-            indices = np.concatenate([m[self._draw(rng, m.size, per_class)]
-                                      for m in self.class_members])
-        else:
-            indices = self._draw(rng, self.n_samples, self._n_draws(self.n_samples))
-        return np.bincount(indices, minlength=self.n_samples)
+            return np.concatenate([m[self._draw(rng, m.size, per_class)]
+                                   for m in self.class_members])
+        return self._draw(rng, self.n_samples, self._n_draws(self.n_samples))
+
+    def counts(self, rng):
+        """Multiplicity of each case in one tree's sample."""
+        return np.bincount(self.indices(rng), minlength=self.n_samples)
+
+    def tree_rng(self, tree):
+        """The RandomState `_fit_tree` drew this tree's sample from."""
+        return np.random.RandomState(tree.random_state)
 
     def _n_draws(self, n_available):
         """Cases to draw: n (0.632 n without replacement) by default, an int as
@@ -389,6 +422,24 @@ class _TreeSampler:
         if self.replacement:
             return rng.randint(0, n_available, size)
         return rng.permutation(n_available)[:size]
+
+
+class _TreeSampler:
+    """Draws each tree's sample (as multiplicities) and its weights.
+
+    Holds what every draw needs, computed once per fit: the case draws
+    (`_CaseDraws`) and the weights.
+    """
+
+    def __init__(self, forest, y, y_encoded, sample_weight, weights):
+        self.class_weight = forest.class_weight
+        self.y, self.sample_weight, self.weights = y, sample_weight, weights
+        self.n_samples = y.shape[0]
+        self.draws = _CaseDraws(forest, y_encoded, sample_weight)
+
+    def draw(self, rng):
+        """Multiplicity of each case in one tree's sample."""
+        return self.draws.counts(rng)
 
     def tree_weights(self, counts):
         """sample_weight x class_weight x multiplicity (per-sample class weights

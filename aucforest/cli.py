@@ -24,7 +24,7 @@ import warnings
 
 import numpy as np
 
-from . import __version__, io
+from . import __version__, _cli_importance, io
 from ._compare import (Dataset, check_fold_sizes, compare, comparison_json, default_datasets,
                        fold_records, format_paired_tests, format_table, matplotlib_figure,
                        paired_tests, plot_comparison)
@@ -204,7 +204,8 @@ def _add_compare(commands, common):
 
 
 #: One function per subcommand, each adding its parser to ``commands``.
-SUBCOMMANDS = [_add_fit, _add_predict, _add_evaluate, _add_compare]
+SUBCOMMANDS = [_add_fit, _add_predict, _add_evaluate, _add_compare,
+               _cli_importance.add_importance_command]
 
 
 def _add_forest_options(parser):

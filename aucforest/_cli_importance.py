@@ -1,0 +1,129 @@
+"""``aucforest importance MODEL DATA --target COL``: out-of-bag permutation importance.
+
+Out-of-bag quantities are defined on the training data, so DATA must be the
+file the model was fitted on (same rows, same order). Registered in
+:mod:`aucforest.cli` (``SUBCOMMANDS``); the model and data readers are the
+ones ``evaluate`` uses.
+"""
+import numpy as np
+
+from .inspection import importance_intervals, oob_importance, plot_importance
+
+HELP = "out-of-bag permutation importance of each feature (needs the training data)"
+DESCRIPTION = (
+    "Permutation variable importance on the out-of-bag cases (randomForestSRC's VIMP): "
+    "the drop of the forest's OOB score when a feature is permuted among each tree's "
+    "out-of-bag cases. DATA must be the file the model was fitted on. With --intervals B, "
+    "standard errors, 95% intervals and p-values for VIMP > 0 by B subsamples "
+    "(Ishwaran & Lu 2019; refits the forest B times).")
+SCORINGS = ("auc", "gmean", "brier", "balanced_accuracy")
+
+
+def add_importance_command(commands, common):
+    """Add the ``importance`` subcommand to ``commands`` (argparse subparsers)."""
+    from . import cli  # cli imports this module: import it here, not at module level
+    parser = commands.add_parser("importance", parents=[common], help=HELP,
+                                 description=DESCRIPTION)
+    add_importance_arguments(parser)
+    cli._add_data_options(parser, model_default=True)
+    parser.set_defaults(run=run_importance)
+
+
+def add_importance_arguments(parser):
+    """Arguments of ``aucforest importance`` (besides --sep and --na-values)."""
+    parser.add_argument("model", metavar="MODEL", help="model file written by 'aucforest fit'")
+    parser.add_argument("data", metavar="DATA", help="the training CSV (or Parquet) file")
+    parser.add_argument("--target", required=True, metavar="COLUMN",
+                        help="column of class labels")
+    parser.add_argument("--scoring", choices=SCORINGS, default="auc",
+                        help="score whose drop measures importance (default: auc)")
+    parser.add_argument("--repeats", type=_positive_int, default=5, metavar="R",
+                        help="permutations per feature (default: 5)")
+    parser.add_argument("--intervals", type=_positive_int, default=None, metavar="B",
+                        help="add subsampling standard errors and 95%% intervals from B refits")
+    parser.add_argument("--plot", metavar="FILE", help="save a bar plot (e.g. vimp.png)")
+    parser.add_argument("--n-jobs", type=int, default=-1, metavar="N",
+                        help="threads (default: -1, all cores)")
+    parser.add_argument("--seed", type=int, default=0, metavar="S",
+                        help="random seed of the permutations and subsamples (default: 0)")
+
+
+def run_importance(args):
+    """``aucforest importance``: print the VIMP table (and save a plot)."""
+    from . import cli  # cli imports this module: import it here, not at module level
+    from ._compare import matplotlib_figure
+    from ._encoding import DEFAULT_NA_VALUES, parse_labels
+    from ._table import read_table
+
+    if args.plot:
+        cli._check_output(args.plot, "--plot", inputs=[args.model, args.data])
+        matplotlib_figure()
+    model = cli._load_model(args.model)
+    forest = model.forest
+    table = read_table(args.data, sep=args.sep)
+    na_values = args.na_values or (model.encoding.na_values if model.encoding
+                                   else DEFAULT_NA_VALUES)
+    y = parse_labels(table.column(args.target), args.target, table.path, like=forest.classes_,
+                     na_values=na_values)
+    cli._check_known_labels(y, forest.classes_, args.target)
+    X = _named(forest, cli._model_features(model, table, [args.target], args.na_values))
+    forest.set_params(n_jobs=args.n_jobs)
+    names = _feature_names(model.encoding, table, args.target)
+    result = oob_importance(forest, X, y, scoring=args.scoring, n_repeats=args.repeats,
+                            random_state=args.seed, n_jobs=args.n_jobs)
+    intervals = None
+    if args.intervals:
+        intervals = importance_intervals(forest, X, y, n_subsamples=args.intervals,
+                                         scoring=args.scoring, n_repeats=args.repeats,
+                                         random_state=args.seed)  # same importances as above
+    print(f"{args.model} on {args.data}: {len(y)} cases, {len(forest.estimators_)} trees; "
+          f"OOB {args.scoring} {result.score:.4f}; importance = drop of the OOB "
+          f"{args.scoring} when the feature is permuted ({args.repeats} permutations"
+          + (f", {args.intervals} subsamples" if intervals else "") + ")")
+    print(format_table(names, result, intervals, forest.classes_))
+    if args.plot:
+        ax = plot_importance(intervals if intervals else result, names, max_features=30)
+        ax.figure.savefig(args.plot)
+        print(f"plot saved to {args.plot}")
+
+
+def format_table(names, result, intervals, classes):
+    """One row per feature, most important first."""
+    columns = ["importance", "sd"]
+    values = [result.importances_mean, result.importances_std]
+    if intervals is not None:
+        columns += ["se", "lower 95%", "upper 95%", "p-value"]
+        values += [intervals.se, intervals.lower, intervals.upper, intervals.pvalue]
+    if len(classes) > 2:  # with two classes both one-vs-rest AUCs equal the AUC
+        columns += [f"AUC drop {label}" for label in classes]
+        values += list(result.per_class.T)
+    width = max(12, max(len(name) for name in names))
+    lines = [f"{'feature':<{width}}" + "".join(f"{c:>{max(11, len(c) + 2)}}" for c in columns)]
+    for j in np.argsort(-result.importances_mean, kind="stable"):
+        lines.append(f"{names[j]:<{width}}" + "".join(
+            f"{v[j]:>{max(11, len(c) + 2)}.4f}" for c, v in zip(columns, values)))
+    return "\n".join(lines)
+
+
+def _feature_names(encoding, table, target):
+    if encoding is not None:
+        return encoding.feature_names
+    return [name for name in table.columns if name != target]
+
+
+def _named(forest, X):
+    """X as a DataFrame with the forest's feature_names_in_ when it has them
+    (so scikit-learn checks the names instead of warning)."""
+    names = getattr(forest, "feature_names_in_", None)
+    if names is None:
+        return X
+    import pandas
+    return pandas.DataFrame(X, columns=list(names), copy=False)
+
+
+def _positive_int(text):
+    value = int(text)
+    if value < 1:
+        import argparse
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
+    return value

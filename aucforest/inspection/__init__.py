@@ -1,0 +1,17 @@
+"""Out-of-bag inspection of a fitted forest (DESIGN section 7).
+
+Permutation variable importance (VIMP) on the out-of-bag cases, its
+subsampling confidence intervals (Ishwaran & Lu 2019) and the OOB score
+against the number of trees, as randomForestSRC users know them, for an
+`AUCForestClassifier`. Out-of-bag quantities are defined on the training
+data: pass the training X, y again, rows in the order of the fit. Each
+tree's drawn cases are regenerated from its seed
+(`AUCForestClassifier.estimators_samples_`).
+"""
+from ._curve import oob_curve
+from ._intervals import ImportanceIntervals, importance_intervals
+from ._permutation import oob_importance
+from ._plot import plot_importance, plot_oob_curve
+
+__all__ = ["oob_importance", "importance_intervals", "oob_curve", "ImportanceIntervals",
+           "plot_importance", "plot_oob_curve"]
