@@ -8,7 +8,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from ._split import CRITERIA
+from ._split import CRITERIA, ExactSplitter
 from ._tree import build_tree
 
 MAX_SEED = np.iinfo(np.int32).max
@@ -93,11 +93,10 @@ def grow_tree(X, y_encoded, weights, n_classes, *, criterion, max_features, max_
     weights = np.ascontiguousarray(weights, dtype=np.float64)
     weights = weights / weights.max()
     min_weight_leaf = min_weight_fraction_leaf * weights.sum()
-    return build_tree(
-        X, y_encoded, weights, n_classes, CRITERIA[criterion],
-        resolve_max_features(max_features, X.shape[1]),
-        np.iinfo(np.intp).max if max_depth is None else max_depth,
-        min_samples_leaf, min_weight_leaf, seed)
+    splitter = ExactSplitter(X, y_encoded, weights, n_classes, CRITERIA[criterion],
+                             resolve_max_features(max_features, X.shape[1]),
+                             min_samples_leaf, min_weight_leaf, seed)
+    return build_tree(splitter, np.iinfo(np.intp).max if max_depth is None else max_depth)
 
 
 class AUCTreeClassifier(ClassifierMixin, BaseEstimator):
