@@ -1,7 +1,7 @@
 # The binned splitter: per-node class-count histograms of pre-binned features.
 from libc.stdint cimport uint8_t
 
-from ._criterion cimport idx_t
+from ._criterion cimport X_t, idx_t
 from ._split cimport SplitRecord, Splitter
 
 cdef enum:

@@ -21,7 +21,8 @@ from libc.stdint cimport uint64_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy
 
-from ._criterion cimport criterion_move_left, criterion_proxy, criterion_proxy_scale, criterion_reset
+from ._criterion cimport (X_t, criterion_move_left, criterion_proxy, criterion_proxy_scale,
+                          criterion_reset)
 from ._split cimport is_better
 
 cdef extern from *:
@@ -185,3 +186,30 @@ cdef class BinnedSplitter(Splitter):
                 n_right += 1
         memcpy(self.samples + lo, self.partition_scratch, n_right * sizeof(idx_t))
         best.pos = lo
+
+
+def encode_column(const X_t[::1] column, const X_t[::1] edges, uint8_t[::1] codes):
+    """codes[i] = number of edges below column[i] (so code <= b <=> x <= edges[b]),
+    MISSING_CODE for NaN; edges ascending, at most 254 of them. Branch-free
+    binary search (conditional moves), nogil."""
+    cdef idx_t i, half, length, n_edges = edges.shape[0]
+    cdef const X_t* base
+    cdef X_t x
+    if codes.shape[0] != column.shape[0] or n_edges >= MISSING_CODE:
+        raise ValueError("codes must match column and there must be fewer than 255 edges")
+    if n_edges == 0:
+        for i in range(column.shape[0]):
+            codes[i] = MISSING_CODE if column[i] != column[i] else 0
+        return
+    with nogil:
+        for i in range(column.shape[0]):
+            x = column[i]
+            base = &edges[0]
+            length = n_edges
+            while length > 1:
+                half = length >> 1
+                base = base + half if base[half - 1] < x else base
+                length -= half
+            codes[i] = <uint8_t> ((base - &edges[0]) + (base[0] < x))
+            if x != x:
+                codes[i] = MISSING_CODE
