@@ -49,7 +49,8 @@ cdef inline double _xlogx(double x) noexcept nogil:
 
 
 cdef inline void criterion_reset(Criterion* c) noexcept nogil:
-    """Start a scan: every case of the node on the right."""
+    """Start a scan: every case of the node on the right (only the sums the
+    criterion uses are computed)."""
     cdef idx_t k
     c.weight_left = 0.0
     c.weight_right = c.node_weight
@@ -58,8 +59,12 @@ cdef inline void criterion_reset(Criterion* c) noexcept nogil:
     for k in range(c.n_classes):
         c.count_left[k] = 0.0
         c.count_right[k] = c.node_counts[k]
-        c.sq_right += c.node_counts[k] * c.node_counts[k]
-        c.xlogx_right += _xlogx(c.node_counts[k])
+    if c.kind == CRITERION_GINI:
+        for k in range(c.n_classes):
+            c.sq_right += c.node_counts[k] * c.node_counts[k]
+    elif c.kind == CRITERION_ENTROPY:
+        for k in range(c.n_classes):
+            c.xlogx_right += _xlogx(c.node_counts[k])
     for k in range(c.n_present):
         c.share_right[k] = 1.0
     c.abs_diff_sum = 0.0
