@@ -208,7 +208,7 @@ def encode_column(const X_t[::1] column, const X_t[::1] edges, uint8_t[::1] code
             length = n_edges
             while length > 1:
                 half = length >> 1
-                base = base + half if base[half - 1] < x else base
+                base += half * (base[half - 1] < x)  # arithmetic, not a branch
                 length -= half
             codes[i] = <uint8_t> ((base - &edges[0]) + (base[0] < x))
             if x != x:

@@ -37,11 +37,11 @@ cdef class Splitter:
     # work buffers, owned
     cdef idx_t n_active               # samples with positive weight
     cdef idx_t* samples               # (n_active,) sample indices, permuted so nodes are contiguous
-    cdef X_t* xf                      # (n_active,) values of the feature being scanned
+    cdef X_t* xf                      # (n_active,) values of the feature being scanned (exact)
     cdef idx_t* features              # (n_features,) feature order, shuffled per node
     cdef idx_t* constant_start        # (n_features,) the feature is constant in every node whose
     cdef idx_t* constant_end          #   samples lie in samples[constant_start:constant_end]
-    cdef uint64_t* sort_keys          # (n_active,) packed (value, sample) keys being sorted
+    cdef uint64_t* sort_keys          # (n_active,) packed (value, sample) keys being sorted (exact)
     cdef uint64_t* sort_scratch       # (n_active,) radix sort's second buffer
     cdef idx_t* sort_histogram        # (3 * RADIX_BUCKETS,) radix digit counts
 

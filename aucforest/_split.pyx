@@ -92,18 +92,12 @@ cdef class Splitter:
             if w[i] > 0.0:
                 self.n_active += 1
         self.samples = <idx_t*> malloc(max(self.n_active, 1) * sizeof(idx_t))
-        self.xf = <X_t*> malloc(max(self.n_active, 1) * sizeof(X_t))
         self.features = <idx_t*> malloc(max(n_features, 1) * sizeof(idx_t))
         self.constant_start = <idx_t*> malloc(max(n_features, 1) * sizeof(idx_t))
         self.constant_end = <idx_t*> malloc(max(n_features, 1) * sizeof(idx_t))
-        self.sort_keys = <uint64_t*> malloc(max(self.n_active, 1) * sizeof(uint64_t))
-        self.sort_scratch = <uint64_t*> malloc(max(self.n_active, 1) * sizeof(uint64_t))
-        self.sort_histogram = <idx_t*> malloc(3 * RADIX_BUCKETS * sizeof(idx_t))
         if (criterion_alloc(&self.crit, n_classes, criterion) != 0
-                or self.samples == NULL or self.xf == NULL or self.features == NULL
-                or self.constant_start == NULL or self.constant_end == NULL
-                or self.sort_keys == NULL or self.sort_scratch == NULL
-                or self.sort_histogram == NULL):
+                or self.samples == NULL or self.features == NULL
+                or self.constant_start == NULL or self.constant_end == NULL):
             raise MemoryError("cannot allocate the splitter's work buffers")
         n = 0
         for i in range(n_rows):
@@ -300,6 +294,13 @@ cdef class ExactSplitter(Splitter):
         self.X = X
         self._init_common(X.shape[0], X.shape[1], y, w, n_classes, criterion, max_features,
                           min_samples_leaf, min_weight_leaf, seed)
+        self.xf = <X_t*> malloc(max(self.n_active, 1) * sizeof(X_t))
+        self.sort_keys = <uint64_t*> malloc(max(self.n_active, 1) * sizeof(uint64_t))
+        self.sort_scratch = <uint64_t*> malloc(max(self.n_active, 1) * sizeof(uint64_t))
+        self.sort_histogram = <idx_t*> malloc(3 * RADIX_BUCKETS * sizeof(idx_t))
+        if (self.xf == NULL or self.sort_keys == NULL or self.sort_scratch == NULL
+                or self.sort_histogram == NULL):
+            raise MemoryError("cannot allocate the exact splitter's sort buffers")
 
     cdef int _examine_feature(self, idx_t feature, idx_t start, idx_t end,
                               SplitRecord* best) noexcept nogil:

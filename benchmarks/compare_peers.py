@@ -20,6 +20,7 @@ across runs.
 """
 import argparse
 import importlib
+import importlib.metadata
 import json
 import os
 import platform
@@ -151,9 +152,10 @@ def memory_at(n, p, trees):
 def header(threads, rounds):
     versions = [f"aucforest {aucforest.__version__}", f"scikit-learn {sklearn.__version__}",
                 f"numpy {np.__version__}", f"python {platform.python_version()}"]
-    for module in ("sklearnex", "xgboost", "ydf", "skranger"):
+    for module, distribution in (("sklearnex", "scikit-learn-intelex"), ("xgboost", "xgboost"),
+                                 ("ydf", "ydf"), ("skranger", "skranger")):
         if _installed(module):
-            versions.append(f"{module} {importlib.import_module(module).__version__}")
+            versions.append(f"{distribution} {importlib.metadata.version(distribution)}")
     return [f"# aucforest vs peers | {' | '.join(versions)} | {platform.machine()} | "
             f"{os.cpu_count()} cores",
             f"# fully grown trees, max_features='sqrt', bootstrap, float32 make_classification "
