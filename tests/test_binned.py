@@ -166,3 +166,18 @@ def test_max_bins_out_of_range_is_rejected(max_bins):
         AUCTreeClassifier(max_bins=max_bins).fit(X, y)
     with pytest.raises(ValueError, match="max_bins"):
         AUCForestClassifier(n_estimators=2, max_bins=max_bins).fit(X, y)
+
+
+def test_binned_forest_round_trips_through_a_model_file(tmp_path):
+    from aucforest import io
+
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((600, 5)).astype(np.float32)
+    X[::9, 1] = np.nan
+    y = (np.nan_to_num(X[:, 0]) + rng.normal(0, 0.5, 600) > 0).astype(int)
+    forest = AUCForestClassifier(n_estimators=4, max_bins=16, oob_score=True,
+                                 random_state=0).fit(X, y)
+    io.save(forest, tmp_path / "binned.aucf")
+    loaded = io.load(tmp_path / "binned.aucf")
+    assert loaded.max_bins == 16
+    np.testing.assert_array_equal(loaded.predict_proba(X), forest.predict_proba(X))
