@@ -1,4 +1,4 @@
-"""Build the compiled core: the split kernel and the tree builder."""
+"""Build the compiled core: criteria, sorting, the exact and binned splitters, the tree builder."""
 import os
 import sys
 
@@ -35,7 +35,7 @@ extensions = [
         extra_compile_args=compile_args,
         extra_link_args=link_args,
     )
-    for name in ("_sort", "_split", "_tree", "inspection/_permute")
+    for name in ("_criterion", "_sort", "_split", "_binned", "_tree", "inspection/_permute")
 ]
 
 setup(ext_modules=cythonize(extensions, compiler_directives=directives))

@@ -15,7 +15,8 @@ from ._progress import progress
 from ._tree import accumulate_proba
 from .metrics import auc, gmean_score, multiclass_auc
 from .tree import (MAX_SEED, TREE_PARAMETER_CONSTRAINTS, check_counts_are_not_booleans,
-                   fit_atomically, fitted_tree, grow_tree, tree_params, validate_training_data)
+                   fit_atomically, fitted_tree, grow_tree, training_matrix, tree_params,
+                   validate_training_data)
 
 
 # Share of the cases each tree draws without replacement (randomForestSRC's default
@@ -53,6 +54,10 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         yeast6) leaves of about 20 cases gave +0.04 AUC, so tune it there.
     min_weight_fraction_leaf : float, default=0.0
         Minimum fraction of a tree's total weight in each child.
+    max_bins : int in [2, 255] or None, default=None
+        None: the exact splitter. An int: X is binned once per fit into at
+        most max_bins quantile bins per feature and every tree splits on
+        per-bin class counts (much faster on large data); see AUCTreeClassifier.
     bootstrap : bool, default=True
         Draw each tree's sample with replacement; the draw is passed to the
         tree as weights (multiplicities), X is never copied.
@@ -144,7 +149,7 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
 
     def __init__(self, n_estimators=500, *, criterion="auc", max_features="sqrt",
                  max_depth=None, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
-                 bootstrap=True, max_samples=None, replacement=True,
+                 max_bins=None, bootstrap=True, max_samples=None, replacement=True,
                  balanced_bootstrap=False, class_weight=None, decision="rfq",
                  predict_min_samples=1, oob_score=False, n_jobs=None, random_state=None,
                  verbose=0):
@@ -154,6 +159,7 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         self.max_depth = max_depth
         self.min_samples_leaf = min_samples_leaf
         self.min_weight_fraction_leaf = min_weight_fraction_leaf
+        self.max_bins = max_bins
         self.bootstrap = bootstrap
         self.max_samples = max_samples
         self.replacement = replacement
@@ -197,8 +203,9 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         candidates = self._min_samples_candidates()
         oob = _OutOfBag(X, n_classes, candidates) if self.oob_score or len(candidates) > 1 \
             else None
+        fit_X = training_matrix(X, self.max_bins, random_state)  # bin codes when max_bins is set
         fitted = Parallel(n_jobs=self.n_jobs, prefer="threads", return_as="generator")(
-            delayed(_fit_tree)(sampler, X, y_encoded, n_classes, params, seed,
+            delayed(_fit_tree)(sampler, fit_X, y_encoded, n_classes, params, seed,
                                return_counts=oob is not None)
             for seed in seeds)
         self.estimators_ = []

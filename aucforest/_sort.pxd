@@ -1,7 +1,7 @@
 # Sorting one feature's values in a node together with their sample indices.
 from libc.stdint cimport uint64_t
 
-from ._split cimport X_t, idx_t
+from ._criterion cimport X_t, idx_t
 
 cdef enum:
     RADIX_BITS = 11                       # digit width of the radix passes

@@ -1,35 +1,29 @@
-# Split kernel: the node statistics (AUC, Gini, entropy) and the best-split scan.
+# Splitters: draw features, find the best split of a node, partition its samples.
+from libc.math cimport fabs
 from libc.stdint cimport uint64_t
 
-ctypedef float X_t          # feature values (X is converted to float32, as scikit-learn does)
-ctypedef Py_ssize_t idx_t   # sample, feature, class and node indices
-
-cdef enum:
-    CRITERION_AUC = 0
-    CRITERION_GINI = 1
-    CRITERION_ENTROPY = 2
+from ._criterion cimport Criterion, X_t, idx_t
 
 cdef struct SplitRecord:
     idx_t feature            # feature index of the split, -1 when the node has no valid split
     idx_t pos                # samples[start:pos] go left, samples[pos:end] go right
     double threshold         # x <= threshold goes left
+    idx_t bin                # binned splitter: codes <= bin go left
     bint missing_left        # NaN goes left (else right)
     idx_t n_missing          # cases with NaN in the split feature (in the node)
     double proxy             # cheap criterion value used while scanning (larger is better)
     double improvement       # exact: theta - 1/2 (auc), impurity decrease (gini, entropy)
 
-cdef double auc_statistic(const double* left, const double* right, idx_t n_classes,
-                          double* shares) noexcept nogil
-cdef double node_impurity(const double* counts, idx_t n_classes, int criterion) noexcept nogil
 
 cdef class Splitter:
+    """What every splitter shares: samples, feature draws, the criterion, the
+    scan of sorted values and the exact statistic of the chosen split."""
     # inputs (read only, shared by all trees of a forest)
-    cdef const X_t[::1, :] X          # (n_samples, n_features), Fortran order: columns contiguous
     cdef const idx_t[::1] y           # encoded class of each sample, 0..n_classes-1
     cdef const double[::1] w          # sample weight x bootstrap multiplicity (0 = not in the tree)
 
     # parameters
-    cdef int criterion
+    cdef idx_t n_rows                 # rows of the training matrix
     cdef idx_t n_classes
     cdef idx_t n_features
     cdef idx_t max_features           # non-constant features examined per node
@@ -37,38 +31,42 @@ cdef class Splitter:
     cdef double min_weight_leaf
     cdef uint64_t rng_state
 
+    # statistics of the node and of the scan position
+    cdef Criterion crit
+
     # work buffers, owned
     cdef idx_t n_active               # samples with positive weight
     cdef idx_t* samples               # (n_active,) sample indices, permuted so nodes are contiguous
-    cdef X_t* xf                      # (n_active,) values of the feature being scanned
+    cdef X_t* xf                      # (n_active,) values of the feature being scanned (exact)
     cdef idx_t* features              # (n_features,) feature order, shuffled per node
-    cdef double* node_counts          # (n_classes,) weighted class counts of the current node
-    cdef double* count_left           # (n_classes,) weighted class counts left of the scan position
-    cdef double* count_right          # (n_classes,) weighted class counts right of the scan position
-    cdef double* inv_class_total      # (n_classes,) 1 / node_counts[k] (0 for absent classes)
-    cdef idx_t* compact               # (n_classes,) class -> index among present classes, -1 if absent
-    cdef double* share_right          # (n_present,) r_k = share of class k sent right (AUC)
-    cdef uint64_t* sort_keys          # (n_active,) packed (value, sample) keys being sorted
+    cdef idx_t* constant_start        # (n_features,) the feature is constant in every node whose
+    cdef idx_t* constant_end          #   samples lie in samples[constant_start:constant_end]
+    cdef uint64_t* sort_keys          # (n_active,) packed (value, sample) keys being sorted (exact)
     cdef uint64_t* sort_scratch       # (n_active,) radix sort's second buffer
     cdef idx_t* sort_histogram        # (3 * RADIX_BUCKETS,) radix digit counts
 
-    # node state
-    cdef double node_weight
-    cdef idx_t n_present              # classes with positive weight in the node
-
-    # scan state
-    cdef double weight_left
-    cdef double weight_right
-    cdef double abs_diff_sum          # AUC: S = sum_{i<j} |r_i - r_j| over present classes
-    cdef double sq_left               # Gini: sum_k count_left[k]^2
-    cdef double sq_right
-    cdef double xlogx_left            # entropy: sum_k count_left[k] log count_left[k]
-    cdef double xlogx_right
-
+    cdef void _init_common(self, idx_t n_rows, idx_t n_features, const idx_t[::1] y,
+                           const double[::1] w, idx_t n_classes, int criterion,
+                           idx_t max_features, idx_t min_samples_leaf, double min_weight_leaf,
+                           uint64_t seed) except *
     cdef idx_t node_reset(self, idx_t start, idx_t end) noexcept nogil
     cdef int node_split(self, idx_t start, idx_t end, SplitRecord* best) noexcept nogil
-    cdef void _scan_feature(self, idx_t start, idx_t end, idx_t n_missing, bint missing_left,
-                            idx_t feature, SplitRecord* best) noexcept nogil
-    cdef void _move_left(self, idx_t cls, double weight) noexcept nogil
-    cdef double _proxy(self) noexcept nogil
+    cdef int _examine_feature(self, idx_t feature, idx_t start, idx_t end,
+                              SplitRecord* best) noexcept nogil
+    cdef void _scan_sorted(self, idx_t start, idx_t end, idx_t n_missing, bint missing_left,
+                           idx_t feature, SplitRecord* best) noexcept nogil
     cdef void _partition(self, idx_t start, idx_t end, SplitRecord* best) noexcept nogil
+    cdef void _split_statistic(self, idx_t start, idx_t end, SplitRecord* best) noexcept nogil
+
+
+cdef class ExactSplitter(Splitter):
+    """Sorts the node's values of each drawn feature and scans every threshold."""
+    cdef const X_t[::1, :] X          # (n_samples, n_features), Fortran order: columns contiguous
+
+
+# Two candidate proxies closer than this (relative to their scale) are a tie,
+# and ties go to the first candidate in scan order (features in drawn order,
+# thresholds ascending, missing values right before left). The incremental
+# sums drift by about n * eps.
+cdef inline bint is_better(double proxy, SplitRecord* best, double scale) noexcept nogil:
+    return best.feature < 0 or proxy > best.proxy + 1e-10 * (fabs(best.proxy) + scale)

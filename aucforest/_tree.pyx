@@ -13,7 +13,8 @@ from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcpy
 from cpython.exc cimport PyErr_CheckSignals
 
-from ._split cimport SplitRecord, Splitter, X_t, idx_t, node_impurity
+from ._criterion cimport X_t, idx_t, node_impurity
+from ._split cimport SplitRecord, Splitter
 
 cnp.import_array()
 
@@ -156,9 +157,7 @@ cdef void _copy_into(cnp.ndarray target, const void* source, size_t nbytes):
     memcpy(cnp.PyArray_DATA(target), source, nbytes)
 
 
-def build_tree(const X_t[::1, :] X, const idx_t[::1] y, const double[::1] w,
-               idx_t n_classes, int criterion, idx_t max_features, idx_t max_depth,
-               idx_t min_samples_leaf, double min_weight_leaf, uint64_t seed):
+def build_tree(Splitter splitter, idx_t max_depth):
     """Grow one tree depth first, without the GIL.
 
     A node becomes a leaf when it has fewer than two classes present, has
@@ -167,17 +166,18 @@ def build_tree(const X_t[::1, :] X, const idx_t[::1] y, const double[::1] w,
 
     Parameters
     ----------
-    X : float32 array (n_samples, n_features), Fortran order
-    y : intp array (n_samples,), classes encoded 0..n_classes-1
-    w : float64 array (n_samples,), sample weight x bootstrap multiplicity
-    Other parameters as in `Splitter`; max_depth is a non-negative integer.
+    splitter : Splitter
+        An `ExactSplitter` or a `BinnedSplitter` holding the data, the
+        criterion and the leaf-size bounds of the tree.
+    max_depth : int, non-negative
 
     Returns
     -------
     Tree
     """
-    cdef Splitter splitter = Splitter(X, y, w, n_classes, criterion, max_features,
-                                      min_samples_leaf, min_weight_leaf, seed)
+    cdef idx_t n_classes = splitter.n_classes, min_samples_leaf = splitter.min_samples_leaf
+    cdef double min_weight_leaf = splitter.min_weight_leaf
+    cdef int criterion = splitter.crit.kind
     cdef _NodeBuffer nodes = _NodeBuffer(n_classes)
     cdef idx_t stack_capacity = 64, stack_size = 0, node, n_present, tree_depth = 0
     cdef StackRecord* stack = <StackRecord*> malloc(stack_capacity * sizeof(StackRecord))
@@ -207,12 +207,12 @@ def build_tree(const X_t[::1, :] X, const idx_t[::1] y, const double[::1] w,
             is_leaf = (n_present < 2
                        or rec.depth >= max_depth
                        or rec.end - rec.start < 2 * min_samples_leaf
-                       or splitter.node_weight < 2.0 * min_weight_leaf)
+                       or splitter.crit.node_weight < 2.0 * min_weight_leaf)
             if not is_leaf:
                 splitter.node_split(rec.start, rec.end, &split)
-            impurity = node_impurity(splitter.node_counts, n_classes, criterion)
-            node = nodes.add_node(rec.parent, rec.is_left, &split, splitter.node_counts,
-                                  splitter.node_weight, rec.end - rec.start, impurity)
+            impurity = node_impurity(splitter.crit.node_counts, n_classes, criterion)
+            node = nodes.add_node(rec.parent, rec.is_left, &split, splitter.crit.node_counts,
+                                  splitter.crit.node_weight, rec.end - rec.start, impurity)
             if node < 0:
                 failed = True
                 break
@@ -242,7 +242,7 @@ def build_tree(const X_t[::1, :] X, const idx_t[::1] y, const double[::1] w,
     free(stack)
     if failed:
         raise MemoryError("out of memory while growing the tree")
-    return Tree(X.shape[1], n_classes, max_depth=tree_depth, **nodes.to_arrays())
+    return Tree(splitter.n_features, n_classes, max_depth=tree_depth, **nodes.to_arrays())
 
 
 # ---------------------------------------------------------------------------

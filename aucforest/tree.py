@@ -9,7 +9,9 @@ from sklearn.utils._param_validation import Interval, InvalidParameterError, Str
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from ._split import CRITERIA
+from ._binned import BinnedSplitter
+from ._binning import MAX_BINS, BinnedData, bin_features
+from ._split import CRITERIA, ExactSplitter
 from ._tree import build_tree
 
 MAX_SEED = np.iinfo(np.int32).max
@@ -25,6 +27,7 @@ TREE_PARAMETER_CONSTRAINTS = {
     "max_depth": [Interval(Integral, 1, None, closed="left"), None],
     "min_samples_leaf": [Interval(Integral, 1, None, closed="left")],
     "min_weight_fraction_leaf": [Interval(Real, 0.0, 0.5, closed="both")],
+    "max_bins": [Interval(Integral, 2, MAX_BINS, closed="both"), None],
     "random_state": ["random_state"],
 }
 
@@ -48,7 +51,7 @@ def check_counts_are_not_booleans(estimator):
 
 
 TREE_PARAMS = ("criterion", "max_features", "max_depth", "min_samples_leaf",
-               "min_weight_fraction_leaf")
+               "min_weight_fraction_leaf", "max_bins")
 
 
 def tree_params(estimator):
@@ -125,9 +128,22 @@ def validate_training_data(estimator, X, y, sample_weight):
     return X, y, classes, y_encoded.astype(np.intp), weights / weights.max()
 
 
+def training_matrix(X, max_bins, random_state):
+    """What the trees of one fit grow on: X itself (exact splitter, max_bins=None)
+    or its bin codes (binned splitter), computed once per fit.
+
+    random_state (a numpy RandomState) draws the rows used for the quantiles
+    when X has many rows; it is not used when max_bins is None.
+    """
+    if max_bins is None:
+        return X
+    return bin_features(X, max_bins, random_state)
+
+
 def grow_tree(X, y_encoded, weights, n_classes, *, criterion, max_features, max_depth,
-              min_samples_leaf, min_weight_fraction_leaf, seed):
-    """Grow one compiled tree on float32 Fortran-ordered X.
+              min_samples_leaf, min_weight_fraction_leaf, max_bins, seed):
+    """Grow one compiled tree on float32 Fortran-ordered X (exact splitter) or
+    on `BinnedData` from `training_matrix` (binned splitter).
 
     Weights are rescaled to a maximum of 1 (splits and leaf proportions do not
     change under rescaling), so that weights such as 1e300 or 1e-300 neither
@@ -136,13 +152,16 @@ def grow_tree(X, y_encoded, weights, n_classes, *, criterion, max_features, max_
     weights = np.ascontiguousarray(weights, dtype=np.float64)
     weights = weights / weights.max()
     min_weight_leaf = min_weight_fraction_leaf * weights.sum()
-    return build_tree(
-        X, y_encoded, weights, n_classes, CRITERIA[criterion],
-        resolve_max_features(max_features, X.shape[1]),
-        np.iinfo(np.intp).max if max_depth is None else min(max_depth, np.iinfo(np.intp).max),
-        # a leaf bound of n cases already forbids every split: larger bounds
-        # (such as 2**63) mean the same and must not overflow 2 * bound in C
-        min(min_samples_leaf, X.shape[0]), min_weight_leaf, seed)
+    # a leaf bound of n cases already forbids every split: larger bounds (such as
+    # 2**63) mean the same and must not overflow 2 * bound in C; likewise max_depth
+    settings = (n_classes, CRITERIA[criterion], resolve_max_features(max_features, X.shape[1]),
+                min(min_samples_leaf, weights.shape[0]), min_weight_leaf, seed)
+    if isinstance(X, BinnedData):
+        splitter = BinnedSplitter(X.codes, X.edges, X.n_bins, y_encoded, weights, *settings)
+    else:
+        splitter = ExactSplitter(X, y_encoded, weights, *settings)
+    largest = np.iinfo(np.intp).max
+    return build_tree(splitter, largest if max_depth is None else min(max_depth, largest))
 
 
 class AUCTreeClassifier(ClassifierMixin, BaseEstimator):
@@ -162,6 +181,13 @@ class AUCTreeClassifier(ClassifierMixin, BaseEstimator):
         Minimum number of distinct training cases in each child.
     min_weight_fraction_leaf : float, default=0.0
         Minimum fraction of the total sample weight in each child.
+    max_bins : int in [2, 255] or None, default=None
+        None: the exact splitter (every threshold between distinct values).
+        An int: features are first binned into at most max_bins quantile bins
+        (plus one for missing values) and each node is split from per-bin class
+        counts, without sorting; thresholds are bin edges. Much faster on large
+        data; identical to the exact splitter when no feature has more than
+        max_bins distinct values (thresholds aside).
     random_state : int, RandomState instance or None, default=None
         Controls the order in which features are drawn.
 
@@ -183,12 +209,14 @@ class AUCTreeClassifier(ClassifierMixin, BaseEstimator):
     _parameter_constraints = dict(TREE_PARAMETER_CONSTRAINTS)
 
     def __init__(self, criterion="auc", max_features=None, max_depth=None,
-                 min_samples_leaf=1, min_weight_fraction_leaf=0.0, random_state=None):
+                 min_samples_leaf=1, min_weight_fraction_leaf=0.0, max_bins=None,
+                 random_state=None):
         self.criterion = criterion
         self.max_features = max_features
         self.max_depth = max_depth
         self.min_samples_leaf = min_samples_leaf
         self.min_weight_fraction_leaf = min_weight_fraction_leaf
+        self.max_bins = max_bins
         self.random_state = random_state
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -205,9 +233,10 @@ class AUCTreeClassifier(ClassifierMixin, BaseEstimator):
         X, _, self.classes_, y_encoded, weights = validate_training_data(
             self, X, y, sample_weight)
         self.n_classes_ = self.classes_.shape[0]
-        seed = check_random_state(self.random_state).randint(MAX_SEED)
-        self.tree_ = grow_tree(X, y_encoded, weights, self.n_classes_, seed=seed,
-                               **tree_params(self))
+        random_state = check_random_state(self.random_state)
+        seed = random_state.randint(MAX_SEED)
+        self.tree_ = grow_tree(training_matrix(X, self.max_bins, random_state), y_encoded,
+                               weights, self.n_classes_, seed=seed, **tree_params(self))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -2,9 +2,11 @@
 
     pytest benchmarks/test_speed.py --benchmark-group-by=param:case
 
-Each case is run for aucforest (criterion "auc" and "gini") and scikit-learn's
-RandomForestClassifier with identical settings; compare within a group.
-The ratios table is printed by benchmarks/compare_sklearn.py.
+Each case is run for aucforest (criterion "auc" and "gini", exact splitter and
+binned splitter with max_bins=255), scikit-learn's RandomForestClassifier and,
+when installed, scikit-learn-intelex's, with identical settings; compare within
+a group. The side-by-side tables are printed by benchmarks/compare_sklearn.py
+and benchmarks/compare_peers.py.
 """
 import numpy as np
 import pytest
@@ -14,7 +16,7 @@ from sklearn.ensemble import RandomForestClassifier
 from aucforest import AUCForestClassifier
 
 CASES = {"n20000_p20_K3": (20000, 20, 3), "n10000_p20_K10": (10000, 20, 10),
-         "n10000_p20_K64": (10000, 20, 64)}
+         "n10000_p20_K64": (10000, 20, 64), "n200000_p20_K2": (200000, 20, 2)}
 N_TREES = 20
 
 
@@ -30,10 +32,15 @@ def model(library):
                   random_state=0)
     if library == "sklearn":
         return RandomForestClassifier(**common)
-    return AUCForestClassifier(criterion=library.split("-")[1], **common)
+    if library == "sklearnex":
+        sklearnex = pytest.importorskip("sklearnex.ensemble")
+        return sklearnex.RandomForestClassifier(**common)
+    _, criterion, *binned = library.split("-")
+    return AUCForestClassifier(criterion=criterion, max_bins=255 if binned else None, **common)
 
 
-LIBRARIES = ["aucforest-auc", "aucforest-gini", "sklearn"]
+LIBRARIES = ["aucforest-auc", "aucforest-gini", "aucforest-auc-binned", "aucforest-gini-binned",
+             "sklearn", "sklearnex"]
 
 
 @pytest.mark.parametrize("library", LIBRARIES)

@@ -1,0 +1,21 @@
+# The binned splitter: per-node class-count histograms of pre-binned features.
+from libc.stdint cimport uint8_t
+
+from ._criterion cimport X_t, idx_t
+from ._split cimport SplitRecord, Splitter
+
+cdef enum:
+    MISSING_CODE = 255        # bin code of a missing value (NaN); value bins are 0..n_bins-1 <= 254
+    N_CODES = 256
+
+cdef class BinnedSplitter(Splitter):
+    cdef const uint8_t[::1, :] codes   # (n_samples, n_features) bin codes, Fortran order
+    cdef const double[:, ::1] edges    # (n_features, >= max n_bins): x <= edges[f, b] <=> code <= b
+    cdef const idx_t[::1] n_bins       # (n_features,) value bins of each feature
+    cdef double* hist_weight           # (N_CODES * n_classes,) weighted class counts per bin
+    cdef idx_t* hist_count             # (N_CODES,) distinct cases per bin
+    cdef idx_t* occupied_bins          # (N_CODES,) non-empty value bins of the feature, ascending
+    cdef idx_t* partition_scratch      # (n_active,) right-going samples during a stable partition
+
+    cdef void _scan_bins(self, idx_t feature, idx_t n_occupied, idx_t n_cases,
+                         idx_t n_missing, bint missing_left, SplitRecord* best) noexcept nogil

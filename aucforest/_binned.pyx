@@ -1,0 +1,215 @@
+# cython: language_level=3
+"""The binned splitter: histograms of pre-binned features instead of sorting.
+
+Features are binned once per fit (`aucforest._binning`): each value becomes
+a uint8 code, `code <= b` exactly when `x <= edges[f, b]` for float32 x, and
+NaN gets its own code. For each drawn feature a node then costs one pass over
+its cases, adding weighted class counts per bin (a bins x K histogram), and a
+scan over the bin boundaries that moves each bin's class counts through the
+same criterion (`_criterion`) as the exact splitter: O(K) per moved class for
+AUC, O(1) for Gini and entropy. Only occupied bins are scanned and cleared,
+so a node costs O(cases + occupied bins x K), small nodes included.
+
+Candidates, tie rule, missing values (scanned right, then left) and leaf
+bounds (min_samples_leaf counts distinct cases) are those of the exact
+splitter; the thresholds are bin edges, so a tree grown on the codes
+predicts from real-valued X unchanged. Samples are partitioned stably, so
+each node's samples stay in ascending order and the per-feature gathers
+walk memory forwards.
+"""
+from libc.stdint cimport uint64_t
+from libc.stdlib cimport calloc, free, malloc
+from libc.string cimport memcpy
+
+from ._criterion cimport (X_t, criterion_move_left, criterion_proxy, criterion_proxy_scale,
+                          criterion_reset)
+from ._split cimport is_better
+
+cdef extern from *:
+    """
+    #if defined(_MSC_VER)
+    #include <intrin.h>
+    static inline int aucforest_lowest_bit(unsigned long long x) {
+        unsigned long i; _BitScanForward64(&i, x); return (int) i; }
+    #else
+    static inline int aucforest_lowest_bit(unsigned long long x) { return __builtin_ctzll(x); }
+    #endif
+    """
+    int _lowest_bit "aucforest_lowest_bit"(unsigned long long x) noexcept nogil
+
+
+cdef class BinnedSplitter(Splitter):
+    """Finds the best split of a node from per-bin class counts.
+
+    Parameters
+    ----------
+    codes : uint8 array (n_samples, n_features), Fortran order, MISSING_CODE for NaN
+    edges : float64 array (n_features, n_edge_columns): edges[f, b] is the
+        largest float32 value with code b (the last bin's entry is FLT_MAX)
+    n_bins : intp array (n_features,), value bins of each feature (<= 255)
+    y, w, n_classes, criterion, max_features, min_samples_leaf, min_weight_leaf, seed
+        as for `ExactSplitter`
+    """
+
+    def __init__(self, const uint8_t[::1, :] codes, const double[:, ::1] edges,
+                 const idx_t[::1] n_bins, const idx_t[::1] y, const double[::1] w,
+                 idx_t n_classes, int criterion, idx_t max_features,
+                 idx_t min_samples_leaf, double min_weight_leaf, uint64_t seed):
+        if edges.shape[0] != codes.shape[1] or n_bins.shape[0] != codes.shape[1]:
+            raise ValueError("edges and n_bins must have one row per feature")
+        self.codes = codes
+        self.edges = edges
+        self.n_bins = n_bins
+        self._init_common(codes.shape[0], codes.shape[1], y, w, n_classes, criterion,
+                          max_features, min_samples_leaf, min_weight_leaf, seed)
+        self.hist_weight = <double*> calloc(N_CODES * n_classes, sizeof(double))
+        self.hist_count = <idx_t*> calloc(N_CODES, sizeof(idx_t))
+        self.occupied_bins = <idx_t*> malloc(N_CODES * sizeof(idx_t))
+        self.partition_scratch = <idx_t*> malloc(max(self.n_active, 1) * sizeof(idx_t))
+        if (self.hist_weight == NULL or self.hist_count == NULL or self.occupied_bins == NULL
+                or self.partition_scratch == NULL):
+            raise MemoryError("cannot allocate the binned splitter's histograms")
+
+    def __dealloc__(self):
+        free(self.hist_weight)
+        free(self.hist_count)
+        free(self.occupied_bins)
+        free(self.partition_scratch)
+
+    cdef int _examine_feature(self, idx_t feature, idx_t start, idx_t end,
+                              SplitRecord* best) noexcept nogil:
+        """Histogram of the node's cases over the feature's bins, then the scan of
+        the bin boundaries with missing cases right, then left; 0 when constant.
+
+        A 256-bit mask records which bins are occupied, so that the scan and the
+        clearing of the histogram (left all zero for the next feature) cost the
+        number of occupied bins, not the number of bins: small nodes stay cheap.
+        """
+        cdef idx_t K = self.n_classes, i, s, b, k, word, n_occupied = 0, n_missing
+        cdef const uint8_t* column = &self.codes[0, 0] + feature * self.n_rows
+        cdef const idx_t* y = &self.y[0]
+        cdef const double* w = &self.w[0]
+        cdef const idx_t* samples = self.samples
+        cdef double* hist_weight = self.hist_weight
+        cdef idx_t* hist_count = self.hist_count
+        cdef uint64_t occupied[4]
+        cdef uint64_t bits
+        cdef uint8_t code
+        occupied[0] = occupied[1] = occupied[2] = occupied[3] = 0
+        for i in range(start, end):
+            s = samples[i]
+            code = column[s]
+            occupied[code >> 6] |= (<uint64_t> 1) << (code & 63)
+            hist_count[code] += 1
+            hist_weight[code * K + y[s]] += w[s]
+        n_missing = hist_count[MISSING_CODE]
+        occupied[MISSING_CODE >> 6] &= ~((<uint64_t> 1) << (MISSING_CODE & 63))
+        for word in range(4):
+            bits = occupied[word]
+            while bits:
+                self.occupied_bins[n_occupied] = word * 64 + _lowest_bit(bits)
+                n_occupied += 1
+                bits &= bits - 1
+        if n_occupied > 1 or (n_occupied == 1 and n_missing > 0):
+            self._scan_bins(feature, n_occupied, end - start, n_missing, False, best)
+            if n_missing > 0:
+                self._scan_bins(feature, n_occupied, end - start, n_missing, True, best)
+        for i in range(n_occupied):
+            b = self.occupied_bins[i]
+            hist_count[b] = 0
+            for k in range(K):
+                hist_weight[b * K + k] = 0.0
+        hist_count[MISSING_CODE] = 0
+        for k in range(K):
+            hist_weight[MISSING_CODE * K + k] = 0.0
+        return n_occupied > 1 or (n_occupied == 1 and n_missing > 0)
+
+    cdef void _scan_bins(self, idx_t feature, idx_t n_occupied, idx_t n_cases,
+                         idx_t n_missing, bint missing_left, SplitRecord* best) noexcept nogil:
+        """Evaluate the split after each occupied bin (codes <= b left), as the
+        exact scan does after each distinct value: missing cases moved left
+        first when missing_left, and with them right the split after the last
+        observed bin ("all observed left") is evaluated too."""
+        cdef idx_t K = self.n_classes, i, b, k, n_left = 0
+        cdef idx_t msl = self.min_samples_leaf
+        cdef idx_t n_candidates = n_occupied if (n_missing > 0 and not missing_left) else n_occupied - 1
+        cdef double scale = criterion_proxy_scale(&self.crit), proxy, weight
+        cdef const double* bin_weight
+        criterion_reset(&self.crit)
+        if missing_left:
+            bin_weight = self.hist_weight + MISSING_CODE * K
+            for k in range(K):
+                weight = bin_weight[k]
+                if weight > 0.0:
+                    criterion_move_left(&self.crit, k, weight)
+            n_left = n_missing
+        for i in range(n_candidates):
+            b = self.occupied_bins[i]
+            bin_weight = self.hist_weight + b * K
+            for k in range(K):
+                weight = bin_weight[k]
+                if weight > 0.0:
+                    criterion_move_left(&self.crit, k, weight)
+            n_left += self.hist_count[b]
+            if n_left < msl:
+                continue
+            if n_cases - n_left < msl:
+                break
+            if (self.crit.weight_left < self.min_weight_leaf
+                    or self.crit.weight_right < self.min_weight_leaf):
+                continue
+            proxy = criterion_proxy(&self.crit)
+            if is_better(proxy, best, scale):
+                best.feature = feature
+                best.bin = b
+                best.threshold = self.edges[feature, b]
+                best.missing_left = missing_left
+                best.n_missing = n_missing
+                best.proxy = proxy
+
+    cdef void _partition(self, idx_t start, idx_t end, SplitRecord* best) noexcept nogil:
+        """Stable partition: cases with code <= best.bin (and missing ones when they
+        go left) in front, each side keeping its order."""
+        cdef const uint8_t* column = &self.codes[0, 0] + best.feature * self.n_rows
+        cdef idx_t i, s, lo = start, n_right = 0
+        cdef idx_t threshold_bin = best.bin
+        cdef bint missing_left = best.missing_left
+        cdef uint8_t code
+        for i in range(start, end):
+            s = self.samples[i]
+            code = column[s]
+            if code <= threshold_bin or (code == MISSING_CODE and missing_left):
+                self.samples[lo] = s
+                lo += 1
+            else:
+                self.partition_scratch[n_right] = s
+                n_right += 1
+        memcpy(self.samples + lo, self.partition_scratch, n_right * sizeof(idx_t))
+        best.pos = lo
+
+
+def encode_column(const X_t[::1] column, const X_t[::1] edges, uint8_t[::1] codes):
+    """codes[i] = number of edges below column[i] (so code <= b <=> x <= edges[b]),
+    MISSING_CODE for NaN; edges ascending, at most 254 of them. Branch-free
+    binary search (conditional moves), nogil."""
+    cdef idx_t i, half, length, n_edges = edges.shape[0]
+    cdef const X_t* base
+    cdef X_t x
+    if codes.shape[0] != column.shape[0] or n_edges >= MISSING_CODE:
+        raise ValueError("codes must match column and there must be fewer than 255 edges")
+    if n_edges == 0:
+        for i in range(column.shape[0]):
+            codes[i] = MISSING_CODE if column[i] != column[i] else 0
+        return
+    with nogil:
+        for i in range(column.shape[0]):
+            x = column[i]
+            base = &edges[0]
+            length = n_edges
+            while length > 1:
+                half = length >> 1
+                base += half * (base[half - 1] < x)  # arithmetic, not a branch
+                length -= half
+            codes[i] = <uint8_t> ((base - &edges[0]) + (base[0] < x))
+            if x != x:
+                codes[i] = MISSING_CODE

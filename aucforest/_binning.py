@@ -1,0 +1,96 @@
+"""Quantile binning of the training features for the binned splitter.
+
+Each feature gets at most `max_bins` value bins with float32 upper edges
+e_0 < e_1 < ...; a value's code is the number of edges below it, so that
+``code <= b`` exactly when ``x <= e_b`` for every float32 x, and the tree can
+store e_b as an ordinary threshold. NaN gets the reserved code 255. A feature
+with at most `max_bins` distinct values gets one bin per value (edges between
+consecutive values); otherwise the edges are quantiles of the values, as in
+scikit-learn's HistGradientBoosting and LightGBM.
+"""
+import numpy as np
+
+from ._binned import encode_column
+
+MISSING_CODE = 255
+MAX_BINS = 255
+QUANTILE_SAMPLE = 200_000     # rows used for the quantiles when n is larger
+LAST_EDGE = float(np.finfo(np.float32).max)   # upper edge of the last bin
+
+
+class BinnedData:
+    """Training features as uint8 bin codes, with the edges that define them.
+
+    Attributes
+    ----------
+    codes : uint8 array (n_samples, n_features), Fortran order; 255 = missing
+    edges : float64 array (n_features, max_bins): edges[f, b] is the threshold
+        ``x <= edges[f, b]`` equivalent to ``code <= b``; the last bin's entry
+        is the largest float32, unused entries are +inf
+    n_bins : intp array (n_features,), value bins per feature
+    """
+
+    def __init__(self, codes, edges, n_bins):
+        self.codes, self.edges, self.n_bins = codes, edges, n_bins
+        self.shape = codes.shape
+
+    def transform(self, X):
+        """Codes of new float32 rows X under these edges (for tests and checks)."""
+        X = np.asarray(X, dtype=np.float32)
+        codes = np.empty(X.shape, dtype=np.uint8, order="F")
+        for f in range(X.shape[1]):
+            codes[:, f] = _codes(X[:, f], self.edges[f, :self.n_bins[f] - 1])
+        return codes
+
+
+def bin_edges(values, max_bins):
+    """float32 upper edges (at most max_bins - 1) of one feature's observed values."""
+    values = np.sort(values)
+    distinct = values[np.concatenate(([True], values[1:] != values[:-1]))] if values.size else values
+    if distinct.size <= 1:
+        return np.empty(0, dtype=np.float32)
+    if distinct.size <= max_bins:
+        lower = distinct[:-1].astype(np.float64)
+        upper = distinct[1:].astype(np.float64)
+        edges = (lower / 2 + upper / 2).astype(np.float32)
+        # a midpoint that rounds up to the upper value (adjacent float32s) falls back to the lower
+        edges = np.where(edges < distinct[1:], edges, distinct[:-1])
+        return edges
+    # quantiles of the sorted values, numpy's "midpoint" method
+    position = np.linspace(0, 1, max_bins + 1)[1:-1] * (values.size - 1)
+    below = values[np.floor(position).astype(np.intp)].astype(np.float64)
+    above = values[np.ceil(position).astype(np.intp)].astype(np.float64)
+    edges = np.unique((below / 2 + above / 2).astype(np.float32))
+    return edges[edges < distinct[-1]]   # no empty bin above the largest value
+
+
+def _codes(column, edges):
+    codes = np.empty(column.shape[0], dtype=np.uint8)
+    encode_column(np.ascontiguousarray(column, dtype=np.float32),
+                  np.ascontiguousarray(edges, dtype=np.float32), codes)
+    return codes
+
+
+def bin_features(X, max_bins, random_state):
+    """Bin float32 X (n_samples, n_features) into at most max_bins bins per feature.
+
+    Edges come from the quantiles of each feature's non-missing values, computed
+    on at most QUANTILE_SAMPLE rows drawn without replacement from random_state
+    (a numpy RandomState) when there are more rows.
+    """
+    n_samples, n_features = X.shape
+    rows = None
+    if n_samples > QUANTILE_SAMPLE:
+        rows = np.sort(random_state.choice(n_samples, QUANTILE_SAMPLE, replace=False))
+    codes = np.empty((n_samples, n_features), dtype=np.uint8, order="F")
+    edges = np.full((n_features, max_bins), np.inf)
+    n_bins = np.empty(n_features, dtype=np.intp)
+    for f in range(n_features):
+        column = X[:, f]
+        values = column if rows is None else column[rows]
+        feature_edges = bin_edges(values[~np.isnan(values)], max_bins)
+        n_bins[f] = feature_edges.size + 1
+        edges[f, :feature_edges.size] = feature_edges
+        edges[f, feature_edges.size] = LAST_EDGE
+        codes[:, f] = _codes(column, feature_edges)
+    return BinnedData(codes, edges, n_bins)

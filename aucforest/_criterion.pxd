@@ -1,0 +1,142 @@
+# Split criteria: the node statistics (AUC, Gini, entropy) and their incremental update,
+# shared by every splitter. The hot-loop functions are inline here, so that a splitter
+# compiles them into its scan (no call, no virtual lookup).
+from libc.math cimport fabs, log
+
+ctypedef float X_t          # feature values (X is converted to float32, as scikit-learn does)
+ctypedef Py_ssize_t idx_t   # sample, feature, class and node indices
+
+cdef enum:
+    CRITERION_AUC = 0
+    CRITERION_GINI = 1
+    CRITERION_ENTROPY = 2
+
+
+cdef struct Criterion:
+    int kind                       # CRITERION_AUC, CRITERION_GINI or CRITERION_ENTROPY
+    idx_t n_classes
+    # node state (criterion_init)
+    double* node_counts            # (n_classes,) weighted class counts of the node
+    double node_weight             # their sum
+    idx_t n_present                # classes with positive weight in the node
+    idx_t* compact                 # (n_classes,) class -> index among present classes, -1 if absent
+    double* inv_class_total        # (n_classes,) 1 / node_counts[k] (0 for absent classes)
+    # scan state (criterion_reset, criterion_move_left)
+    double* count_left             # (n_classes,) weighted class counts left of the scan position
+    double* count_right            # (n_classes,) weighted class counts right of the scan position
+    double* share_right            # (n_classes,) r_k = share of present class k sent right (AUC)
+    double weight_left
+    double weight_right
+    double abs_diff_sum            # AUC: S = sum_{i<j} |r_i - r_j| over present classes
+    double sq_left                 # Gini: sum_k count_left[k]^2
+    double sq_right
+    double xlogx_left              # entropy: sum_k count_left[k] log count_left[k]
+    double xlogx_right
+
+
+cdef int criterion_alloc(Criterion* c, idx_t n_classes, int kind) noexcept nogil
+cdef void criterion_free(Criterion* c) noexcept nogil
+cdef idx_t criterion_init(Criterion* c) noexcept nogil
+cdef double criterion_improvement(Criterion* c, const double* left,
+                                  const double* right) noexcept nogil
+cdef double auc_statistic(const double* left, const double* right, idx_t n_classes,
+                          double* shares) noexcept nogil
+cdef double node_impurity(const double* counts, idx_t n_classes, int criterion) noexcept nogil
+
+
+cdef inline double _xlogx(double x) noexcept nogil:
+    return x * log(x) if x > 0.0 else 0.0
+
+
+cdef inline void criterion_reset(Criterion* c) noexcept nogil:
+    """Start a scan: every case of the node on the right (only the sums the
+    criterion uses are computed)."""
+    cdef idx_t k
+    c.weight_left = 0.0
+    c.weight_right = c.node_weight
+    c.sq_right = 0.0
+    c.xlogx_right = 0.0
+    for k in range(c.n_classes):
+        c.count_left[k] = 0.0
+        c.count_right[k] = c.node_counts[k]
+    if c.kind == CRITERION_GINI:
+        for k in range(c.n_classes):
+            c.sq_right += c.node_counts[k] * c.node_counts[k]
+    elif c.kind == CRITERION_ENTROPY:
+        for k in range(c.n_classes):
+            c.xlogx_right += _xlogx(c.node_counts[k])
+    for k in range(c.n_present):
+        c.share_right[k] = 1.0
+    c.abs_diff_sum = 0.0
+    c.sq_left = 0.0
+    c.xlogx_left = 0.0
+
+
+cdef inline void _auc_move_left(Criterion* c, idx_t cls, double new_right) noexcept nogil:
+    """Only r_cls changes: S += sum_t |r_new - r_t| - |r_old - r_t| (t != cls), O(K)."""
+    cdef double* r = c.share_right
+    cdef idx_t t, j = c.compact[cls]
+    cdef double r_old = r[j]
+    cdef double r_new = new_right * c.inv_class_total[cls]
+    cdef double delta = 0.0
+    for t in range(c.n_present):
+        delta += fabs(r_new - r[t]) - fabs(r_old - r[t])
+    c.abs_diff_sum += delta - fabs(r_new - r_old)
+    r[j] = r_new
+
+
+cdef inline void _gini_move_left(Criterion* c, double weight, double old_left, double new_left,
+                                 double old_right, double new_right) noexcept nogil:
+    """sum of squares: (a + w)^2 - a^2 = w (a + (a + w)), O(1)."""
+    c.sq_left += weight * (old_left + new_left)
+    c.sq_right -= weight * (old_right + new_right)
+
+
+cdef inline void _entropy_move_left(Criterion* c, double old_left, double new_left,
+                                    double old_right, double new_right) noexcept nogil:
+    """sum of n log n, O(1)."""
+    c.xlogx_left += _xlogx(new_left) - _xlogx(old_left)
+    c.xlogx_right += _xlogx(new_right) - _xlogx(old_right)
+
+
+cdef inline void criterion_move_left(Criterion* c, idx_t cls, double weight) noexcept nogil:
+    """Move `weight` of class `cls` from the right child to the left one.
+
+    The branch is on a value fixed for the whole fit (perfectly predicted) and
+    everything is inlined into the caller's scan.
+    """
+    cdef double old_left = c.count_left[cls]
+    cdef double old_right = c.count_right[cls]
+    cdef double new_left = old_left + weight
+    cdef double new_right = old_right - weight
+    c.count_left[cls] = new_left
+    c.count_right[cls] = new_right
+    c.weight_left += weight
+    c.weight_right -= weight
+    if c.kind == CRITERION_AUC:
+        _auc_move_left(c, cls, new_right)
+    elif c.kind == CRITERION_GINI:
+        _gini_move_left(c, weight, old_left, new_left, old_right, new_right)
+    else:
+        _entropy_move_left(c, old_left, new_left, old_right, new_right)
+
+
+cdef inline double criterion_proxy(Criterion* c) noexcept nogil:
+    """Criterion value of the current scan position, larger is better.
+
+    auc: S (theta = 1/2 + S/(K(K-1)) with K fixed within the node);
+    gini: sum_k nL_k^2/NL + sum_k nR_k^2/NR (minus the weighted child Gini
+    impurities up to a constant); entropy: minus the weighted child entropies
+    (natural log) up to a constant.
+    """
+    if c.kind == CRITERION_AUC:
+        return c.abs_diff_sum
+    if c.kind == CRITERION_GINI:
+        return c.sq_left / c.weight_left + c.sq_right / c.weight_right
+    return (c.xlogx_left + c.xlogx_right
+            - _xlogx(c.weight_left) - _xlogx(c.weight_right))
+
+
+cdef inline double criterion_proxy_scale(Criterion* c) noexcept nogil:
+    """Scale of the proxy, for the relative tie tolerance."""
+    return 1.0 if c.kind == CRITERION_AUC else c.node_weight

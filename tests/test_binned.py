@@ -1,0 +1,183 @@
+"""The binned splitter (max_bins): against a brute-force scan over the bin edges,
+against the exact splitter, and the binning itself."""
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from aucforest import AUCForestClassifier, AUCTreeClassifier
+from aucforest import _binning
+from aucforest._binning import MISSING_CODE, bin_features
+from references import split_value
+
+
+def table_of(goes_left, y, w, n_classes):
+    return np.column_stack([np.bincount(y[goes_left], weights=w[goes_left], minlength=n_classes),
+                            np.bincount(y[~goes_left], weights=w[~goes_left], minlength=n_classes)])
+
+
+def brute_force_best_over_edges(X, y, w, criterion, min_samples_leaf, binned):
+    """Every split x <= e_b over the bin edges of each feature, with the missing
+    cases sent left and right, plus "observed left, missing right"."""
+    n_classes = y.max() + 1
+    best = -np.inf
+    for f in range(X.shape[1]):
+        x = X[:, f]
+        missing = np.isnan(x)
+        edges = binned.edges[f, :binned.n_bins[f] - 1]
+        partitions = []
+        for edge in edges:
+            below = ~missing & (x <= edge)
+            if below.any() and (~missing & ~below).any():
+                partitions += [below, below | missing]
+        if missing.any() and (~missing).any():
+            partitions.append(~missing)
+        for left in partitions:
+            if min(left.sum(), (~left).sum()) < min_samples_leaf:
+                continue
+            best = max(best, split_value(table_of(left, y, w, n_classes), criterion))
+    return best
+
+
+@settings(max_examples=150, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), criterion=st.sampled_from(["auc", "gini", "entropy"]),
+       msl=st.integers(1, 3), max_bins=st.integers(2, 8))
+def test_root_split_reaches_brute_force_over_bin_edges(seed, criterion, msl, max_bins):
+    rng = np.random.default_rng(seed)
+    n, p = int(rng.integers(6, 60)), int(rng.integers(1, 4))
+    X = rng.standard_normal((n, p)).astype(np.float32)   # more distinct values than bins
+    X[rng.random((n, p)) < rng.uniform(0, 0.4)] = np.nan
+    y = rng.integers(0, int(rng.integers(2, 5)), size=n)
+    y[:2] = [0, 1]
+    w = rng.uniform(0.2, 2.0, size=n)
+    binned = bin_features(np.asfortranarray(X), max_bins, np.random.RandomState(0))
+    best = brute_force_best_over_edges(X, y, w, criterion, msl, binned)
+    tree = AUCTreeClassifier(criterion=criterion, max_depth=1, min_samples_leaf=msl,
+                             max_bins=max_bins, random_state=seed).fit(X, y, sample_weight=w)
+    if not np.isfinite(best):
+        assert tree.tree_.node_count == 1
+        return
+    t = tree.tree_
+    f = t.feature[0]
+    assert t.threshold[0] in binned.edges[f, :binned.n_bins[f]]
+    x = X[:, f]
+    left = np.where(np.isnan(x), bool(t.missing_go_to_left[0]), x <= t.threshold[0])
+    value = split_value(table_of(left, y, w, y.max() + 1), criterion)
+    assert value == pytest.approx(best, rel=1e-9, abs=1e-12)
+    # the stored statistic is the exact value of the chosen split
+    assert t.improvement[0] + (0.5 if criterion == "auc" else 0.0) == pytest.approx(value, abs=1e-12)
+    np.testing.assert_array_equal(tree.apply(X) == t.children_left[0], left)
+
+
+@pytest.mark.parametrize("criterion", ["auc", "gini", "entropy"])
+@pytest.mark.parametrize("n_classes", [2, 5])
+def test_binned_tree_equals_exact_tree_when_values_fit_in_bins(criterion, n_classes):
+    rng = np.random.default_rng(n_classes)
+    X = rng.integers(0, 40, size=(1500, 6)).astype(np.float32)  # 40 distinct values < 64 bins
+    X[:, 1] *= 0.37
+    X[rng.random(X.shape) < 0.05] = np.nan
+    y = (X[:, 0] + rng.normal(0, 10, 1500) > 20).astype(int) if n_classes == 2 else \
+        rng.integers(0, n_classes, 1500)
+    w = rng.uniform(0.5, 2.0, 1500)
+    params = dict(criterion=criterion, max_features=3, min_samples_leaf=2, random_state=3)
+    exact = AUCTreeClassifier(**params).fit(X, y, sample_weight=w).tree_
+    binned = AUCTreeClassifier(max_bins=64, **params).fit(X, y, sample_weight=w).tree_
+    assert binned.node_count == exact.node_count > 50
+    for name in ("children_left", "children_right", "feature", "missing_go_to_left",
+                 "n_node_samples"):
+        np.testing.assert_array_equal(getattr(binned, name), getattr(exact, name), err_msg=name)
+    for name in ("value", "weighted_n_node_samples", "impurity", "improvement"):
+        np.testing.assert_allclose(getattr(binned, name), getattr(exact, name), rtol=0,
+                                   atol=1e-12, err_msg=name)
+    np.testing.assert_array_equal(binned.apply(X), exact.apply(X))
+
+
+def test_binned_forest_equals_exact_forest_when_values_fit_in_bins():
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 20, size=(800, 5)).astype(np.float32)
+    y = (X[:, 0] + X[:, 1] + rng.normal(0, 4, 800) > 19).astype(int)
+    params = dict(n_estimators=5, random_state=0, n_jobs=1)
+    exact = AUCForestClassifier(**params).fit(X, y)
+    binned = AUCForestClassifier(max_bins=32, **params).fit(X, y)
+    # same bootstrap draws, same trees (thresholds aside: a bin edge instead of the
+    # midpoint between the node's values, which out-of-bag values can fall between)
+    for tree_exact, tree_binned in zip(exact.estimators_, binned.estimators_):
+        assert tree_binned.tree_.node_count == tree_exact.tree_.node_count
+        for name in ("children_left", "feature", "n_node_samples"):
+            np.testing.assert_array_equal(getattr(tree_binned.tree_, name),
+                                          getattr(tree_exact.tree_, name))
+        np.testing.assert_allclose(tree_binned.tree_.value, tree_exact.tree_.value, atol=1e-12)
+
+
+def test_thresholds_reproduce_the_bin_codes_at_predict_time():
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((3000, 4)).astype(np.float32)
+    X[:, 2] = np.round(X[:, 2] * 3)
+    X[rng.random(X.shape) < 0.05] = np.nan
+    y = (np.nan_to_num(X[:, 0]) + rng.normal(0, 1, 3000) > 0).astype(int)
+    tree = AUCTreeClassifier(max_bins=16, random_state=0).fit(X, y).tree_
+    binned = bin_features(np.asfortranarray(X), 16, np.random.RandomState(0))
+    # new data: fresh values, the edges themselves and their float32 neighbours
+    # (X is finite: the last bin's edge, the largest float32, has no upper neighbour)
+    edges = binned.edges[binned.edges < _binning.LAST_EDGE].astype(np.float32)
+    probe = np.concatenate([edges, np.nextafter(edges, np.float32(np.inf)),
+                            np.nextafter(edges, np.float32(-np.inf))])
+    X_new = np.concatenate([rng.standard_normal((2000, 4)).astype(np.float32),
+                            np.repeat(probe[:, None], 4, axis=1)])
+    codes = binned.transform(X_new)
+    for node in np.flatnonzero(tree.children_left >= 0):
+        f, threshold = tree.feature[node], tree.threshold[node]
+        (b,) = np.flatnonzero(binned.edges[f] == threshold)
+        x = X_new[:, f]
+        observed = ~np.isnan(x)
+        np.testing.assert_array_equal(x[observed] <= threshold, codes[observed, f] <= b)
+        assert np.all(codes[~observed, f] == MISSING_CODE)
+
+
+def test_binning_one_bin_per_value_and_quantiles_otherwise():
+    rng = np.random.default_rng(2)
+    few = rng.choice(np.float32([-3.5, 0.0, 1e-3, 7.0]), 1000)
+    many = rng.standard_normal(1000).astype(np.float32)
+    binned = bin_features(np.asfortranarray(np.column_stack([few, many])), 10,
+                          np.random.RandomState(0))
+    assert binned.n_bins[0] == 4
+    np.testing.assert_array_equal(np.unique(binned.codes[:, 0]), [0, 1, 2, 3])
+    assert binned.n_bins[1] == 10
+    sizes = np.bincount(binned.codes[:, 1])
+    assert sizes.min() >= 90 and sizes.max() <= 110   # deciles of the values
+
+
+def test_quantiles_of_large_data_come_from_a_seeded_subsample(monkeypatch):
+    monkeypatch.setattr(_binning, "QUANTILE_SAMPLE", 500)
+    X = np.asfortranarray(np.random.default_rng(3).standard_normal((5000, 2)).astype(np.float32))
+    first = bin_features(X, 20, np.random.RandomState(7))
+    again = bin_features(X, 20, np.random.RandomState(7))
+    other = bin_features(X, 20, np.random.RandomState(8))
+    np.testing.assert_array_equal(first.edges, again.edges)
+    assert not np.array_equal(first.edges, other.edges)
+    np.testing.assert_array_equal(first.codes, first.transform(X))
+    assert np.bincount(first.codes[:, 0]).max() < 2 * 5000 / 20
+
+
+@pytest.mark.parametrize("max_bins", [1, 256, 2.5])
+def test_max_bins_out_of_range_is_rejected(max_bins):
+    X, y = np.random.default_rng(0).standard_normal((20, 2)), np.arange(20) % 2
+    with pytest.raises(ValueError, match="max_bins"):
+        AUCTreeClassifier(max_bins=max_bins).fit(X, y)
+    with pytest.raises(ValueError, match="max_bins"):
+        AUCForestClassifier(n_estimators=2, max_bins=max_bins).fit(X, y)
+
+
+def test_binned_forest_round_trips_through_a_model_file(tmp_path):
+    from aucforest import io
+
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((600, 5)).astype(np.float32)
+    X[::9, 1] = np.nan
+    y = (np.nan_to_num(X[:, 0]) + rng.normal(0, 0.5, 600) > 0).astype(int)
+    forest = AUCForestClassifier(n_estimators=4, max_bins=16, oob_score=True,
+                                 random_state=0).fit(X, y)
+    io.save(forest, tmp_path / "binned.aucf")
+    loaded = io.load(tmp_path / "binned.aucf")
+    assert loaded.max_bins == 16
+    np.testing.assert_array_equal(loaded.predict_proba(X), forest.predict_proba(X))
