@@ -1,7 +1,7 @@
 # Split criteria: the node statistics (AUC, Gini, entropy) and their incremental update,
 # shared by every splitter. The hot-loop functions are inline here, so that a splitter
 # compiles them into its scan (no call, no virtual lookup).
-from libc.math cimport fabs, log
+from libc.math cimport fabs, log, sqrt
 
 ctypedef float X_t          # feature values (X is converted to float32, as scikit-learn does)
 ctypedef Py_ssize_t idx_t   # sample, feature, class and node indices
@@ -10,10 +10,11 @@ cdef enum:
     CRITERION_AUC = 0
     CRITERION_GINI = 1
     CRITERION_ENTROPY = 2
+    CRITERION_AUC_ECP = 3      # the AUC statistic with Gini's end-cut preference (see .pyx)
 
 
 cdef struct Criterion:
-    int kind                       # CRITERION_AUC, CRITERION_GINI or CRITERION_ENTROPY
+    int kind                       # CRITERION_AUC, _GINI, _ENTROPY or _AUC_ECP
     idx_t n_classes
     # node state (criterion_init)
     double* node_counts            # (n_classes,) weighted class counts of the node
@@ -113,7 +114,7 @@ cdef inline void criterion_move_left(Criterion* c, idx_t cls, double weight) noe
     c.count_right[cls] = new_right
     c.weight_left += weight
     c.weight_right -= weight
-    if c.kind == CRITERION_AUC:
+    if c.kind == CRITERION_AUC or c.kind == CRITERION_AUC_ECP:
         _auc_move_left(c, cls, new_right)
     elif c.kind == CRITERION_GINI:
         _gini_move_left(c, weight, old_left, new_left, old_right, new_right)
@@ -125,12 +126,15 @@ cdef inline double criterion_proxy(Criterion* c) noexcept nogil:
     """Criterion value of the current scan position, larger is better.
 
     auc: S (theta = 1/2 + S/(K(K-1)) with K fixed within the node);
+    auc_ecp: S / sqrt(NL NR) (S / sqrt(q (1 - q)) up to the node's constant);
     gini: sum_k nL_k^2/NL + sum_k nR_k^2/NR (minus the weighted child Gini
     impurities up to a constant); entropy: minus the weighted child entropies
     (natural log) up to a constant.
     """
     if c.kind == CRITERION_AUC:
         return c.abs_diff_sum
+    if c.kind == CRITERION_AUC_ECP:
+        return c.abs_diff_sum / sqrt(c.weight_left * c.weight_right)
     if c.kind == CRITERION_GINI:
         return c.sq_left / c.weight_left + c.sq_right / c.weight_right
     return (c.xlogx_left + c.xlogx_right
@@ -139,4 +143,8 @@ cdef inline double criterion_proxy(Criterion* c) noexcept nogil:
 
 cdef inline double criterion_proxy_scale(Criterion* c) noexcept nogil:
     """Scale of the proxy, for the relative tie tolerance."""
-    return 1.0 if c.kind == CRITERION_AUC else c.node_weight
+    if c.kind == CRITERION_AUC:
+        return 1.0
+    if c.kind == CRITERION_AUC_ECP:
+        return 1.0 / c.node_weight
+    return c.node_weight

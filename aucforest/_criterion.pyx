@@ -19,16 +19,29 @@ the chosen split is recomputed from its class-count table
 (`criterion_improvement`), so the incremental sums never drift into the
 stored result.
 
+"auc_ecp" is the same statistic divided by the end-cut factor of the split,
+
+    theta_ecp - 1/2 = (theta - 1/2) / (2 sqrt(q (1 - q))),   q = N_R / N,
+
+equal to theta - 1/2 for an even split and larger towards the ends. For two
+classes theta - 1/2 = |r_1 - r_0| / 2 and the Gini decrease is
+2 (n_0 n_1 / N^2)^2 (r_1 - r_0)^2 / (q (1 - q)), so theta_ecp ranks binary
+splits exactly as Gini does: Gini is the AUC statistic with this end-cut
+preference (Ishwaran, The effect of splitting on random forests, Machine
+Learning 99, 2015). For K > 2 it keeps the AUC statistic's per-class shares
+(a rare class weighs as much as a common one) and adds that preference.
+
 Adding a split rule means adding its move/proxy/improvement here; every
 splitter (exact, binned) then has it.
 """
 import numpy as np
 
-from libc.math cimport log2
+from libc.math cimport log2, sqrt
 from libc.stdlib cimport free, malloc, qsort
 
 
-CRITERIA = {"auc": CRITERION_AUC, "gini": CRITERION_GINI, "entropy": CRITERION_ENTROPY}
+CRITERIA = {"auc": CRITERION_AUC, "gini": CRITERION_GINI, "entropy": CRITERION_ENTROPY,
+            "auc_ecp": CRITERION_AUC_ECP}
 
 
 # ---------------------------------------------------------------------------
@@ -84,16 +97,20 @@ cdef idx_t criterion_init(Criterion* c) noexcept nogil:
 
 cdef double criterion_improvement(Criterion* c, const double* left,
                                   const double* right) noexcept nogil:
-    """Exact value of a split from its K x 2 table: theta - 1/2 under "auc", the
-    weighted impurity decrease under "gini" and "entropy". Uses c.share_right
-    as work space."""
+    """Exact value of a split from its K x 2 table: theta - 1/2 under "auc",
+    (theta - 1/2) / (2 sqrt(q (1 - q))) under "auc_ecp", the weighted impurity
+    decrease under "gini" and "entropy". Uses c.share_right as work space."""
     cdef idx_t k
-    cdef double weight_left = 0.0, weight_right = 0.0
+    cdef double weight_left = 0.0, weight_right = 0.0, q
     if c.kind == CRITERION_AUC:
         return auc_statistic(left, right, c.n_classes, c.share_right) - 0.5
     for k in range(c.n_classes):
         weight_left += left[k]
         weight_right += right[k]
+    if c.kind == CRITERION_AUC_ECP:
+        q = weight_right / (weight_left + weight_right)
+        return ((auc_statistic(left, right, c.n_classes, c.share_right) - 0.5)
+                / (2.0 * sqrt(q * (1.0 - q))))
     return (node_impurity(c.node_counts, c.n_classes, c.kind)
             - (weight_left * node_impurity(left, c.n_classes, c.kind)
                + weight_right * node_impurity(right, c.n_classes, c.kind))

@@ -43,9 +43,14 @@ def split_table(x, y, w, threshold, n_classes):
 
 
 def split_value(table, criterion):
-    """theta for "auc"; weighted impurity decrease for "gini"/"entropy"."""
+    """theta for "auc"; 1/2 + (theta - 1/2) / (2 sqrt(q (1 - q))) for "auc_ecp"
+    (q the share of the weight sent right); weighted impurity decrease for
+    "gini"/"entropy"."""
     if criterion == "auc":
         return naive_auc_statistic(table)
+    if criterion == "auc_ecp":
+        q = table[:, 1].sum() / table.sum()
+        return 0.5 + (naive_auc_statistic(table) - 0.5) / (2 * np.sqrt(q * (1 - q)))
     impurity = gini if criterion == "gini" else entropy
     n_left, n_right = table[:, 0].sum(), table[:, 1].sum()
     return impurity(table.sum(axis=1)) - (

@@ -28,7 +28,7 @@ def root_split_value(tree, X, y, w, criterion):
 
 @settings(max_examples=150, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), weighted=st.booleans(),
-       criterion=st.sampled_from(["auc", "gini", "entropy"]), msl=st.integers(1, 3))
+       criterion=st.sampled_from(["auc", "gini", "entropy", "auc_ecp"]), msl=st.integers(1, 3))
 def test_root_split_reaches_brute_force_maximum(seed, weighted, criterion, msl):
     X, y, w = random_problem(seed, weighted)
     best = brute_force_best(X, y, w, criterion, min_samples_leaf=msl)
@@ -40,8 +40,24 @@ def test_root_split_reaches_brute_force_maximum(seed, weighted, criterion, msl):
     assert tree.tree_.node_count == 3
     assert root_split_value(tree, X, y, w, criterion) == pytest.approx(best, rel=1e-9, abs=1e-12)
     # the stored statistic is the exact value of the chosen split
-    stored = tree.tree_.improvement[0] + (0.5 if criterion == "auc" else 0.0)
+    stored = tree.tree_.improvement[0] + (0.5 if criterion.startswith("auc") else 0.0)
     assert stored == pytest.approx(root_split_value(tree, X, y, w, criterion), abs=1e-12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), weighted=st.booleans())
+def test_auc_ecp_ranks_binary_splits_as_gini_does(seed, weighted):
+    # Gini decrease = 2 (n0 n1 / N^2)^2 (r1 - r0)^2 / (q (1 - q)) for two classes
+    X, y, w = random_problem(seed, weighted)
+    y = (y > 0).astype(np.intp)
+    if np.unique(y).size < 2:
+        return
+    ecp = AUCTreeClassifier(criterion="auc_ecp", max_depth=1, random_state=seed).fit(
+        X, y, sample_weight=w)
+    if ecp.tree_.node_count == 1:
+        return
+    assert root_split_value(ecp, X, y, w, "gini") == pytest.approx(
+        brute_force_best(X, y, w, "gini"), rel=1e-9, abs=1e-12)
 
 
 @settings(max_examples=50, deadline=None)
