@@ -125,7 +125,7 @@ def _add_fit(commands, common):
     fit.add_argument("data", metavar="DATA", help="CSV file with a header row (or Parquet)")
     fit.add_argument("--target", required=True, metavar="COLUMN", help="column of class labels")
     fit.add_argument("--output", required=True, metavar="MODEL", help="model file to write (.npz)")
-    fit.add_argument("--criterion", choices=("auc", "gini", "entropy"), default="auc",
+    fit.add_argument("--criterion", choices=("auc", "auc_ecp", "gini", "entropy"), default="auc",
                      help="split statistic (default: auc)")
     fit.add_argument("--decision", type=_decision, default="rfq", metavar="RULE",
                      help="decision rule of predict: rfq, argmax, or a threshold T in (0, 1) "

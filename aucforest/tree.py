@@ -173,7 +173,9 @@ class AUCTreeClassifier(ClassifierMixin, BaseEstimator):
 
     Parameters
     ----------
-    criterion : {"auc", "gini", "entropy"}, default="auc"
+    criterion : {"auc", "auc_ecp", "gini", "entropy"}, default="auc"
+        "auc_ecp": theta - 1/2 divided by the end-cut factor 2 sqrt(q (1 - q))
+        (see `AUCForestClassifier`).
     max_features : {"sqrt", "log2"}, int, float or None, default=None
         Non-constant features examined per node (None: all).
     max_depth : int or None, default=None
