@@ -29,10 +29,16 @@ def test_same_random_state_gives_identical_forests_whatever_n_jobs(imbalanced):
 
 def test_predict_proba_is_the_mean_of_tree_leaf_proportions(imbalanced):
     X, y = imbalanced
-    forest = AUCForestClassifier(9, random_state=0, n_jobs=2).fit(X, y)
+    forest = AUCForestClassifier(9, predict_min_samples=1, random_state=0, n_jobs=2).fit(X, y)
     expected = np.mean([tree.predict_proba(X) for tree in forest.estimators_], axis=0)
     np.testing.assert_allclose(forest.predict_proba(X), expected, rtol=1e-12)
     assert forest.apply(X).shape == (X.shape[0], 9)
+    # by default, the mean over trees of the node each row reaches at the chosen size
+    chosen = AUCForestClassifier(9, random_state=0).fit(X, y)
+    expected = np.mean([tree.tree_.predict_proba(X.astype(np.float32),
+                                                 chosen.predict_min_samples_)
+                        for tree in chosen.estimators_], axis=0)
+    np.testing.assert_allclose(chosen.predict_proba(X), expected, rtol=1e-12)
 
 
 def test_columns_follow_classes_when_a_bootstrap_misses_a_class():
@@ -62,7 +68,8 @@ def test_documented_bootstrap_scheme_and_out_of_bag_predictions(imbalanced):
         root_counts = tree.tree_.n_node_samples[0]
         assert root_counts == np.count_nonzero(in_bag)
         out = in_bag == 0
-        total[out] += tree.predict_proba(X[out])
+        total[out] += tree.tree_.predict_proba(X[out].astype(np.float32),
+                                               forest.predict_min_samples_)
         used[out] += 1
     has_oob = used > 0
     np.testing.assert_allclose(forest.oob_decision_function_[has_oob],
