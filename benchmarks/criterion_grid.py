@@ -102,7 +102,9 @@ def write_report(df, info, path, tolerance):
         row += [f"{block[s].mean():.4f}" for s in systems]
         for s in others:
             diff = block[s] - block["gini"]
-            text = f"{diff.mean():+.4f} ± {diff.std(ddof=1) if len(diff) > 1 else 0:.4f}"
+            text = f"{diff.mean():+.4f}"
+            if len(diff) > 1:
+                text += f" ± {diff.std(ddof=1):.4f}"
             if s == "auc" and diff.mean() < -tolerance:
                 text = f"**{text}**"
                 behind.append(key)
@@ -137,6 +139,8 @@ def parse_args(argv=None):
     ap.add_argument("--aucforest", action="append", default=[], metavar="JSON",
                     help='extra configuration {"name": ..., "params": {...}}; repeatable')
     ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--resume", action="store_true",
+                    help="keep the (cell, seed, system) rows already in the CSV")
     ap.add_argument("--quick", action="store_true",
                     help="p 20,200; K 2,5; 1 seed; 2,000 + 2,000 rows; 30 trees")
     ap.add_argument("--out-dir", default=os.path.join(os.path.dirname(__file__), "results"))
@@ -154,23 +158,37 @@ def main(argv=None):
     for text in args.aucforest:
         name, params = parse_aucforest_config(text)
         configs[name] = params
-    grid = list(itertools.product([int(v) for v in args.p.split(",")],
-                                  [float(v) for v in args.shares.split(",")],
-                                  [int(v) for v in args.classes.split(",")],
-                                  range(args.seeds)))
-    start = time.perf_counter()
-    results = Parallel(n_jobs=args.jobs)(
-        delayed(run_cell)(p, share, k, seed, configs, args) for p, share, k, seed in grid)
-    df = pd.DataFrame([row for rows in results for row in rows])
+    # seed-major order: a stopped run has every cell for its first seeds
+    grid = [(p, share, k, seed) for seed, p, share, k in itertools.product(
+        range(args.seeds), [int(v) for v in args.p.split(",")],
+        [float(v) for v in args.shares.split(",")], [int(v) for v in args.classes.split(",")])]
     os.makedirs(args.out_dir, exist_ok=True)
-    df.to_csv(os.path.join(args.out_dir, "criterion_grid.csv"), index=False)
+    path_csv = os.path.join(args.out_dir, "criterion_grid.csv")
+    done = set()
+    if args.resume and os.path.exists(path_csv):
+        old = pd.read_csv(path_csv)
+        done = set(zip(old["p"], old["share"], old["k"], old["seed"], old["system"]))
+    elif os.path.exists(path_csv):
+        os.remove(path_csv)
+    todo = [(cell, {n: c for n, c in configs.items() if cell + (n,) not in done})
+            for cell in grid]
+    todo = [(cell, todo_configs) for cell, todo_configs in todo if todo_configs]
+    start = time.perf_counter()
+    results = Parallel(n_jobs=args.jobs, return_as="generator_unordered")(
+        delayed(run_cell)(*cell, todo_configs, args) for cell, todo_configs in todo)
+    for i, rows in enumerate(results, 1):  # appended as they come: a stopped run keeps them
+        pd.DataFrame(rows).to_csv(path_csv, mode="a", header=not os.path.exists(path_csv),
+                                  index=False)
+        print(f"[{i}/{len(todo)}] p={rows[0]['p']} share={rows[0]['share']} K={rows[0]['k']} "
+              f"seed={rows[0]['seed']} ({time.perf_counter() - start:.0f} s)", flush=True)
+    df = pd.read_csv(path_csv)
     info = {
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "command": "python " + " ".join([os.path.relpath(sys.argv[0])] + sys.argv[1:]),
         "protocol": f"{args.n_train} train / {args.n_test} test rows, {args.trees} trees, "
                     f"seeds 0..{args.seeds - 1}",
         "configurations": "; ".join(f"`{n}` {p}" for n, p in configs.items()),
-        "wall time": f"{time.perf_counter() - start:.0f} s, --jobs {args.jobs}",
+        "wall time of this run": f"{time.perf_counter() - start:.0f} s, --jobs {args.jobs}",
     }
     write_report(df, info, os.path.join(args.out_dir, "criterion_grid.md"), args.tolerance)
     print(f"wrote {args.out_dir}/criterion_grid.md, .csv")

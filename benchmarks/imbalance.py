@@ -42,6 +42,10 @@ Data sets (all fixed-seed; see DATASETS below for the exact construction):
   to --max-rows (seed 0); with the default no set listed here is capped
   (Caravan, 5822 rows, is the largest).
 
+Data loaders, scoring and table helpers are shared with
+benchmarks/imbalance_peers.py (the issue-10 benchmark against imbalanced-learn
+and randomForestSRC), which this script imports.
+
 Usage (full run: 200 trees, 5 x 3-fold CV; 18 minutes on 2 shared cores):
 
     PYTHONPATH=. nice -n 10 python benchmarks/imbalance.py

@@ -113,7 +113,7 @@ def to_numeric_matrix(frame):
     frame = frame.copy()
     for column in frame.columns:
         values = frame[column]
-        if values.dtype == object:
+        if not pd.api.types.is_numeric_dtype(values):  # object or pandas' str dtype
             values = values.astype(str).str.strip()
         numeric = pd.to_numeric(values, errors="coerce")
         if numeric.notna().all():
@@ -260,7 +260,10 @@ def parse_aucforest_config(text):
     params = config.get("params", {})
     if not isinstance(params, dict):
         raise ValueError(f"--aucforest params must be an object; got {params!r}")
-    AUCForestClassifier(**params)._validate_params()  # unknown or bad names fail now
+    unknown = set(params) - set(AUCForestClassifier().get_params())
+    if unknown:
+        raise ValueError(f"--aucforest: AUCForestClassifier has no parameter {sorted(unknown)}")
+    AUCForestClassifier(**params)._validate_params()  # bad values fail now, not mid-run
     return str(config["name"]), params
 
 
@@ -566,6 +569,8 @@ def parse_args(argv=None):
                     help=f"{','.join(QUICK_DATASETS)}; 1 x 3 folds; 50 trees")
     ap.add_argument("--resume", action="store_true", help="keep data sets already in the CSV")
     ap.add_argument("--report-only", action="store_true")
+    ap.add_argument("--note", help="text added to the report's header table (e.g. what a "
+                    "partial run covers)")
     ap.add_argument("--out-dir", default=os.path.join(os.path.dirname(__file__), "results"))
     args = ap.parse_args(argv)
     if args.quick:
@@ -604,6 +609,8 @@ def main(argv=None):
                     f"scikit-learn {sklearn.__version__}, "
                     f"aucforest git {git_revision()}",
     }
+    if args.note:
+        info["note"] = args.note
     if not args.report_only:
         registry = dataset_registry(args.min_rows)
         kinds = args.kinds.split(",")
