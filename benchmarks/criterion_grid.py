@@ -94,11 +94,11 @@ def write_report(df, info, path, tolerance):
            "per cell, mean over seeds; diff = system - gini, mean ± sd over seeds. "
            f"**bold**: \"auc\" behind \"gini\" by more than {tolerance}.\n",
            markdown_table(["", ""], [[k, v] for k, v in info.items()]), ""]
-    header = ["p", "share", "K", "informative"] + [f"AUC {s}" for s in systems] + \
+    header = ["p", "share", "K", "informative", "seeds"] + [f"AUC {s}" for s in systems] + \
         [f"{s} - gini" for s in others]
     rows, behind = [], []
     for key, block in cells:
-        row = list(key[:2]) + [key[2], key[3]]
+        row = list(key) + [len(block)]
         row += [f"{block[s].mean():.4f}" for s in systems]
         for s in others:
             diff = block[s] - block["gini"]
@@ -126,6 +126,19 @@ def write_report(df, info, path, tolerance):
         f.write("\n".join(out) + "\n")
 
 
+def pending(grid, configs, path_csv, resume):
+    """(cell, configurations) still to run; without resume the old CSV is removed."""
+    done = set()
+    if resume and os.path.exists(path_csv):
+        old = pd.read_csv(path_csv)
+        done = set(zip(old["p"], old["share"], old["k"], old["seed"], old["system"]))
+    elif os.path.exists(path_csv):
+        os.remove(path_csv)
+    todo = [(cell, {n: c for n, c in configs.items() if cell + (n,) not in done})
+            for cell in grid]
+    return [(cell, todo_configs) for cell, todo_configs in todo if todo_configs]
+
+
 def parse_args(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--p", default="20,50,200,500")
@@ -139,6 +152,8 @@ def parse_args(argv=None):
     ap.add_argument("--aucforest", action="append", default=[], metavar="JSON",
                     help='extra configuration {"name": ..., "params": {...}}; repeatable')
     ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--report-only", action="store_true", help="rewrite the report from the CSV")
+    ap.add_argument("--note", help="text added to the report's header table")
     ap.add_argument("--resume", action="store_true",
                     help="keep the (cell, seed, system) rows already in the CSV")
     ap.add_argument("--quick", action="store_true",
@@ -164,15 +179,7 @@ def main(argv=None):
         [float(v) for v in args.shares.split(",")], [int(v) for v in args.classes.split(",")])]
     os.makedirs(args.out_dir, exist_ok=True)
     path_csv = os.path.join(args.out_dir, "criterion_grid.csv")
-    done = set()
-    if args.resume and os.path.exists(path_csv):
-        old = pd.read_csv(path_csv)
-        done = set(zip(old["p"], old["share"], old["k"], old["seed"], old["system"]))
-    elif os.path.exists(path_csv):
-        os.remove(path_csv)
-    todo = [(cell, {n: c for n, c in configs.items() if cell + (n,) not in done})
-            for cell in grid]
-    todo = [(cell, todo_configs) for cell, todo_configs in todo if todo_configs]
+    todo = [] if args.report_only else pending(grid, configs, path_csv, args.resume)
     start = time.perf_counter()
     results = Parallel(n_jobs=args.jobs, return_as="generator_unordered")(
         delayed(run_cell)(*cell, todo_configs, args) for cell, todo_configs in todo)
@@ -188,8 +195,11 @@ def main(argv=None):
         "protocol": f"{args.n_train} train / {args.n_test} test rows, {args.trees} trees, "
                     f"seeds 0..{args.seeds - 1}",
         "configurations": "; ".join(f"`{n}` {p}" for n, p in configs.items()),
-        "wall time of this run": f"{time.perf_counter() - start:.0f} s, --jobs {args.jobs}",
     }
+    if todo:
+        info["wall time of this run"] = f"{time.perf_counter() - start:.0f} s, --jobs {args.jobs}"
+    if args.note:
+        info["note"] = args.note
     write_report(df, info, os.path.join(args.out_dir, "criterion_grid.md"), args.tolerance)
     print(f"wrote {args.out_dir}/criterion_grid.md, .csv")
 
