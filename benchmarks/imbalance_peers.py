@@ -605,8 +605,6 @@ def main(argv=None):
     info = {
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "command": "python " + " ".join([os.path.relpath(sys.argv[0])] + sys.argv[1:]),
-        "protocol": f"{args.repeats} x 3-fold repeated stratified CV (seed {SEED}), "
-                    f"{args.trees} trees, EasyEnsemble {args.easy_estimators} x AdaBoost(50)",
         "aucforest configurations": "; ".join(f"`{n}` {json.dumps(p)}"
                                               for n, p in configs.items()),
         "randomForestSRC": "imbalanced() defaults, ntree = trees, rf.cores = 1 (binary sets)"
@@ -650,6 +648,10 @@ def main(argv=None):
                   f"({time.perf_counter() - start:.0f} s)", flush=True)
         info["wall time of this run"] = f"{time.perf_counter() - start:.0f} s, --jobs {args.jobs}"
     df = pd.read_csv(path_csv)
+    n_folds = df.groupby("dataset")["fold"].nunique()
+    info["protocol"] = (f"{n_folds.max() // 3} x 3-fold repeated stratified CV (seed {SEED}) "
+                        f"as found in the CSV, {args.trees} trees, EasyEnsemble "
+                        f"{args.easy_estimators} x AdaBoost(50)")
     write_report(df, info, args.out_dir, reference)
     print(f"wrote {args.out_dir}/imbalance_peers.md, .csv, .png")
 
