@@ -95,7 +95,7 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         from the chosen value, optimistic by the choice among six, and
         ``oob_scores_by_min_samples_`` shows every candidate. Without
         out-of-bag cases (``bootstrap=False``) the leaf is used. The default
-        "oob" had the best mean AUC on 49 imbalanced KEEL sets
+        "oob" had the best mean AUC on 66 imbalanced KEEL sets
         (benchmarks/results/imbalance_peers.md); it costs about 1.5 times the
         fit time of predicting from the leaves. The forest's probabilities
         are the mean of ``estimators_[i].tree_.predict_proba(X,
