@@ -4,22 +4,20 @@ Regressions of issue 13: a failed refit left a forest whose prediction read
 out of bounds, concurrent refits mixed two models, a forest with no trees
 predicted, Ctrl-C was ignored during prediction.
 """
-import os
 import signal
 import subprocess
 import sys
 import textwrap
 import threading
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
 from sklearn.exceptions import NotFittedError
 
-import aucforest
 from aucforest import AUCForestClassifier, AUCTreeClassifier
 from aucforest._tree import accumulate_proba
+from package_env import package_env
 
 rng = np.random.default_rng(0)
 X_WIDE = rng.normal(size=(4, 3000))
@@ -176,9 +174,7 @@ def test_ctrl_c_stops_predict_proba_within_a_second(tmp_path, n_jobs):
         except KeyboardInterrupt:
             print("interrupted", time.monotonic() - start, flush=True)
     """)
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        filter(None, [str(Path(aucforest.__file__).resolve().parents[1]),
-                      os.environ.get("PYTHONPATH")])))
+    env = package_env()
     process = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
                                text=True, cwd=tmp_path, env=env)
     assert process.stdout.readline().strip() == "ready"

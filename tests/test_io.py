@@ -15,6 +15,7 @@ from sklearn.datasets import load_iris, make_classification
 
 from aucforest import AUCForestClassifier
 from aucforest import io as model_io
+from package_env import package_env
 
 
 @pytest.fixture(scope="module")
@@ -421,7 +422,7 @@ def test_command_line_refuses_impossible_leaf_values(tmp_path, arrays, iris):
     np.savetxt(data, X, delimiter=",", header="a,b,c,d", comments="")
     result = subprocess.run([sys.executable, "-m", "aucforest", "predict", "--proba",
                              str(path), str(data)], capture_output=True, text=True, timeout=300,
-                            env={**os.environ, "PYTHONPATH": os.getcwd()})
+                            cwd=tmp_path, env=package_env())
     assert result.returncode != 0
     assert "class proportions" in result.stderr and str(path) in result.stderr
     assert result.stdout == ""
@@ -552,7 +553,7 @@ def test_devices_and_fifos_are_refused_without_reading(tmp_path, device):
               "try:\n    aucforest.load(sys.argv[1])\n"
               "except ValueError as error:\n    print(error)\n")
     result = subprocess.run([sys.executable, "-c", script, device], capture_output=True,
-                            text=True, timeout=120, env={**os.environ, "PYTHONPATH": os.getcwd()})
+                            text=True, timeout=120, cwd=tmp_path, env=package_env())
     assert result.stdout.strip() == f"{device} is not a regular file, so not an aucforest model file"
 
 

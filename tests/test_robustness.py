@@ -1,18 +1,16 @@
 """Reliability: fuzzed inputs through the estimators, edge cases, threads, memory."""
-import os
 import subprocess
 import sys
 import textwrap
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import aucforest
 from aucforest import AUCForestClassifier, AUCTreeClassifier
+from package_env import package_env
 
 LABEL_KINDS = {
     "int": lambda codes: codes,
@@ -115,9 +113,7 @@ def test_a_fit_that_cannot_allocate_raises_memory_error(tmp_path):
     """)
     # import the aucforest under test (installed, or built in place), from outside the source
     # tree, whose aucforest/ folder holds no compiled modules after a plain install
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        filter(None, [str(Path(aucforest.__file__).resolve().parents[1]),
-                      os.environ.get("PYTHONPATH")])))
+    env = package_env()
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                             timeout=300, cwd=tmp_path, env=env)
     assert result.returncode == 0, result.stderr[-2000:]
