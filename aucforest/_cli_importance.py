@@ -52,20 +52,12 @@ def run_importance(args):
     """``aucforest importance``: print the VIMP table (and save a plot)."""
     from . import cli  # cli imports this module: import it here, not at module level
     from ._compare import matplotlib_figure
-    from ._encoding import DEFAULT_NA_VALUES, parse_labels
-    from ._table import read_table
 
     if args.plot:
         cli._check_output(args.plot, "--plot", inputs=[args.model, args.data])
         matplotlib_figure()
-    model = cli._load_model(args.model)
+    model, table, y = cli.model_and_labelled_data(args)
     forest = model.forest
-    table = read_table(args.data, sep=args.sep)
-    na_values = args.na_values or (model.encoding.na_values if model.encoding
-                                   else DEFAULT_NA_VALUES)
-    y = parse_labels(table.column(args.target), args.target, table.path, like=forest.classes_,
-                     na_values=na_values)
-    cli._check_known_labels(y, forest.classes_, args.target)
     X = _named(forest, cli._model_features(model, table, [args.target], args.na_values))
     forest.set_params(n_jobs=args.n_jobs)
     names = _feature_names(model.encoding, table, args.target)

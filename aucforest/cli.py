@@ -417,19 +417,27 @@ def run_predict(args):
     _write_csv(header, rows, args.output)
 
 
+def model_and_labelled_data(args):
+    """The model of ``args.model`` and the table of ``args.data`` with its ``args.target``
+    labels, read as the model's encoding reads them and checked against its classes
+    (evaluate, importance)."""
+    model = _load_model(args.model)
+    table = read_table(args.data, sep=args.sep)
+    na_values = args.na_values or (model.encoding.na_values if model.encoding
+                                   else DEFAULT_NA_VALUES)
+    y = parse_labels(table.column(args.target), args.target, table.path,
+                     like=model.forest.classes_, na_values=na_values)
+    _check_known_labels(y, model.forest.classes_, args.target)
+    return model, table, y
+
+
 def run_evaluate(args):
     """``aucforest evaluate``: imbalance report, AUC with DeLong interval, ROC plot."""
     if args.plot:
         _check_output(args.plot, "--plot", inputs=[args.model, args.data])
         matplotlib_figure()
-    model = _load_model(args.model)
+    model, table, y = model_and_labelled_data(args)
     forest = model.forest
-    table = read_table(args.data, sep=args.sep)
-    na_values = args.na_values or (model.encoding.na_values if model.encoding
-                                   else DEFAULT_NA_VALUES)
-    y = parse_labels(table.column(args.target), args.target, table.path, like=forest.classes_,
-                     na_values=na_values)
-    _check_known_labels(y, forest.classes_, args.target)
     if np.unique(y).size < 2:
         raise ValueError(f"target column {args.target!r} of {table.path} has only one class "
                          f"({y[0].item()!r}); evaluation needs at least two")
