@@ -19,6 +19,7 @@ from ._criterion cimport (criterion_alloc, criterion_free, criterion_improvement
                           criterion_init, criterion_move_left, criterion_proxy,
                           criterion_proxy_scale, criterion_reset)
 from ._sort cimport RADIX_BUCKETS, sort_by_value
+from ._random cimport splitmix64
 
 from ._criterion import CRITERIA, auc_split_statistic  # noqa: F401  (public re-exports)
 
@@ -27,16 +28,8 @@ from ._criterion import CRITERIA, auc_split_statistic  # noqa: F401  (public re-
 # Random numbers (splitmix64), one stream per tree
 # ---------------------------------------------------------------------------
 
-cdef inline uint64_t _next_random(uint64_t* state) noexcept nogil:
-    state[0] += 0x9E3779B97F4A7C15ULL
-    cdef uint64_t z = state[0]
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL
-    return z ^ (z >> 31)
-
-
 cdef inline idx_t _random_below(uint64_t* state, idx_t n) noexcept nogil:
-    return <idx_t> (_next_random(state) % <uint64_t> n)
+    return <idx_t> (splitmix64(state) % <uint64_t> n)
 
 
 cdef inline double _midpoint(double a, double b) noexcept nogil:

@@ -8,23 +8,16 @@ child holding fewer than ``min_samples`` training cases.
 import numpy as np
 from libc.stdint cimport uint64_t
 
+from .._random cimport splitmix64
+
 ctypedef Py_ssize_t idx_t
-
-
-cdef inline uint64_t _splitmix64(uint64_t* state) noexcept nogil:
-    """Next output of SplitMix64 (Steele, Lea & Flood 2014)."""
-    state[0] += 0x9E3779B97F4A7C15ULL
-    cdef uint64_t z = state[0]
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL
-    return z ^ (z >> 31)
 
 
 cdef inline uint64_t _below(uint64_t* state, uint64_t bound) noexcept nogil:
     """Uniform integer in [0, bound): reject the 2^64 mod bound lowest outputs."""
     cdef uint64_t floor = (0 - bound) % bound, r
     while True:
-        r = _splitmix64(state)
+        r = splitmix64(state)
         if r >= floor:
             return r % bound
 
