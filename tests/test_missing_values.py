@@ -36,7 +36,8 @@ def brute_force_best_with_missing(X, y, w, criterion, min_samples_leaf):
 
 
 @settings(max_examples=150, deadline=None)
-@given(seed=st.integers(0, 2**32 - 1), criterion=st.sampled_from(["auc", "gini", "entropy"]),
+@given(seed=st.integers(0, 2**32 - 1),
+       criterion=st.sampled_from(["auc", "gini", "entropy", "auc_ecp"]),
        msl=st.integers(1, 3))
 def test_root_split_with_missing_values_reaches_brute_force(seed, criterion, msl):
     rng = np.random.default_rng(seed)
