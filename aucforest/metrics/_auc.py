@@ -174,14 +174,16 @@ def multiclass_auc(y_true, y_proba, labels=None, *, sample_weight=None):
     y_proba = check_score_matrix(y_proba, y_true.size, labels.size)
     weight = check_weights(sample_weight, y_true)
     present = _present_columns(y_true, labels)
-    members = [y_true == labels[k] for k in present]
-    pair_aucs = [
-        _pair_auc(members[a], members[b], y_proba[:, present[a]], weight)
-        for a in range(len(present))
-        for b in range(len(present))
-        if a != b
-    ]
-    return float(np.mean(pair_aucs))
+    if weight.max() > 0:
+        weight = weight / weight.max()  # the sums of products neither overflow nor underflow
+    order = np.argsort(labels[present])
+    codes = order[np.searchsorted(labels[present], y_true, sorter=order)]  # index in present
+    class_weight = np.bincount(codes, weights=weight, minlength=present.size)
+    if np.any(class_weight <= 0):
+        raise ValueError("Each class needs a positive total sample weight for the AUC.")
+    pair_aucs = [_column_aucs(y_proba[:, column], codes, weight, a, class_weight)
+                 for a, column in enumerate(present)]
+    return float(np.mean(np.concatenate(pair_aucs)))
 
 
 def _present_columns(y_true, labels):
@@ -203,7 +205,17 @@ def _present_columns(y_true, labels):
     return present
 
 
-def _pair_auc(is_i, is_j, column_i, weight):
-    """A(i, j): AUC of ``column_i`` on the rows of classes i and j, i positive."""
-    rows = is_i | is_j
-    return mann_whitney_auc(is_i[rows], column_i[rows], weight[rows])
+def _column_aucs(column_i, codes, weight, i, class_weight):
+    """A(i, j) for every class j != i from one sort of ``column_i``.
+
+    A(i, j) = sum over class-j rows b of w_b (weight of class-i rows scoring
+    above b + half of those tied with b), over W_i W_j: one pass for all j,
+    so the M measure costs O(C n log n) instead of C^2 separate AUCs.
+    """
+    distinct, slot = np.unique(column_i, return_inverse=True)
+    at = np.bincount(slot, weights=np.where(codes == i, weight, 0.0), minlength=distinct.size)
+    above = at.sum() - np.cumsum(at)
+    wins = np.bincount(codes, weights=weight * (above[slot] + 0.5 * at[slot]),
+                       minlength=class_weight.size)
+    others = np.arange(class_weight.size) != i
+    return wins[others] / (class_weight[i] * class_weight[others])
