@@ -263,15 +263,6 @@ NODE_ARRAYS = {
 }
 
 
-cdef struct Node:
-    # what traversal reads, packed into one 24-byte record (the left child is node + 1)
-    double threshold           # x <= threshold goes left
-    int32_t right              # right child, -1 at leaves
-    int32_t feature            # split feature, -2 at leaves
-    int32_t n_samples          # distinct training cases in the node (at most 2**31 - 1)
-    unsigned char missing_left  # NaN goes left
-
-
 NODE_DTYPE = np.dtype([("threshold", np.float64), ("right", np.int32), ("feature", np.int32),
                        ("n_samples", np.int32), ("missing_left", np.uint8)], align=True)
 INT32_MAX = np.iinfo(np.int32).max
@@ -300,9 +291,9 @@ cdef class Tree:
     improvement : float64 array, theta - 1/2 of the split under "auc",
         impurity decrease under "gini"/"entropy"; 0 at leaves
     """
-    cdef readonly idx_t node_count, n_features, n_classes, max_depth
-    cdef readonly object value, n_node_samples, weighted_n_node_samples, impurity, improvement
-    cdef object _nodes           # NODE_DTYPE records, one per node
+    # attributes declared in _tree.pxd: node_count, n_features, n_classes, max_depth,
+    # value, n_node_samples, weighted_n_node_samples, impurity, improvement (read only)
+    # and _nodes (NODE_DTYPE records, one per node)
 
     def __init__(self, n_features, n_classes, *, max_depth, children_left, children_right,
                  feature, threshold, missing_go_to_left, value, n_node_samples,

@@ -26,8 +26,7 @@ class OutOfBagTree:
         self.leaves = (tree_.apply(X[rows], min_samples) if rows.size
                        else np.empty(0, dtype=np.intp))
         self.value = tree_.value
-        self._nodes = (tree_.children_right, tree_.feature, tree_.threshold,
-                       tree_.missing_go_to_left, tree_.n_node_samples)
+        self.tree_ = tree_
 
     def proba(self, leaves):
         """Class proportions of the given leaves (``Tree.predict_proba``'s values)."""
@@ -40,8 +39,8 @@ class OutOfBagTree:
         ``Tree.predict_proba`` gives for such a copy of the rows, without the copy
         (compiled; only rows whose path splits on ``feature`` are sent down again)."""
         if self.rows.size:
-            add_permuted_oob(X, self.rows, self.leaves, seed, feature, *self._nodes,
-                             self.value, self.min_samples, out)
+            add_permuted_oob(X, self.rows, self.leaves, seed, feature, self.tree_,
+                             self.min_samples, out)
 
 
 class OutOfBag:

@@ -6,112 +6,157 @@ preorder, otherwise to ``children_right``; it stops at the leaf, or before a
 child holding fewer than ``min_samples`` training cases.
 """
 import numpy as np
-from libc.stdint cimport uint64_t
+
+cimport numpy as cnp
+from libc.stdint cimport int32_t, uint32_t, uint64_t
 
 from .._random cimport splitmix64
+from .._tree cimport Node, Tree
+
+cnp.import_array()
 
 ctypedef Py_ssize_t idx_t
 
 
 cdef inline uint64_t _below(uint64_t* state, uint64_t bound) noexcept nogil:
-    """Uniform integer in [0, bound): reject the 2^64 mod bound lowest outputs."""
-    cdef uint64_t floor = (0 - bound) % bound, r
+    """Uniform integer in [0, bound).
+
+    Below 2**32, Lemire's multiply-and-shift on the top 32 random bits
+    (rejecting the (2**32 - bound) mod bound lowest products: a division only
+    in that rare case); otherwise modulo, rejecting the 2**64 mod bound lowest
+    outputs."""
+    cdef uint64_t product, floor, r
+    cdef uint32_t low, small_floor
+    if bound <= <uint64_t> 0xFFFFFFFFU:
+        product = (splitmix64(state) >> 32) * bound
+        low = <uint32_t> product
+        if low < bound:
+            small_floor = (<uint32_t> (0 - <uint32_t> bound)) % <uint32_t> bound
+            while low < small_floor:
+                product = (splitmix64(state) >> 32) * bound
+                low = <uint32_t> product
+        return product >> 32
+    floor = (0 - bound) % bound
     while True:
         r = splitmix64(state)
         if r >= floor:
             return r % bound
 
 
-cdef void _shuffle(idx_t* permutation, idx_t n, uint64_t seed) noexcept nogil:
-    """A uniform random permutation of 0..n-1 (Fisher-Yates) from ``seed``."""
+ctypedef fused shuffled_t:
+    idx_t
+    float
+
+
+cdef void _shuffle(shuffled_t* items, idx_t n, uint64_t seed) noexcept nogil:
+    """Shuffle ``items[:n]`` in place (Fisher-Yates) with the swaps drawn from
+    ``seed``: shuffling 0..n-1 gives the permutation, and shuffling any array
+    the same as indexing it by that permutation."""
     cdef uint64_t state = seed
-    cdef idx_t i, j, held
-    for i in range(n):
-        permutation[i] = i
+    cdef idx_t i, j
+    cdef shuffled_t held
     for i in range(n - 1, 0, -1):
         j = <idx_t> _below(&state, <uint64_t> (i + 1))
-        held = permutation[i]
-        permutation[i] = permutation[j]
-        permutation[j] = held
+        held = items[i]
+        items[i] = items[j]
+        items[j] = held
 
 
 def random_permutation(idx_t n, uint64_t seed):
     """The permutation of range(n) that `add_permuted_oob` draws from ``seed``."""
     permutation = np.empty(n, dtype=np.intp)
     cdef idx_t[::1] view = permutation
+    cdef idx_t i
+    for i in range(n):
+        view[i] = i
     if n > 0:
         _shuffle(&view[0], n, seed)
     return permutation
 
 
-cdef inline void _inherit(idx_t[::1] first_split, idx_t parent, idx_t child,
-                          const idx_t[::1] node_feature, idx_t feature) noexcept nogil:
-    if first_split[parent] >= 0:
-        first_split[child] = first_split[parent]
-    else:
-        first_split[child] = child if node_feature[child] == feature else -1
+cdef inline bint _goes_left(const Node* node, float v) noexcept nogil:
+    return v <= node.threshold or (v != v and node.missing_left)
 
 
 def add_permuted_oob(const float[:, ::1] X, const idx_t[::1] rows, const idx_t[::1] leaves,
-                     uint64_t seed, idx_t feature,
-                     const idx_t[::1] children_right, const idx_t[::1] node_feature,
-                     const double[::1] threshold, const unsigned char[::1] missing_left,
-                     const idx_t[::1] n_node_samples, const double[:, ::1] value,
-                     idx_t min_samples, double[:, ::1] out):
-    """Add to ``out[rows[i]]`` the class proportions of the leaf that OOB row i
-    reaches when its value of ``feature`` is ``X[rows[permutation[i]], feature]``,
-    with ``permutation = random_permutation(rows.size, seed)``.
+                     uint64_t seed, idx_t feature, Tree tree, idx_t min_samples,
+                     double[:, ::1] out):
+    """Add to ``out[rows[i]]`` the class proportions of the node that OOB row i
+    reaches in ``tree`` when its value of ``feature`` is
+    ``X[rows[permutation[i]], feature]``, with ``permutation =
+    random_permutation(rows.size, seed)``.
 
     Parameters
     ----------
     X : float32 (n_samples, n_features), C order
-    rows : the tree's OOB rows; leaves : the leaf each reaches unpermuted
+    rows : the tree's OOB rows; leaves : the node each reaches unpermuted
+        (``tree.apply(X[rows], min_samples)``)
     seed : seed of the permutation of the OOB rows
     feature : the permuted feature
-    children_right, node_feature, threshold, missing_left, n_node_samples, value :
-        the tree's node arrays
+    tree : `aucforest._tree.Tree`, read through its packed node records
     min_samples : predict from the deepest node on the path with at least this
         many training cases (1: the leaf)
     out : float64 (n_samples, n_classes), added to
 
-    A row whose path (down to and including its node) has no split on
-    ``feature`` keeps its node; the others are sent down again from the
-    topmost node of their path that splits on ``feature`` (the nodes above it
-    read other features only).
+    Only the splits on ``feature`` along a row's path can send it elsewhere:
+    they are visited bottom-up through ``nearest`` (the nearest ancestor
+    splitting on ``feature``), from the row's node itself when it is not a
+    leaf. A row whose permuted value goes the way of its
+    path at all of them keeps its node; the others are sent down again from
+    the topmost split where it goes the other way (the nodes above it send
+    the row the same way as before).
     """
-    cdef idx_t n_nodes = node_feature.shape[0], n_classes = value.shape[1]
-    cdef idx_t[::1] first_split = np.empty(n_nodes, dtype=np.intp)
-    cdef idx_t[::1] permutation = np.empty(max(rows.shape[0], 1), dtype=np.intp)
-    cdef idx_t i, k, node, child, leaf, row, split, next_node
-    cdef float v
+    cdef idx_t n_nodes = tree.node_count, n_classes = tree.n_classes
+    cdef const double[:, ::1] value = tree.value
+    cdef const Node* nodes = <const Node*> cnp.PyArray_DATA(tree._nodes)
+    cdef const Node* current
+    cdef idx_t[::1] nearest = np.empty(max(n_nodes, 1), dtype=np.intp)
+    cdef float[::1] permuted_values = np.empty(max(rows.shape[0], 1), dtype=np.float32)
+    cdef idx_t i, k, node, child, leaf, row, split, diverges, via
+    cdef int32_t smallest = <int32_t> min(max(min_samples, 1), 0x7FFFFFFF)
+    cdef float v, permuted
+    if X.shape[1] != tree.n_features or out.shape[1] != n_classes \
+            or rows.shape[0] != leaves.shape[0] or not 0 <= feature < X.shape[1]:
+        raise ValueError("X, out, rows and leaves do not match the tree")
     with nogil:
-        _shuffle(&permutation[0], rows.shape[0], seed)
-        # topmost node splitting on `feature` on the path to each node, -1 if none
+        # the OOB rows' values of `feature`, gathered in row order and shuffled:
+        # permuted_values[i] = X[rows[permutation[i]], feature]
+        for i in range(rows.shape[0]):
+            permuted_values[i] = X[rows[i], feature]
+        _shuffle(&permuted_values[0], rows.shape[0], seed)
+        # nearest strict ancestor of each node that splits on `feature`, -1 if none
         # (preorder: a parent is seen before its children)
-        first_split[0] = 0 if node_feature[0] == feature else -1
+        nearest[0] = -1
         for node in range(n_nodes):
-            if node_feature[node] < 0:
+            if nodes[node].feature < 0:
                 continue
-            _inherit(first_split, node, node + 1, node_feature, feature)
-            _inherit(first_split, node, children_right[node], node_feature, feature)
+            via = node if nodes[node].feature == feature else nearest[node]
+            nearest[node + 1] = via
+            nearest[nodes[node].right] = via
         for i in range(rows.shape[0]):
             row = rows[i]
             leaf = leaves[i]
-            split = first_split[leaf]
-            if split >= 0:
-                node = split
-                while node_feature[node] >= 0:
-                    if node_feature[node] == feature:
-                        v = X[rows[permutation[i]], feature]
-                    else:
-                        v = X[row, node_feature[node]]
-                    if v <= threshold[node] or (v != v and missing_left[node]):
-                        next_node = node + 1
-                    else:
-                        next_node = children_right[node]
-                    if n_node_samples[next_node] < min_samples:
-                        break
-                    node = next_node
-                leaf = node
+            split = nearest[leaf]
+            # a node that is not a leaf (min_samples > 1) and splits on `feature` may
+            # send the permuted row on to its other child
+            diverges = leaf if nodes[leaf].feature == feature else -1
+            if split >= 0 or diverges >= 0:
+                permuted = permuted_values[i]
+                while split >= 0:
+                    # `leaf` lies in the left subtree of `split` iff leaf < right child
+                    if _goes_left(nodes + split, permuted) != (leaf < nodes[split].right):
+                        diverges = split
+                    split = nearest[split]
+                if diverges >= 0:
+                    node = diverges
+                    current = nodes + node
+                    while current.feature >= 0:
+                        v = permuted if current.feature == feature else X[row, current.feature]
+                        child = node + 1 if _goes_left(current, v) else current.right
+                        if nodes[child].n_samples < smallest:
+                            break
+                        node = child
+                        current = nodes + node
+                    leaf = node
             for k in range(n_classes):
                 out[row, k] += value[leaf, k]

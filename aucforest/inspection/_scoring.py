@@ -8,7 +8,8 @@ is larger for more important features.
 import numpy as np
 from sklearn.metrics import balanced_accuracy_score
 
-from ..metrics import auc, gmean_score, multiclass_auc
+from ..metrics import gmean_score, multiclass_auc
+from ..metrics._auc import mann_whitney_auc
 
 SCORINGS = ("auc", "gmean", "brier", "balanced_accuracy")
 
@@ -44,7 +45,7 @@ def make_scorer(scoring, forest):
 
 def _auc(y, proba, classes):
     if classes.shape[0] == 2:
-        return auc(y == classes[1], proba[:, 1])
+        return mann_whitney_auc(y == classes[1], proba[:, 1])  # OOB proportions: finite
     present = np.flatnonzero(np.isin(classes, y))  # absent classes left out without a warning
     return multiclass_auc(y, proba[:, present], labels=classes[present])
 
@@ -61,7 +62,7 @@ def per_class_auc(y, proba, classes):
     for k, label in enumerate(classes):
         positive = y == label
         if positive.any() and not positive.all():
-            scores[k] = auc(positive, proba[:, k])
+            scores[k] = mann_whitney_auc(positive, proba[:, k])
     return scores
 
 
