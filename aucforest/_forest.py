@@ -15,8 +15,8 @@ from ._progress import progress
 from ._tree import accumulate_proba
 from .metrics import auc, gmean_score, multiclass_auc
 from .tree import (MAX_SEED, TREE_PARAMETER_CONSTRAINTS, check_counts_are_not_booleans,
-                   fit_atomically, fitted_tree, grow_tree, training_matrix, tree_params,
-                   validate_training_data)
+                   check_splitter_params, fit_atomically, fitted_tree, grow_tree,
+                   training_matrix, tree_params, validate_training_data)
 
 
 # Share of the cases each tree draws without replacement (randomForestSRC's default
@@ -62,6 +62,11 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         None: the exact splitter. An int: X is binned once per fit into at
         most max_bins quantile bins per feature and every tree splits on
         per-bin class counts (much faster on large data); see AUCTreeClassifier.
+    nsplit : int or None, default=None
+        None: every threshold between distinct values. An int k: each node
+        evaluates, per examined feature, only thresholds at k values drawn at
+        random from the node (randomForestSRC's ``nsplit``; its
+        ``imbalanced()`` uses 10); see AUCTreeClassifier. Exact splitter only.
     bootstrap : bool, default=True
         Draw each tree's sample with replacement; the draw is passed to the
         tree as weights (multiplicities), X is never copied.
@@ -159,7 +164,7 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
 
     def __init__(self, n_estimators=500, *, criterion="auc", max_features="sqrt",
                  max_depth=None, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
-                 max_bins=None, bootstrap=True, max_samples=None, replacement=True,
+                 max_bins=None, nsplit=None, bootstrap=True, max_samples=None, replacement=True,
                  balanced_bootstrap=False, class_weight=None, decision="rfq",
                  predict_min_samples="oob", oob_score=False, n_jobs=None, random_state=None,
                  verbose=0):
@@ -170,6 +175,7 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         self.min_samples_leaf = min_samples_leaf
         self.min_weight_fraction_leaf = min_weight_fraction_leaf
         self.max_bins = max_bins
+        self.nsplit = nsplit
         self.bootstrap = bootstrap
         self.max_samples = max_samples
         self.replacement = replacement
@@ -197,6 +203,7 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
 
     def _fit(self, X, y, sample_weight):
         check_counts_are_not_booleans(self)
+        check_splitter_params(self)
         self._check_sampling_params()
         X, y, self.classes_, y_encoded, sample_weight = validate_training_data(
             self, X, y, sample_weight)

@@ -60,8 +60,17 @@ cdef class Splitter:
 
 
 cdef class ExactSplitter(Splitter):
-    """Sorts the node's values of each drawn feature and scans every threshold."""
+    """Sorts the node's values of each drawn feature and scans every threshold,
+    or (nsplit > 0) evaluates nsplit thresholds drawn from the node's values."""
     cdef const X_t[::1, :] X          # (n_samples, n_features), Fortran order: columns contiguous
+    cdef idx_t nsplit                 # 0: every threshold; else thresholds drawn per feature
+    cdef X_t* drawn                   # (nsplit,) drawn thresholds, sorted
+    cdef double* bucket_counts        # (nsplit + 1, n_classes) class weights between thresholds
+    cdef idx_t* bucket_cases          # (nsplit + 1,) cases between thresholds
+    cdef X_t* bucket_min              # (nsplit + 1,) smallest value between thresholds
+
+    cdef void _scan_drawn_thresholds(self, idx_t start, idx_t end, idx_t n_missing, X_t hi,
+                                     idx_t feature, SplitRecord* best) noexcept nogil
 
 
 # Two candidate proxies closer than this (relative to their scale) are a tie,

@@ -8,8 +8,10 @@ values and the exact statistic of the chosen split. A subclass supplies how
 one feature is examined (`_examine_feature`) and how samples are partitioned.
 
 `ExactSplitter` sorts the node's values of each drawn feature and evaluates
-every threshold between distinct consecutive values (midpoints). The binned
-splitter lives in `_binned`.
+every threshold between distinct consecutive values (midpoints); with
+``nsplit`` > 0 it evaluates only thresholds drawn at random from the node's
+values (randomForestSRC's ``nsplit``), without sorting. The binned splitter
+lives in `_binned`.
 """
 from libc.math cimport INFINITY
 from libc.stdlib cimport free, malloc
@@ -270,7 +272,8 @@ cdef class Splitter:
 
 cdef class ExactSplitter(Splitter):
     """Finds the best split of a node: draws features, sorts, scans every
-    threshold between distinct values.
+    threshold between distinct values; or, with nsplit > 0, evaluates nsplit
+    thresholds drawn at random from the node's values of each feature.
 
     Parameters
     ----------
@@ -279,28 +282,50 @@ cdef class ExactSplitter(Splitter):
     w : ndarray of shape (n_samples,), float64, sample weight x bootstrap count;
         samples of weight 0 are left out of the tree.
     n_classes, criterion, max_features, min_samples_leaf, min_weight_leaf, seed
+    nsplit : int, default 0
+        0: every threshold. k > 0: per node and feature, k cases drawn with
+        replacement among those with a value give the candidate values t
+        (x <= t goes left; the node's largest value is not a candidate), and
+        the split is the best of them (nodes with at most k + 1 such cases
+        are scanned exhaustively).
     """
 
     def __init__(self, const X_t[::1, :] X, const idx_t[::1] y, const double[::1] w,
                  idx_t n_classes, int criterion, idx_t max_features,
-                 idx_t min_samples_leaf, double min_weight_leaf, uint64_t seed):
+                 idx_t min_samples_leaf, double min_weight_leaf, uint64_t seed,
+                 idx_t nsplit=0):
         self.X = X
         self._init_common(X.shape[0], X.shape[1], y, w, n_classes, criterion, max_features,
                           min_samples_leaf, min_weight_leaf, seed)
+        if nsplit < 0:
+            raise ValueError(f"nsplit must be >= 0; got {nsplit}")
+        self.nsplit = nsplit
         self.xf = <X_t*> malloc(max(self.n_active, 1) * sizeof(X_t))
         self.sort_keys = <uint64_t*> malloc(max(self.n_active, 1) * sizeof(uint64_t))
         self.sort_scratch = <uint64_t*> malloc(max(self.n_active, 1) * sizeof(uint64_t))
         self.sort_histogram = <idx_t*> malloc(3 * RADIX_BUCKETS * sizeof(idx_t))
+        self.drawn = <X_t*> malloc(max(nsplit, 1) * sizeof(X_t))
+        self.bucket_counts = <double*> malloc((nsplit + 1) * n_classes * sizeof(double))
+        self.bucket_cases = <idx_t*> malloc((nsplit + 1) * sizeof(idx_t))
+        self.bucket_min = <X_t*> malloc((nsplit + 1) * sizeof(X_t))
         if (self.xf == NULL or self.sort_keys == NULL or self.sort_scratch == NULL
-                or self.sort_histogram == NULL):
+                or self.sort_histogram == NULL or self.drawn == NULL
+                or self.bucket_counts == NULL or self.bucket_cases == NULL
+                or self.bucket_min == NULL):
             raise MemoryError("cannot allocate the exact splitter's sort buffers")
+
+    def __dealloc__(self):
+        free(self.drawn)
+        free(self.bucket_counts)
+        free(self.bucket_cases)
+        free(self.bucket_min)
 
     cdef int _examine_feature(self, idx_t feature, idx_t start, idx_t end,
                               SplitRecord* best) noexcept nogil:
         """Gather the node's values of the feature, sort them, scan with the
         missing cases sent right and then left; 0 when constant."""
         cdef const X_t* column = &self.X[0, 0] + feature * self.n_rows
-        cdef idx_t i, n_missing = 0
+        cdef idx_t i, n_missing = 0, observed_end
         cdef X_t v, lo = INFINITY, hi = -INFINITY
         for i in range(start, end):
             v = column[self.samples[i]]
@@ -312,12 +337,115 @@ cdef class ExactSplitter(Splitter):
                 hi = max(hi, v)
         if n_missing == end - start or (hi <= lo and n_missing == 0):
             return 0
+        if self.nsplit > 0 and end - start - n_missing > self.nsplit + 1:
+            if n_missing > 0:  # missing cases last, as after the sort
+                observed_end = end
+                i = start
+                while i < observed_end:
+                    if self.xf[i] != self.xf[i]:
+                        observed_end -= 1
+                        self.xf[i], self.xf[observed_end] = self.xf[observed_end], self.xf[i]
+                        self.samples[i], self.samples[observed_end] = \
+                            self.samples[observed_end], self.samples[i]
+                    else:
+                        i += 1
+            self._scan_drawn_thresholds(start, end, n_missing, hi, feature, best)
+            return 1
         sort_by_value(self.xf + start, self.samples + start, end - start,
                       self.sort_keys, self.sort_scratch, self.sort_histogram)
         self._scan_sorted(start, end, n_missing, False, feature, best)
         if n_missing > 0:
             self._scan_sorted(start, end, n_missing, True, feature, best)
         return 1
+
+    cdef void _scan_drawn_thresholds(self, idx_t start, idx_t end, idx_t n_missing, X_t hi,
+                                     idx_t feature, SplitRecord* best) noexcept nogil:
+        """Evaluate the thresholds drawn from xf[start:end - n_missing] (the
+        node's observed values; the missing cases last), with the missing cases
+        sent right and then left, as `_scan_sorted` does for every threshold.
+
+        Each case falls in the bucket of the smallest drawn value t >= x (one
+        more bucket above the largest); splitting after bucket b puts x <= t_b
+        left, at the midpoint between t_b and the smallest value of bucket b + 1.
+        """
+        cdef idx_t observed_end = end - n_missing, n_classes = self.n_classes
+        cdef idx_t i, j, b, k, s, m = 0, lo_b, hi_b, n_left, n_moved_first, n_candidates
+        cdef idx_t msl = self.min_samples_leaf
+        cdef X_t v, t
+        cdef double proxy, weight
+        cdef double scale = criterion_proxy_scale(&self.crit)
+        cdef const idx_t* y = &self.y[0]
+        cdef const double* w = &self.w[0]
+        cdef bint missing_left
+        # draw, sort (insertion: nsplit is small) and deduplicate the candidate values
+        for j in range(self.nsplit):
+            t = self.xf[start + _random_below(&self.rng_state, observed_end - start)]
+            if t >= hi:
+                continue
+            i = m
+            while i > 0 and self.drawn[i - 1] > t:
+                self.drawn[i] = self.drawn[i - 1]
+                i -= 1
+            if i > 0 and self.drawn[i - 1] == t:  # already drawn: close the gap
+                while i < m:
+                    self.drawn[i] = self.drawn[i + 1]
+                    i += 1
+                continue
+            self.drawn[i] = t
+            m += 1
+        if m == 0:
+            return
+        memset(self.bucket_counts, 0, (m + 1) * n_classes * sizeof(double))
+        memset(self.bucket_cases, 0, (m + 1) * sizeof(idx_t))
+        for b in range(m + 1):
+            self.bucket_min[b] = INFINITY
+        for i in range(start, observed_end):
+            v = self.xf[i]
+            lo_b = 0
+            hi_b = m
+            while lo_b < hi_b:  # first drawn value >= v (m if none)
+                b = (lo_b + hi_b) // 2
+                if self.drawn[b] < v:
+                    lo_b = b + 1
+                else:
+                    hi_b = b
+            s = self.samples[i]
+            self.bucket_counts[lo_b * n_classes + y[s]] += w[s]
+            self.bucket_cases[lo_b] += 1
+            if v < self.bucket_min[lo_b]:
+                self.bucket_min[lo_b] = v
+        for missing_left in range(2 if n_missing > 0 else 1):
+            criterion_reset(&self.crit)
+            n_moved_first = 0
+            if missing_left:
+                for i in range(observed_end, end):
+                    s = self.samples[i]
+                    criterion_move_left(&self.crit, y[s], w[s])
+                n_moved_first = n_missing
+            n_left = n_moved_first
+            # with missing cases sent right, "every observed value left" is a candidate too
+            n_candidates = m + 1 if (n_missing > 0 and not missing_left) else m
+            for b in range(n_candidates):
+                for k in range(n_classes):
+                    weight = self.bucket_counts[b * n_classes + k]
+                    if weight > 0.0:
+                        criterion_move_left(&self.crit, k, weight)
+                n_left += self.bucket_cases[b]
+                if n_left < msl:
+                    continue
+                if end - start - n_left < msl:
+                    break
+                if (self.crit.weight_left < self.min_weight_leaf
+                        or self.crit.weight_right < self.min_weight_leaf):
+                    continue
+                proxy = criterion_proxy(&self.crit)
+                if is_better(proxy, best, scale):
+                    best.feature = feature
+                    best.threshold = (_midpoint(self.drawn[b], self.bucket_min[b + 1])
+                                      if b < m else hi)
+                    best.missing_left = missing_left
+                    best.n_missing = n_missing
+                    best.proxy = proxy
 
     cdef void _partition(self, idx_t start, idx_t end, SplitRecord* best) noexcept nogil:
         """Move samples with x <= threshold (or NaN, when missing go left) in front."""

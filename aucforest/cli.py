@@ -224,6 +224,11 @@ def _add_forest_options(parser):
     parser.add_argument("--without-replacement", action="store_true",
                         help="each tree draws 0.632 n cases without replacement (subsampling) "
                              "instead of a bootstrap of n")
+    default_nsplit = AUCForestClassifier().nsplit
+    parser.add_argument("--nsplit", type=_nsplit, default=default_nsplit, metavar="K",
+                        help="evaluate K thresholds drawn at random from each node's values "
+                             "of a feature; 'all' evaluates every threshold (default: "
+                             f"{'all' if default_nsplit is None else default_nsplit})")
     default_node_size = AUCForestClassifier().predict_min_samples
     parser.add_argument("--predict-min-samples", type=_node_size, default=default_node_size,
                         metavar="N",
@@ -265,6 +270,11 @@ MAX_SEED = 2**32 - 1  # numpy.random.RandomState's range
 def _node_size(text):
     """--predict-min-samples: 'oob' or a positive integer."""
     return "oob" if text.strip().lower() == "oob" else _positive_int(text)
+
+
+def _nsplit(text):
+    """--nsplit: 'all' (every threshold) or a positive integer."""
+    return None if text.strip().lower() == "all" else _positive_int(text)
 
 
 def _integer(text):
@@ -521,7 +531,7 @@ def _forest_options(args):
     return {"max_features": args.max_features, "max_depth": args.max_depth,
             "min_samples_leaf": args.min_samples_leaf, "class_weight": args.class_weight,
             "balanced_bootstrap": args.balanced_bootstrap,
-            "replacement": not args.without_replacement,
+            "replacement": not args.without_replacement, "nsplit": args.nsplit,
             "predict_min_samples": args.predict_min_samples}
 
 
@@ -837,7 +847,7 @@ def _uses_defaults(args):
     defaults = build_parser().parse_args(["compare"])
     options = ("folds", "repeats", "n_estimators", "max_features", "max_depth",
                "min_samples_leaf", "class_weight", "balanced_bootstrap", "without_replacement",
-               "predict_min_samples")
+               "nsplit", "predict_min_samples")
     return not args.data and all(getattr(args, name) == getattr(defaults, name)
                                  for name in options)
 

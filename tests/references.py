@@ -70,3 +70,38 @@ def brute_force_best(X, y, w, criterion, min_samples_leaf=1):
                 continue
             best = max(best, split_value(split_table(X[:, f], y, w, threshold, n_classes), criterion))
     return best
+
+
+def table_of(goes_left, y, w, n_classes):
+    """(K, 2) weighted class counts of the cases going left and right."""
+    return np.column_stack([np.bincount(y[goes_left], weights=w[goes_left], minlength=n_classes),
+                            np.bincount(y[~goes_left], weights=w[~goes_left], minlength=n_classes)])
+
+
+def midpoints(x):
+    """Midpoints between consecutive distinct observed (non-NaN) values of x."""
+    values = np.unique(x[~np.isnan(x)])
+    return values[:-1] / 2 + values[1:] / 2
+
+
+def best_split_with_missing(X, y, w, criterion, min_samples_leaf, thresholds):
+    """Best split value over x <= t, for every feature f and t in thresholds(f)
+    that leaves observed values on both sides, with the missing (NaN) cases
+    sent left and right, plus "observed left, missing right"."""
+    n_classes = y.max() + 1
+    best = -np.inf
+    for f in range(X.shape[1]):
+        x = X[:, f]
+        missing = np.isnan(x)
+        partitions = []
+        for t in thresholds(f):
+            below = ~missing & (x <= t)
+            if below.any() and (~missing & ~below).any():
+                partitions += [below, below | missing]
+        if missing.any() and (~missing).any():
+            partitions.append(~missing)
+        for left in partitions:
+            if min(left.sum(), (~left).sum()) < min_samples_leaf:
+                continue
+            best = max(best, split_value(table_of(left, y, w, n_classes), criterion))
+    return best

@@ -8,35 +8,14 @@ from hypothesis import strategies as st
 from aucforest import AUCForestClassifier, AUCTreeClassifier
 from aucforest import _binning
 from aucforest._binning import MISSING_CODE, bin_features
-from references import split_value
-
-
-def table_of(goes_left, y, w, n_classes):
-    return np.column_stack([np.bincount(y[goes_left], weights=w[goes_left], minlength=n_classes),
-                            np.bincount(y[~goes_left], weights=w[~goes_left], minlength=n_classes)])
+from references import best_split_with_missing, split_value, table_of
 
 
 def brute_force_best_over_edges(X, y, w, criterion, min_samples_leaf, binned):
     """Every split x <= e_b over the bin edges of each feature, with the missing
     cases sent left and right, plus "observed left, missing right"."""
-    n_classes = y.max() + 1
-    best = -np.inf
-    for f in range(X.shape[1]):
-        x = X[:, f]
-        missing = np.isnan(x)
-        edges = binned.edges[f, :binned.n_bins[f] - 1]
-        partitions = []
-        for edge in edges:
-            below = ~missing & (x <= edge)
-            if below.any() and (~missing & ~below).any():
-                partitions += [below, below | missing]
-        if missing.any() and (~missing).any():
-            partitions.append(~missing)
-        for left in partitions:
-            if min(left.sum(), (~left).sum()) < min_samples_leaf:
-                continue
-            best = max(best, split_value(table_of(left, y, w, n_classes), criterion))
-    return best
+    return best_split_with_missing(X, y, w, criterion, min_samples_leaf,
+                                   lambda f: binned.edges[f, :binned.n_bins[f] - 1])
 
 
 @settings(max_examples=150, deadline=None)

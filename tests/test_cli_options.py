@@ -177,8 +177,11 @@ def test_sampling_and_node_size_options_reach_the_forest(capsys, tmp_path, peopl
     assert forest.get_params()["replacement"] is False
     assert forest.get_params()["predict_min_samples"] == "oob"
     assert forest.predict_min_samples_ in (1, 2, 5, 10, 20, 50)
-    fit(capsys, people_csv, tmp_path / "m7.npz", "--predict-min-samples", "7")
+    fit(capsys, people_csv, tmp_path / "m7.npz", "--predict-min-samples", "7", "--nsplit", "3")
     assert model_io.load(tmp_path / "m7.npz").predict_min_samples_ == 7
+    assert model_io.load(tmp_path / "m7.npz").nsplit == 3
+    fit(capsys, people_csv, tmp_path / "all.npz", "--nsplit", "all")
+    assert model_io.load(tmp_path / "all.npz").nsplit is None
 
 
 @pytest.mark.parametrize("option, value", [("--max-features", "0.5"), ("--max-features", "2"),
@@ -196,6 +199,8 @@ def test_option_values_are_parsed(option, value):
     (["--class-weight", "yes=-1"], "argument --class-weight"),
     (["--min-samples-leaf", "0"], "argument --min-samples-leaf"),
     (["--predict-min-samples", "0"], "argument --predict-min-samples"),
+    (["--nsplit", "0"], "argument --nsplit"),
+    (["--nsplit", "some"], "argument --nsplit"),
     (["--seed", "-1"], "argument --seed: must be an integer from 0 to 4294967295, got -1"),
     (["--seed", "x"], "argument --seed: must be an integer, got 'x'"),
     (["--n-jobs", "0"], "argument --n-jobs"),

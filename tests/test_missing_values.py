@@ -5,34 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from aucforest import AUCForestClassifier, AUCTreeClassifier
-from references import split_value
-
-
-def table_of(goes_left, y, w, n_classes):
-    return np.column_stack([np.bincount(y[goes_left], weights=w[goes_left], minlength=n_classes),
-                            np.bincount(y[~goes_left], weights=w[~goes_left], minlength=n_classes)])
-
-
-def brute_force_best_with_missing(X, y, w, criterion, min_samples_leaf):
-    """Every midpoint between distinct observed values, with the missing cases
-    sent left and right, plus "observed left, missing right"."""
-    n_classes = y.max() + 1
-    best = -np.inf
-    for f in range(X.shape[1]):
-        x = X[:, f]
-        missing = np.isnan(x)
-        values = np.unique(x[~missing])
-        partitions = []
-        for a, b in zip(values[:-1], values[1:]):
-            below = ~missing & (x <= a / 2 + b / 2)
-            partitions += [below, below | missing] if missing.any() else [below]
-        if missing.any() and values.size:
-            partitions.append(~missing)
-        for left in partitions:
-            if min(left.sum(), (~left).sum()) < min_samples_leaf:
-                continue
-            best = max(best, split_value(table_of(left, y, w, n_classes), criterion))
-    return best
+from references import best_split_with_missing, midpoints, split_value, table_of
 
 
 @settings(max_examples=150, deadline=None)
@@ -47,7 +20,7 @@ def test_root_split_with_missing_values_reaches_brute_force(seed, criterion, msl
     y = rng.integers(0, int(rng.integers(2, 5)), size=n)
     y[:2] = [0, 1]
     w = rng.uniform(0.2, 2.0, size=n)
-    best = brute_force_best_with_missing(X, y, w, criterion, msl)
+    best = best_split_with_missing(X, y, w, criterion, msl, lambda f: midpoints(X[:, f]))
     tree = AUCTreeClassifier(criterion=criterion, max_depth=1, min_samples_leaf=msl,
                              random_state=seed).fit(X, y, sample_weight=w)
     if not np.isfinite(best):
