@@ -221,9 +221,15 @@ def _add_forest_options(parser):
                              "(default: none)")
     parser.add_argument("--balanced-bootstrap", action="store_true",
                         help="draw the same number of cases from every class for each tree")
-    parser.add_argument("--without-replacement", action="store_true",
-                        help="each tree draws 0.632 n cases without replacement (subsampling) "
-                             "instead of a bootstrap of n")
+    sampling = parser.add_mutually_exclusive_group()
+    default_replacement = AUCForestClassifier().replacement
+    sampling.add_argument("--without-replacement", dest="replacement", action="store_false",
+                          default=default_replacement,
+                          help="each tree draws 0.632 n cases without replacement (subsampling)"
+                               + ("" if default_replacement else "; the default"))
+    sampling.add_argument("--with-replacement", dest="replacement", action="store_true",
+                          help="each tree draws a bootstrap sample of n cases"
+                               + ("; the default" if default_replacement else ""))
     default_nsplit = AUCForestClassifier().nsplit
     parser.add_argument("--nsplit", type=_nsplit, default=default_nsplit, metavar="K",
                         help="evaluate K thresholds drawn at random from each node's values "
@@ -531,7 +537,7 @@ def _forest_options(args):
     return {"max_features": args.max_features, "max_depth": args.max_depth,
             "min_samples_leaf": args.min_samples_leaf, "class_weight": args.class_weight,
             "balanced_bootstrap": args.balanced_bootstrap,
-            "replacement": not args.without_replacement, "nsplit": args.nsplit,
+            "replacement": args.replacement, "nsplit": args.nsplit,
             "predict_min_samples": args.predict_min_samples}
 
 
@@ -846,7 +852,7 @@ def _uses_defaults(args):
     """Whether compare runs on the bundled data with every default option."""
     defaults = build_parser().parse_args(["compare"])
     options = ("folds", "repeats", "n_estimators", "max_features", "max_depth",
-               "min_samples_leaf", "class_weight", "balanced_bootstrap", "without_replacement",
+               "min_samples_leaf", "class_weight", "balanced_bootstrap", "replacement",
                "nsplit", "predict_min_samples")
     return not args.data and all(getattr(args, name) == getattr(defaults, name)
                                  for name in options)

@@ -129,14 +129,6 @@ def validate_training_data(estimator, X, y, sample_weight):
     return X, y, classes, y_encoded.astype(np.intp), weights / weights.max()
 
 
-def check_splitter_params(estimator):
-    """ValueError for nsplit with max_bins: drawn thresholds belong to the exact splitter."""
-    if estimator.nsplit is not None and estimator.max_bins is not None:
-        raise ValueError(f"nsplit={estimator.nsplit} draws thresholds from the exact values; "
-                         f"it cannot be combined with max_bins={estimator.max_bins} "
-                         "(set one of them to None)")
-
-
 def training_matrix(X, max_bins, random_state):
     """What the trees of one fit grow on: X itself (exact splitter, max_bins=None)
     or its bin codes (binned splitter), computed once per fit.
@@ -205,7 +197,8 @@ class AUCTreeClassifier(ClassifierMixin, BaseEstimator):
         among those with a value) give the candidate thresholds, and the best
         of them is taken (randomForestSRC's ``nsplit``; nodes with at most
         k + 1 such cases are scanned in full). Faster, and more random trees.
-        Exact splitter only (``max_bins=None``).
+        The binned splitter (``max_bins`` set) evaluates every bin edge and
+        ignores nsplit.
     random_state : int, RandomState instance or None, default=None
         Controls the order in which features are drawn (and the drawn
         thresholds).
@@ -250,7 +243,6 @@ class AUCTreeClassifier(ClassifierMixin, BaseEstimator):
 
     def _fit(self, X, y, sample_weight):
         check_counts_are_not_booleans(self)
-        check_splitter_params(self)
         X, _, self.classes_, y_encoded, weights = validate_training_data(
             self, X, y, sample_weight)
         self.n_classes_ = self.classes_.shape[0]

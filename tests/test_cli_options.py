@@ -177,7 +177,9 @@ def test_sampling_and_node_size_options_reach_the_forest(capsys, tmp_path, peopl
     assert forest.get_params()["replacement"] is False
     assert forest.get_params()["predict_min_samples"] == "oob"
     assert forest.predict_min_samples_ in (1, 2, 5, 10, 20, 50)
-    fit(capsys, people_csv, tmp_path / "m7.npz", "--predict-min-samples", "7", "--nsplit", "3")
+    fit(capsys, people_csv, tmp_path / "m7.npz", "--predict-min-samples", "7", "--nsplit", "3",
+        "--with-replacement")
+    assert model_io.load(tmp_path / "m7.npz").replacement is True
     assert model_io.load(tmp_path / "m7.npz").predict_min_samples_ == 7
     assert model_io.load(tmp_path / "m7.npz").nsplit == 3
     fit(capsys, people_csv, tmp_path / "all.npz", "--nsplit", "all")

@@ -57,7 +57,7 @@ def test_columns_follow_classes_when_a_bootstrap_misses_a_class():
 
 def test_documented_bootstrap_scheme_and_out_of_bag_predictions(imbalanced):
     X, y = imbalanced
-    forest = AUCForestClassifier(5, oob_score=True, random_state=3)
+    forest = AUCForestClassifier(5, oob_score=True, replacement=True, random_state=3)
     with pytest.warns(UserWarning, match="no out-of-bag prediction"):
         forest.fit(X, y)
     n = X.shape[0]

@@ -90,5 +90,12 @@ def test_bad_nsplit_is_refused_with_its_name(Estimator):
     for bad in (0, -3, 2.5, "10", True):
         with pytest.raises(InvalidParameterError, match="nsplit"):
             Estimator(nsplit=bad).fit(X, y)
-    with pytest.raises(ValueError, match="nsplit=10 .* max_bins=32"):
-        Estimator(nsplit=10, max_bins=32).fit(X, y)
+
+
+def test_the_binned_splitter_ignores_nsplit():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(500, 4))
+    y = (X[:, 0] + rng.normal(size=500) > 0).astype(int)
+    drawn = AUCForestClassifier(10, nsplit=10, max_bins=32, random_state=0).fit(X, y)
+    every = AUCForestClassifier(10, nsplit=None, max_bins=32, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(drawn.predict_proba(X), every.predict_proba(X))
