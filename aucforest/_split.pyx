@@ -401,14 +401,20 @@ cdef class ExactSplitter(Splitter):
             self.bucket_min[b] = INFINITY
         for i in range(start, observed_end):
             v = self.xf[i]
-            lo_b = 0
-            hi_b = m
-            while lo_b < hi_b:  # first drawn value >= v (m if none)
-                b = (lo_b + hi_b) // 2
-                if self.drawn[b] < v:
-                    lo_b = b + 1
-                else:
-                    hi_b = b
+            # the bucket: how many drawn values lie below v (m if none is >= v)
+            if m <= 16:  # counting without branches beats a binary search here
+                lo_b = 0
+                for b in range(m):
+                    lo_b += self.drawn[b] < v
+            else:
+                lo_b = 0
+                hi_b = m
+                while lo_b < hi_b:
+                    b = (lo_b + hi_b) // 2
+                    if self.drawn[b] < v:
+                        lo_b = b + 1
+                    else:
+                        hi_b = b
             s = self.samples[i]
             self.bucket_counts[lo_b * n_classes + y[s]] += w[s]
             self.bucket_cases[lo_b] += 1
