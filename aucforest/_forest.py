@@ -12,7 +12,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._decision import decide, validate_decision
 from ._progress import progress
-from ._tree import accumulate_proba
+from ._tree import accumulate_oob_proba, accumulate_proba
 from .metrics import auc, gmean_score, multiclass_auc
 from .tree import (MAX_SEED, TREE_PARAMETER_CONSTRAINTS, check_counts_are_not_booleans,
                    fit_atomically, fitted_tree, grow_tree, training_matrix, tree_params,
@@ -510,9 +510,9 @@ class _OutOfBag:
     def add(self, tree, counts):
         out_of_bag = np.flatnonzero(counts == 0)
         if out_of_bag.size:
-            rows = self.X[out_of_bag]
-            for proba_sum, min_samples in zip(self.proba_sum, self.min_samples):
-                proba_sum[out_of_bag] += tree.tree_.predict_proba(rows, min_samples)
+            # one traversal per row serves every candidate node size
+            accumulate_oob_proba(tree.tree_, self.X, out_of_bag, self.min_samples,
+                                 self.proba_sum)
             self.n_trees[out_of_bag] += 1
 
     def decision_functions(self, warn_missing):

@@ -560,3 +560,63 @@ def _common_n_features(trees):
     if len(counts) > 1:
         raise ValueError(f"the trees were grown on different numbers of features: {sorted(counts)}")
     return counts.pop() if counts else None
+
+
+def accumulate_oob_proba(Tree tree, const X_t[::1, :] X, const idx_t[::1] rows,
+                         min_samples, double[:, :, ::1] out):
+    """Add, for each candidate node size m_c, the class proportions the tree
+    gives each row of ``X[rows]`` to ``out[c, row]``, from one traversal per row.
+
+    The node for m_c is the one ``Tree.apply(x, m_c)`` returns: the deepest on
+    the row's path holding at least m_c training cases (node sizes shrink
+    along a path, so every candidate's node is found on the way down).
+
+    Parameters
+    ----------
+    tree : Tree
+    X : float32 (n_samples, n_features), Fortran order (the fit's training matrix)
+    rows : the rows to send down (a tree's out-of-bag cases)
+    min_samples : increasing positive ints, the candidate node sizes
+    out : float64 (n_candidates, n_samples, n_classes), added to
+    """
+    cdef int32_t[::1] sizes = np.array([_check_min_samples(m) for m in min_samples],
+                                       dtype=np.int32)
+    cdef idx_t n_candidates = sizes.shape[0], n_classes = tree.n_classes
+    cdef const Node* nodes = <const Node*> cnp.PyArray_DATA(tree._nodes)
+    cdef const double[:, ::1] value = tree.value
+    cdef idx_t[::1] reached = np.empty(max(n_candidates, 1), dtype=np.intp)
+    cdef idx_t i, c, k, row, node, child, descending
+    cdef const Node* current
+    cdef X_t v
+    if (X.shape[1] != tree.n_features or out.shape[0] != n_candidates
+            or out.shape[1] != X.shape[0] or out.shape[2] != n_classes):
+        raise ValueError("X and out do not match the tree and the candidates")
+    if n_candidates == 0 or np.any(np.diff(sizes) <= 0):
+        raise ValueError("min_samples must be increasing and not empty")
+    if rows.shape[0] and (np.min(rows) < 0 or np.max(rows) >= X.shape[0]):
+        raise ValueError("rows must index rows of X")
+    with nogil:
+        for i in range(rows.shape[0]):
+            row = rows[i]
+            node = 0
+            current = nodes
+            descending = n_candidates  # candidates 0..descending-1 go on down
+            while current.feature >= 0:
+                v = X[row, current.feature]
+                if v <= current.threshold or (v != v and current.missing_left):
+                    child = node + 1
+                else:
+                    child = current.right
+                # the largest sizes stop first, before a child smaller than them
+                while descending > 0 and nodes[child].n_samples < sizes[descending - 1]:
+                    descending -= 1
+                    reached[descending] = node
+                if descending == 0:
+                    break
+                node = child
+                current = nodes + node
+            for c in range(descending):
+                reached[c] = node
+            for c in range(n_candidates):
+                for k in range(n_classes):
+                    out[c, row, k] += value[reached[c], k]

@@ -153,3 +153,29 @@ def test_feature_importances_point_at_the_informative_feature():
         importances = AUCTreeClassifier(criterion=criterion).fit(X, y).feature_importances_
         assert importances.sum() == pytest.approx(1.0)
         assert np.argmax(importances) == 2
+
+
+def test_one_pass_out_of_bag_sums_equal_apply_at_each_node_size():
+    # accumulate_oob_proba finds every candidate's node in one traversal;
+    # reference: Tree.predict_proba(rows, m) for each m separately
+    from aucforest._tree import accumulate_oob_proba
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(600, 4)).astype(np.float32)
+    X[rng.random(X.shape) < 0.1] = np.nan
+    y = (np.nan_to_num(X[:, 0]) + rng.normal(size=600) > 0).astype(int) + (X[:, 1] > 1)
+    tree = AUCTreeClassifier(random_state=0).fit(X[:400], y[:400]).tree_
+    X_f = np.asfortranarray(X)
+    rows = np.sort(rng.choice(600, size=300, replace=False))
+    sizes = (1, 2, 5, 10, 20, 50, 1000)
+    out = np.zeros((len(sizes), 600, tree.n_classes))
+    accumulate_oob_proba(tree, X_f, rows, sizes, out)
+    accumulate_oob_proba(tree, X_f, rows[:10], sizes, out)  # adds
+    for c, m in enumerate(sizes):
+        expected = np.zeros((600, tree.n_classes))
+        expected[rows] += tree.predict_proba(X[rows], m)
+        expected[rows[:10]] += tree.predict_proba(X[rows[:10]], m)
+        np.testing.assert_array_equal(out[c], expected)
+    with pytest.raises(ValueError, match="increasing"):
+        accumulate_oob_proba(tree, X_f, rows, (5, 2), out[:2])
+    with pytest.raises(ValueError, match="rows"):
+        accumulate_oob_proba(tree, X_f, np.array([600]), sizes, out)
