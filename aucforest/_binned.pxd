@@ -16,6 +16,3 @@ cdef class BinnedSplitter(Splitter):
     cdef idx_t* hist_count             # (N_CODES,) distinct cases per bin
     cdef idx_t* occupied_bins          # (N_CODES,) non-empty value bins of the feature, ascending
     cdef idx_t* partition_scratch      # (n_active,) right-going samples during a stable partition
-
-    cdef void _scan_bins(self, idx_t feature, idx_t n_occupied, idx_t n_cases,
-                         idx_t n_missing, bint missing_left, SplitRecord* best) noexcept nogil

@@ -5,7 +5,8 @@ Features are binned once per fit (`aucforest._binning`): each value becomes
 a uint8 code, `code <= b` exactly when `x <= edges[f, b]` for float32 x, and
 NaN gets its own code. For each drawn feature a node then costs one pass over
 its cases, adding weighted class counts per bin (a bins x K histogram), and a
-scan over the bin boundaries that moves each bin's class counts through the
+scan over the bin boundaries (`Splitter._scan_buckets`, shared with the exact
+splitter's drawn thresholds) that moves each bin's class counts through the
 same criterion (`_criterion`) as the exact splitter: O(K) per moved class for
 AUC, O(1) for Gini and entropy. Only occupied bins are scanned and cleared,
 so a node costs O(cases + occupied bins x K), small nodes included.
@@ -21,9 +22,7 @@ from libc.stdint cimport uint64_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy
 
-from ._criterion cimport (X_t, criterion_move_left, criterion_proxy, criterion_proxy_scale,
-                          criterion_reset)
-from ._split cimport is_better
+from ._criterion cimport X_t
 
 cdef extern from *:
     """
@@ -86,6 +85,7 @@ cdef class BinnedSplitter(Splitter):
         number of occupied bins, not the number of bins: small nodes stay cheap.
         """
         cdef idx_t K = self.n_classes, i, s, b, k, word, n_occupied = 0, n_missing
+        cdef int missing_left
         cdef const uint8_t* column = &self.codes[0, 0] + feature * self.n_rows
         cdef const idx_t* y = &self.y[0]
         cdef const double* w = &self.w[0]
@@ -111,9 +111,12 @@ cdef class BinnedSplitter(Splitter):
                 n_occupied += 1
                 bits &= bits - 1
         if n_occupied > 1 or (n_occupied == 1 and n_missing > 0):
-            self._scan_bins(feature, n_occupied, end - start, n_missing, False, best)
-            if n_missing > 0:
-                self._scan_bins(feature, n_occupied, end - start, n_missing, True, best)
+            # split after each occupied bin (codes <= b left), as the exact scan
+            # does after each distinct value
+            for missing_left in range(2 if n_missing > 0 else 1):
+                self._scan_buckets(feature, hist_weight, hist_count, self.occupied_bins,
+                                   n_occupied, hist_weight + MISSING_CODE * K, n_missing,
+                                   end - start, missing_left, best)
         for i in range(n_occupied):
             b = self.occupied_bins[i]
             hist_count[b] = 0
@@ -124,48 +127,9 @@ cdef class BinnedSplitter(Splitter):
             hist_weight[MISSING_CODE * K + k] = 0.0
         return n_occupied > 1 or (n_occupied == 1 and n_missing > 0)
 
-    cdef void _scan_bins(self, idx_t feature, idx_t n_occupied, idx_t n_cases,
-                         idx_t n_missing, bint missing_left, SplitRecord* best) noexcept nogil:
-        """Evaluate the split after each occupied bin (codes <= b left), as the
-        exact scan does after each distinct value: missing cases moved left
-        first when missing_left, and with them right the split after the last
-        observed bin ("all observed left") is evaluated too."""
-        cdef idx_t K = self.n_classes, i, b, k, n_left = 0
-        cdef idx_t msl = self.min_samples_leaf
-        cdef idx_t n_candidates = n_occupied if (n_missing > 0 and not missing_left) else n_occupied - 1
-        cdef double scale = criterion_proxy_scale(&self.crit), proxy, weight
-        cdef const double* bin_weight
-        criterion_reset(&self.crit)
-        if missing_left:
-            bin_weight = self.hist_weight + MISSING_CODE * K
-            for k in range(K):
-                weight = bin_weight[k]
-                if weight > 0.0:
-                    criterion_move_left(&self.crit, k, weight)
-            n_left = n_missing
-        for i in range(n_candidates):
-            b = self.occupied_bins[i]
-            bin_weight = self.hist_weight + b * K
-            for k in range(K):
-                weight = bin_weight[k]
-                if weight > 0.0:
-                    criterion_move_left(&self.crit, k, weight)
-            n_left += self.hist_count[b]
-            if n_left < msl:
-                continue
-            if n_cases - n_left < msl:
-                break
-            if (self.crit.weight_left < self.min_weight_leaf
-                    or self.crit.weight_right < self.min_weight_leaf):
-                continue
-            proxy = criterion_proxy(&self.crit)
-            if is_better(proxy, best, scale):
-                best.feature = feature
-                best.bin = b
-                best.threshold = self.edges[feature, b]
-                best.missing_left = missing_left
-                best.n_missing = n_missing
-                best.proxy = proxy
+    cdef double _bucket_threshold(self, idx_t feature, idx_t bucket) noexcept nogil:
+        """The upper edge of bin `bucket` (codes <= bucket go left)."""
+        return self.edges[feature, bucket]
 
     cdef void _partition(self, idx_t start, idx_t end, SplitRecord* best) noexcept nogil:
         """Stable partition: cases with code <= best.bin (and missing ones when they

@@ -55,6 +55,11 @@ cdef class Splitter:
                               SplitRecord* best) noexcept nogil
     cdef void _scan_sorted(self, idx_t start, idx_t end, idx_t n_missing, bint missing_left,
                            idx_t feature, SplitRecord* best) noexcept nogil
+    cdef void _scan_buckets(self, idx_t feature, const double* weights, const idx_t* cases,
+                            const idx_t* order, idx_t n_buckets, const double* missing_weights,
+                            idx_t n_missing, idx_t n_cases, bint missing_left,
+                            SplitRecord* best) noexcept nogil
+    cdef double _bucket_threshold(self, idx_t feature, idx_t bucket) noexcept nogil
     cdef void _partition(self, idx_t start, idx_t end, SplitRecord* best) noexcept nogil
     cdef void _split_statistic(self, idx_t start, idx_t end, SplitRecord* best) noexcept nogil
 
@@ -65,11 +70,13 @@ cdef class ExactSplitter(Splitter):
     cdef const X_t[::1, :] X          # (n_samples, n_features), Fortran order: columns contiguous
     cdef idx_t nsplit                 # 0: every threshold; else thresholds drawn per feature
     cdef X_t* drawn                   # (nsplit,) drawn thresholds, sorted
-    cdef double* bucket_counts        # (nsplit + 1, n_classes) class weights between thresholds
-    cdef idx_t* bucket_cases          # (nsplit + 1,) cases between thresholds
+    cdef idx_t n_drawn                # distinct drawn thresholds of the feature being scanned
+    cdef X_t node_max                 # its largest value in the node
+    cdef double* bucket_counts        # (nsplit + 2, n_classes) class weights between thresholds,
+    cdef idx_t* bucket_cases          # (nsplit + 2,) and cases; the last bucket: missing values
     cdef X_t* bucket_min              # (nsplit + 1,) smallest value between thresholds
 
-    cdef void _scan_drawn_thresholds(self, idx_t start, idx_t end, idx_t n_missing, X_t hi,
+    cdef void _scan_drawn_thresholds(self, idx_t start, idx_t end, idx_t n_missing,
                                      idx_t feature, SplitRecord* best) noexcept nogil
 
 

@@ -236,6 +236,60 @@ cdef class Splitter:
                 best.n_missing = n_missing
                 best.proxy = proxy
 
+    cdef void _scan_buckets(self, idx_t feature, const double* weights, const idx_t* cases,
+                            const idx_t* order, idx_t n_buckets, const double* missing_weights,
+                            idx_t n_missing, idx_t n_cases, bint missing_left,
+                            SplitRecord* best) noexcept nogil:
+        """Evaluate the split after each bucket of cases (bins of the binned
+        splitter, the spans between drawn thresholds of the exact one), as
+        `_scan_sorted` does after each distinct value.
+
+        Bucket b (taken in the order ``order[0..n_buckets-1]``, or 0, 1, ...
+        when order is NULL) holds ``cases[b]`` cases of class weights
+        ``weights[b * K:(b + 1) * K]``. The missing cases (``missing_weights``)
+        are moved left first when missing_left; with them right, the split after
+        the last bucket ("all observed left") is evaluated too. An improving
+        split records its bucket in best.bin and `_bucket_threshold` gives its
+        threshold.
+        """
+        cdef idx_t K = self.n_classes, i, b, k, n_left = 0
+        cdef idx_t msl = self.min_samples_leaf
+        cdef idx_t n_candidates = n_buckets if (n_missing > 0 and not missing_left) else n_buckets - 1
+        cdef double scale = criterion_proxy_scale(&self.crit), proxy, weight
+        criterion_reset(&self.crit)
+        if missing_left:
+            for k in range(K):
+                weight = missing_weights[k]
+                if weight > 0.0:
+                    criterion_move_left(&self.crit, k, weight)
+            n_left = n_missing
+        for i in range(n_candidates):
+            b = order[i] if order != NULL else i
+            for k in range(K):
+                weight = weights[b * K + k]
+                if weight > 0.0:
+                    criterion_move_left(&self.crit, k, weight)
+            n_left += cases[b]
+            if n_left < msl:
+                continue
+            if n_cases - n_left < msl:
+                break
+            if (self.crit.weight_left < self.min_weight_leaf
+                    or self.crit.weight_right < self.min_weight_leaf):
+                continue
+            proxy = criterion_proxy(&self.crit)
+            if is_better(proxy, best, scale):
+                best.feature = feature
+                best.bin = b
+                best.threshold = self._bucket_threshold(feature, b)
+                best.missing_left = missing_left
+                best.n_missing = n_missing
+                best.proxy = proxy
+
+    cdef double _bucket_threshold(self, idx_t feature, idx_t bucket) noexcept nogil:
+        """Threshold of the split after `bucket` of `_scan_buckets` (x <= it goes left)."""
+        return 0.0
+
     cdef void _partition(self, idx_t start, idx_t end, SplitRecord* best) noexcept nogil:
         """Move the samples that go left in front; set best.pos."""
         pass
@@ -305,8 +359,8 @@ cdef class ExactSplitter(Splitter):
         self.sort_scratch = <uint64_t*> malloc(max(self.n_active, 1) * sizeof(uint64_t))
         self.sort_histogram = <idx_t*> malloc(3 * RADIX_BUCKETS * sizeof(idx_t))
         self.drawn = <X_t*> malloc(max(nsplit, 1) * sizeof(X_t))
-        self.bucket_counts = <double*> malloc((nsplit + 1) * n_classes * sizeof(double))
-        self.bucket_cases = <idx_t*> malloc((nsplit + 1) * sizeof(idx_t))
+        self.bucket_counts = <double*> malloc((nsplit + 2) * n_classes * sizeof(double))
+        self.bucket_cases = <idx_t*> malloc((nsplit + 2) * sizeof(idx_t))
         self.bucket_min = <X_t*> malloc((nsplit + 1) * sizeof(X_t))
         if (self.xf == NULL or self.sort_keys == NULL or self.sort_scratch == NULL
                 or self.sort_histogram == NULL or self.drawn == NULL
@@ -349,7 +403,8 @@ cdef class ExactSplitter(Splitter):
                             self.samples[observed_end], self.samples[i]
                     else:
                         i += 1
-            self._scan_drawn_thresholds(start, end, n_missing, hi, feature, best)
+            self.node_max = hi
+            self._scan_drawn_thresholds(start, end, n_missing, feature, best)
             return 1
         sort_by_value(self.xf + start, self.samples + start, end - start,
                       self.sort_keys, self.sort_scratch, self.sort_histogram)
@@ -358,29 +413,26 @@ cdef class ExactSplitter(Splitter):
             self._scan_sorted(start, end, n_missing, True, feature, best)
         return 1
 
-    cdef void _scan_drawn_thresholds(self, idx_t start, idx_t end, idx_t n_missing, X_t hi,
+    cdef void _scan_drawn_thresholds(self, idx_t start, idx_t end, idx_t n_missing,
                                      idx_t feature, SplitRecord* best) noexcept nogil:
         """Evaluate the thresholds drawn from xf[start:end - n_missing] (the
         node's observed values; the missing cases last), with the missing cases
-        sent right and then left, as `_scan_sorted` does for every threshold.
+        sent right and then left (`_scan_buckets`).
 
         Each case falls in the bucket of the smallest drawn value t >= x (one
         more bucket above the largest); splitting after bucket b puts x <= t_b
         left, at the midpoint between t_b and the smallest value of bucket b + 1.
         """
         cdef idx_t observed_end = end - n_missing, n_classes = self.n_classes
-        cdef idx_t i, j, b, k, s, m = 0, lo_b, hi_b, n_left, n_moved_first, n_candidates
-        cdef idx_t msl = self.min_samples_leaf
+        cdef idx_t i, j, b, s, m = 0, lo_b, hi_b
+        cdef int missing_left
         cdef X_t v, t
-        cdef double proxy, weight
-        cdef double scale = criterion_proxy_scale(&self.crit)
         cdef const idx_t* y = &self.y[0]
         cdef const double* w = &self.w[0]
-        cdef bint missing_left
         # draw, sort (insertion: nsplit is small) and deduplicate the candidate values
         for j in range(self.nsplit):
             t = self.xf[start + _random_below(&self.rng_state, observed_end - start)]
-            if t >= hi:
+            if t >= self.node_max:
                 continue
             i = m
             while i > 0 and self.drawn[i - 1] > t:
@@ -395,15 +447,18 @@ cdef class ExactSplitter(Splitter):
             m += 1
         if m == 0:
             return
-        memset(self.bucket_counts, 0, (m + 1) * n_classes * sizeof(double))
-        memset(self.bucket_cases, 0, (m + 1) * sizeof(idx_t))
+        self.n_drawn = m
+        # buckets 0..m hold the observed values, bucket m + 1 the missing ones
+        memset(self.bucket_counts, 0, (m + 2) * n_classes * sizeof(double))
+        memset(self.bucket_cases, 0, (m + 2) * sizeof(idx_t))
         for b in range(m + 1):
             self.bucket_min[b] = INFINITY
-        for i in range(start, observed_end):
+        for i in range(start, end):
             v = self.xf[i]
-            # the bucket: how many drawn values lie below v (m if none is >= v)
-            if m <= 16:  # counting without branches beats a binary search here
-                lo_b = 0
+            if v != v:
+                lo_b = m + 1
+            elif m <= 16:  # counting the drawn values below v, without branches,
+                lo_b = 0   # beats a binary search here
                 for b in range(m):
                     lo_b += self.drawn[b] < v
             else:
@@ -418,40 +473,19 @@ cdef class ExactSplitter(Splitter):
             s = self.samples[i]
             self.bucket_counts[lo_b * n_classes + y[s]] += w[s]
             self.bucket_cases[lo_b] += 1
-            if v < self.bucket_min[lo_b]:
+            if v < self.bucket_min[lo_b]:  # false for NaN
                 self.bucket_min[lo_b] = v
         for missing_left in range(2 if n_missing > 0 else 1):
-            criterion_reset(&self.crit)
-            n_moved_first = 0
-            if missing_left:
-                for i in range(observed_end, end):
-                    s = self.samples[i]
-                    criterion_move_left(&self.crit, y[s], w[s])
-                n_moved_first = n_missing
-            n_left = n_moved_first
-            # with missing cases sent right, "every observed value left" is a candidate too
-            n_candidates = m + 1 if (n_missing > 0 and not missing_left) else m
-            for b in range(n_candidates):
-                for k in range(n_classes):
-                    weight = self.bucket_counts[b * n_classes + k]
-                    if weight > 0.0:
-                        criterion_move_left(&self.crit, k, weight)
-                n_left += self.bucket_cases[b]
-                if n_left < msl:
-                    continue
-                if end - start - n_left < msl:
-                    break
-                if (self.crit.weight_left < self.min_weight_leaf
-                        or self.crit.weight_right < self.min_weight_leaf):
-                    continue
-                proxy = criterion_proxy(&self.crit)
-                if is_better(proxy, best, scale):
-                    best.feature = feature
-                    best.threshold = (_midpoint(self.drawn[b], self.bucket_min[b + 1])
-                                      if b < m else hi)
-                    best.missing_left = missing_left
-                    best.n_missing = n_missing
-                    best.proxy = proxy
+            self._scan_buckets(feature, self.bucket_counts, self.bucket_cases, NULL, m + 1,
+                               self.bucket_counts + (m + 1) * n_classes, n_missing,
+                               end - start, missing_left, best)
+
+    cdef double _bucket_threshold(self, idx_t feature, idx_t bucket) noexcept nogil:
+        """Midpoint between drawn value t_b and the smallest value above it; the
+        node's largest value after the last bucket (observed left, missing right)."""
+        if bucket < self.n_drawn:
+            return _midpoint(self.drawn[bucket], self.bucket_min[bucket + 1])
+        return self.node_max
 
     cdef void _partition(self, idx_t start, idx_t end, SplitRecord* best) noexcept nogil:
         """Move samples with x <= threshold (or NaN, when missing go left) in front."""
