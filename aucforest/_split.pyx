@@ -457,24 +457,25 @@ cdef class ExactSplitter(Splitter):
             v = self.xf[i]
             if v != v:
                 lo_b = m + 1
-            elif m <= 16:  # counting the drawn values below v, without branches,
-                lo_b = 0   # beats a binary search here
-                for b in range(m):
-                    lo_b += self.drawn[b] < v
             else:
-                lo_b = 0
-                hi_b = m
-                while lo_b < hi_b:
-                    b = (lo_b + hi_b) // 2
-                    if self.drawn[b] < v:
-                        lo_b = b + 1
-                    else:
-                        hi_b = b
+                if m <= 16:  # counting the drawn values below v, without branches,
+                    lo_b = 0   # beats a binary search here
+                    for b in range(m):
+                        lo_b += self.drawn[b] < v
+                else:
+                    lo_b = 0
+                    hi_b = m
+                    while lo_b < hi_b:
+                        b = (lo_b + hi_b) // 2
+                        if self.drawn[b] < v:
+                            lo_b = b + 1
+                        else:
+                            hi_b = b
+                if v < self.bucket_min[lo_b]:
+                    self.bucket_min[lo_b] = v
             s = self.samples[i]
             self.bucket_counts[lo_b * n_classes + y[s]] += w[s]
             self.bucket_cases[lo_b] += 1
-            if v < self.bucket_min[lo_b]:  # false for NaN
-                self.bucket_min[lo_b] = v
         for missing_left in range(2 if n_missing > 0 else 1):
             self._scan_buckets(feature, self.bucket_counts, self.bucket_cases, NULL, m + 1,
                                self.bucket_counts + (m + 1) * n_classes, n_missing,
