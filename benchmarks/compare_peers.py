@@ -6,7 +6,10 @@ them alike), the median of `--rounds` rounds reported, with the test AUC of
 each system beside its time. All systems grow fully grown trees with
 max_features="sqrt" and bootstrap on float32 make_classification data.
 
-Systems: aucforest with the exact splitter (max_bins=None) and the binned one
+Systems: aucforest's default forest (exact splitter with nsplit=10 drawn
+thresholds, subsampling without replacement, node size chosen out of bag);
+aucforest at the issue's settings (bootstrap, leaf predictions) with the
+exact splitter taking every threshold and with the binned one
 (max_bins=255), each with criterion "auc" and "gini"; scikit-learn-intelex
 (oneDAL) and scikit-learn; XGBoost's random-forest mode, YDF and skranger
 when they are installed (benchmarks/requirements-peers.txt).
@@ -61,13 +64,17 @@ def systems(n_estimators, n_jobs):
     """name -> factory of an unfitted classifier, for the systems installed here."""
     common = dict(n_estimators=n_estimators, max_features="sqrt", bootstrap=True,
                   n_jobs=n_jobs, random_state=0)
+    # the issue's settings: bootstrap of n, every threshold (or bin edge), leaf predictions
+    classic = dict(common, replacement=True, nsplit=None, predict_min_samples=1)
     found = {
+        "aucforest default": lambda: AUCForestClassifier(n_estimators, n_jobs=n_jobs,
+                                                         random_state=0),
         "aucforest binned auc": lambda: AUCForestClassifier(criterion="auc", max_bins=255,
-                                                            **common),
+                                                            **classic),
         "aucforest binned gini": lambda: AUCForestClassifier(criterion="gini", max_bins=255,
-                                                             **common),
-        "aucforest exact auc": lambda: AUCForestClassifier(criterion="auc", **common),
-        "aucforest exact gini": lambda: AUCForestClassifier(criterion="gini", **common),
+                                                             **classic),
+        "aucforest exact auc": lambda: AUCForestClassifier(criterion="auc", **classic),
+        "aucforest exact gini": lambda: AUCForestClassifier(criterion="gini", **classic),
     }
     if _installed("sklearnex"):
         from sklearnex.ensemble import RandomForestClassifier as OneDALForest
@@ -180,10 +187,12 @@ def table(results, names):
 
 
 def ratios(results):
-    """Fit time of aucforest binned over sklearnex's, and AUC difference to the exact engine."""
-    lines = ["", "| data | jobs | binned auc / sklearnex | binned gini / sklearnex | "
-             "AUC binned - exact (auc) | AUC binned - exact (gini) | predict binned auc / sklearnex |",
-             "|---|---|---|---|---|---|---|"]
+    """Fit time of aucforest's default and binned forests over sklearnex's, and test-AUC
+    differences to the exact engine with every threshold (the issue's settings)."""
+    lines = ["", "| data | jobs | default / sklearnex | binned auc / sklearnex | "
+             "binned gini / sklearnex | AUC default - exact (auc) | AUC binned - exact (auc) | "
+             "AUC binned - exact (gini) | predict default / sklearnex |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for (n, p, k, trees, jobs), row in results:
         def ratio(a, b, i=0):
             return f"{row[a][i] / row[b][i]:.2f}" if a in row and b in row else "-"
@@ -191,11 +200,13 @@ def ratios(results):
         def diff(a, b):
             return f"{row[a][2] - row[b][2]:+.4f}" if a in row and b in row else "-"
         lines.append(f"| {n:,} x {p}, K={k}, {trees} | {jobs} | "
+                     f"{ratio('aucforest default', 'sklearnex')} | "
                      f"{ratio('aucforest binned auc', 'sklearnex')} | "
                      f"{ratio('aucforest binned gini', 'sklearnex')} | "
+                     f"{diff('aucforest default', 'aucforest exact auc')} | "
                      f"{diff('aucforest binned auc', 'aucforest exact auc')} | "
                      f"{diff('aucforest binned gini', 'aucforest exact gini')} | "
-                     f"{ratio('aucforest binned auc', 'sklearnex', 1)} |")
+                     f"{ratio('aucforest default', 'sklearnex', 1)} |")
     return lines
 
 
