@@ -44,9 +44,11 @@ def best_time(function, repeats):
 def forests(n_estimators, n_jobs):
     common = dict(n_estimators=n_estimators, max_features="sqrt", min_samples_leaf=1,
                   bootstrap=True, n_jobs=n_jobs, random_state=0)
+    # scikit-learn's scheme: a bootstrap of n, every threshold, leaf predictions
+    same = dict(common, replacement=True, nsplit=None, predict_min_samples=1)
     return {
-        "auc": AUCForestClassifier(criterion="auc", **common),
-        "gini": AUCForestClassifier(criterion="gini", **common),
+        "auc": AUCForestClassifier(criterion="auc", **same),
+        "gini": AUCForestClassifier(criterion="gini", **same),
         "sklearn": RandomForestClassifier(criterion="gini", **common),
     }
 

@@ -36,7 +36,9 @@ def model(library):
         sklearnex = pytest.importorskip("sklearnex.ensemble")
         return sklearnex.RandomForestClassifier(**common)
     _, criterion, *binned = library.split("-")
-    return AUCForestClassifier(criterion=criterion, max_bins=255 if binned else None, **common)
+    # scikit-learn's scheme (bootstrap of n, every threshold or bin edge, leaf predictions)
+    return AUCForestClassifier(criterion=criterion, max_bins=255 if binned else None,
+                               replacement=True, nsplit=None, predict_min_samples=1, **common)
 
 
 LIBRARIES = ["aucforest-auc", "aucforest-gini", "aucforest-auc-binned", "aucforest-gini-binned",
