@@ -46,6 +46,25 @@ cdef inline double _midpoint(double a, double b) noexcept nogil:
     return t
 
 
+cdef inline bint _take_if_better(Criterion* crit, double min_weight_leaf, double scale,
+                                 idx_t feature, bint missing_left, idx_t n_missing,
+                                 SplitRecord* best) noexcept nogil:
+    """Record the scan's current split in best when both children carry
+    min_weight_leaf and it beats best (`is_better`); the caller then sets where
+    it splits (threshold, and pos or bin). Returns whether it was recorded."""
+    cdef double proxy
+    if crit.weight_left < min_weight_leaf or crit.weight_right < min_weight_leaf:
+        return False
+    proxy = criterion_proxy(crit)
+    if not is_better(proxy, best, scale):
+        return False
+    best.feature = feature
+    best.missing_left = missing_left
+    best.n_missing = n_missing
+    best.proxy = proxy
+    return True
+
+
 # ---------------------------------------------------------------------------
 # The shared splitter
 # ---------------------------------------------------------------------------
@@ -190,7 +209,7 @@ cdef class Splitter:
         cdef idx_t observed_end = end - n_missing
         cdef idx_t scan_end = observed_end if (n_missing > 0 and not missing_left) else observed_end - 1
         cdef idx_t msl = self.min_samples_leaf
-        cdef double pending_weight = 0.0, proxy
+        cdef double pending_weight = 0.0
         cdef double scale = criterion_proxy_scale(&self.crit)
         cdef const idx_t* y = &self.y[0]
         cdef const double* w = &self.w[0]
@@ -223,18 +242,11 @@ cdef class Splitter:
                 break
             criterion_move_left(&self.crit, pending, pending_weight)
             pending = -1
-            if (self.crit.weight_left < self.min_weight_leaf
-                    or self.crit.weight_right < self.min_weight_leaf):
-                continue
-            proxy = criterion_proxy(&self.crit)
-            if is_better(proxy, best, scale):
-                best.feature = feature
+            if _take_if_better(&self.crit, self.min_weight_leaf, scale, feature, missing_left,
+                               n_missing, best):
                 best.pos = i + 1
                 # past the last observed value: observed left, missing right
                 best.threshold = _midpoint(xf[i], xf[i + 1]) if i + 1 < observed_end else xf[i]
-                best.missing_left = missing_left
-                best.n_missing = n_missing
-                best.proxy = proxy
 
     cdef void _scan_buckets(self, idx_t feature, const double* weights, const idx_t* cases,
                             const idx_t* order, idx_t n_buckets, const double* missing_weights,
@@ -255,7 +267,7 @@ cdef class Splitter:
         cdef idx_t K = self.n_classes, i, b, k, n_left = 0
         cdef idx_t msl = self.min_samples_leaf
         cdef idx_t n_candidates = n_buckets if (n_missing > 0 and not missing_left) else n_buckets - 1
-        cdef double scale = criterion_proxy_scale(&self.crit), proxy, weight
+        cdef double scale = criterion_proxy_scale(&self.crit), weight
         criterion_reset(&self.crit)
         if missing_left:
             for k in range(K):
@@ -274,17 +286,10 @@ cdef class Splitter:
                 continue
             if n_cases - n_left < msl:
                 break
-            if (self.crit.weight_left < self.min_weight_leaf
-                    or self.crit.weight_right < self.min_weight_leaf):
-                continue
-            proxy = criterion_proxy(&self.crit)
-            if is_better(proxy, best, scale):
-                best.feature = feature
+            if _take_if_better(&self.crit, self.min_weight_leaf, scale, feature, missing_left,
+                               n_missing, best):
                 best.bin = b
                 best.threshold = self._bucket_threshold(feature, b)
-                best.missing_left = missing_left
-                best.n_missing = n_missing
-                best.proxy = proxy
 
     cdef double _bucket_threshold(self, idx_t feature, idx_t bucket) noexcept nogil:
         """Threshold of the split after `bucket` of `_scan_buckets` (x <= it goes left)."""
