@@ -69,6 +69,11 @@ _OPTIONAL_ARRAYS = {"feature_names_in": "U", "oob_decision_function": "f8", "oob
 _LABEL_KINDS = "biufU"  # bool, int, unsigned, float, unicode: labels that round-trip
 _MAX_HEADER_SIZE = 10_000
 _NOT_STORED_PARAMS = ("n_jobs",)  # how to run belongs to the user, not to the file
+# Parameters added after format version 1 appeared, with the value the fit used
+# before they existed: a file written before them gets these, not today's defaults,
+# so that a loaded forest reports (and refits) what was fitted.
+_PARAMS_OF_EARLIER_FILES = {"max_bins": None, "replacement": True, "nsplit": None,
+                            "predict_min_samples": 1}
 _MAX_EXTRA_DEPTH = 32  # nesting of the ``extra`` data (dicts and lists)
 _MAX_METADATA_DEPTH = _MAX_EXTRA_DEPTH + 8
 # Loading costs about the arrays' inflated bytes plus this much per tree (the
@@ -732,6 +737,7 @@ def _parse_metadata(raw):
 
 def _forest_with_params(forest_class, params):
     known = forest_class().get_params(deep=False)
+    params = {**_PARAMS_OF_EARLIER_FILES, **params}
     params = {name: value for name, value in params.items() if name not in _NOT_STORED_PARAMS}
     unknown = sorted(set(params) - set(known))
     if unknown:

@@ -132,6 +132,22 @@ def test_extra_data_round_trip(tmp_path, forest):
         model_io.save(forest, tmp_path / "bad.npz", extra={"x": object()})
 
 
+def test_files_written_before_a_parameter_existed_load_what_was_fitted(tmp_path, arrays):
+    # nsplit, replacement, max_bins and predict_min_samples came after format
+    # version 1: a file without them was fitted with every threshold, bootstrap
+    # draws and leaf predictions, whatever today's defaults are
+    metadata = json.loads(arrays["metadata"].tobytes())
+    older = {name: value for name, value in metadata["params"].items()
+             if name not in ("nsplit", "replacement", "max_bins", "predict_min_samples")}
+    loaded = model_io.load(write_npz(tmp_path / "old.npz", with_metadata(arrays, params=older)))
+    params = loaded.get_params()
+    assert (params["nsplit"], params["replacement"], params["max_bins"],
+            params["predict_min_samples"]) == (None, True, None, 1)
+    assert all(tree.nsplit is None for tree in loaded.estimators_)
+    current = model_io.load(write_npz(tmp_path / "new.npz", arrays))
+    assert (current.nsplit, current.replacement) == (10, False)  # stored: kept
+
+
 def test_loaded_forest_can_be_refitted(tmp_path, forest, iris):
     X, y = iris
     model_io.save(forest, tmp_path / "m.npz")
