@@ -300,7 +300,7 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         best = int(np.nanargmax(scores)) if not np.all(np.isnan(scores)) else 0
         self.predict_min_samples_ = oob.min_samples[best]
         if self.oob_score:
-            self.oob_decision_function_ = decisions[best]
+            self.oob_decision_function_ = decisions[best].copy()  # not a view of all sizes
             self.oob_score_ = scores[best]
             self.oob_labels_ = y_encoded  # for oob_gmean_ under a later decision
 
@@ -516,15 +516,17 @@ class _OutOfBag:
             self.n_trees[out_of_bag] += 1
 
     def decision_functions(self, warn_missing):
-        """Mean OOB proportions for each node size; NaN rows (with one warning
-        when `warn_missing`) where no tree left the case out."""
+        """Mean OOB proportions for each node size (views of the sums, divided in
+        place: call once); NaN rows (with one warning when `warn_missing`) where
+        no tree left the case out."""
         missing = self.n_trees == 0
         if warn_missing and missing.any():
             warnings.warn(
                 f"{int(missing.sum())} of {missing.size} cases were in every tree's sample "
                 "and have no out-of-bag prediction (NaN); use more trees.", UserWarning)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return list(self.proba_sum / self.n_trees[:, None])
+        with np.errstate(invalid="ignore", divide="ignore"):  # in place: no second copy
+            np.divide(self.proba_sum, self.n_trees[:, None], out=self.proba_sum)
+        return list(self.proba_sum)
 
 
 def _oob_score(y, proba, classes):

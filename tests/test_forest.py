@@ -77,6 +77,8 @@ def test_documented_bootstrap_scheme_and_out_of_bag_predictions(imbalanced):
     assert np.all(np.isnan(forest.oob_decision_function_[~has_oob]))
     reference = roc_auc_score(y[has_oob], forest.oob_decision_function_[has_oob], multi_class="ovo")
     assert forest.oob_score_ == pytest.approx(reference, abs=1e-12)
+    # the fitted forest keeps its own array, not a view of the sums of every node size
+    assert forest.oob_decision_function_.base is None
 
 
 def test_binary_oob_score_is_the_binary_auc():
