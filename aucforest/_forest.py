@@ -71,8 +71,10 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         ``replacement=False`` the default since it gave the best mean AUC
         and G-mean on 66 imbalanced data sets (README, "Imbalanced data").
     bootstrap : bool, default=True
-        Draw each tree's sample with replacement; the draw is passed to the
-        tree as weights (multiplicities), X is never copied.
+        Draw a sample for each tree (with or without replacement as
+        ``replacement`` says, of ``max_samples`` cases); the draw is passed to
+        the tree as weights (multiplicities), X is never copied. False: every
+        tree sees every case (no out-of-bag estimates).
     max_samples : int, float or None, default=None
         Cases drawn per tree: None, n (0.632 n without replacement); int, that
         many; float, that fraction of n. With ``balanced_bootstrap`` it sets
