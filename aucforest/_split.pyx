@@ -381,8 +381,10 @@ cdef class ExactSplitter(Splitter):
 
     cdef int _examine_feature(self, idx_t feature, idx_t start, idx_t end,
                               SplitRecord* best) noexcept nogil:
-        """Gather the node's values of the feature, sort them, scan with the
-        missing cases sent right and then left; 0 when constant."""
+        """Gather the node's values of the feature; then, in a node with more
+        than nsplit + 1 observed values, evaluate drawn thresholds (missing
+        cases moved last), else sort and scan every threshold; missing cases
+        sent right and then left. 0 when constant."""
         cdef const X_t* column = &self.X[0, 0] + feature * self.n_rows
         cdef idx_t i, n_missing = 0, observed_end
         cdef X_t v, lo = INFINITY, hi = -INFINITY

@@ -2,7 +2,7 @@
 # (aucforest.inspection._permute) without copying the node arrays.
 from libc.stdint cimport int32_t
 
-from ._criterion cimport idx_t
+from ._criterion cimport X_t, idx_t
 
 
 cdef struct Node:
@@ -12,6 +12,12 @@ cdef struct Node:
     int32_t feature            # split feature, -2 at leaves
     int32_t n_samples          # distinct training cases in the node (at most 2**31 - 1)
     unsigned char missing_left  # NaN goes left
+
+
+cdef inline bint goes_left(const Node* node, X_t v) noexcept nogil:
+    """The traversal rule of a split node: x <= threshold, or NaN where
+    missing_left, goes to the left child (node + 1), the rest to ``right``."""
+    return v <= node.threshold or (v != v and node.missing_left)
 
 
 cdef class Tree:

@@ -470,10 +470,7 @@ cdef inline idx_t _node_of(const X_t* row, const Node* nodes, int32_t min_sample
     cdef X_t v
     while current.feature >= 0:
         v = row[current.feature]
-        if v <= current.threshold or (v != v and current.missing_left):
-            child = node + 1
-        else:
-            child = current.right
+        child = node + 1 if goes_left(current, v) else current.right
         if nodes[child].n_samples < min_samples:
             break
         node = child
@@ -603,10 +600,7 @@ def accumulate_oob_proba(Tree tree, const X_t[::1, :] X, const idx_t[::1] rows,
             descending = n_candidates  # candidates 0..descending-1 go on down
             while current.feature >= 0:
                 v = X[row, current.feature]
-                if v <= current.threshold or (v != v and current.missing_left):
-                    child = node + 1
-                else:
-                    child = current.right
+                child = node + 1 if goes_left(current, v) else current.right
                 # the largest sizes stop first, before a child smaller than them
                 while descending > 0 and nodes[child].n_samples < sizes[descending - 1]:
                     descending -= 1

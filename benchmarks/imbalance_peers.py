@@ -308,13 +308,17 @@ def run_python_fold(X, y, train, test, configs, n_trees, easy_estimators, seed, 
     return rows
 
 
-RFSRC_SCRIPT = r"""
+# R lines every randomForestSRC script here starts with: the package from args[1],
+# one core, the data set from args[2]/data.csv with its class column y as a factor
+RFSRC_LOAD = r"""
 args <- commandArgs(trailingOnly = TRUE)
 suppressMessages(library(randomForestSRC, lib.loc = args[1]))
 options(rf.cores = 1, mc.cores = 1)
 d <- read.csv(file.path(args[2], "data.csv"))
 d$y <- factor(d$y)
-folds <- as.matrix(read.csv(file.path(args[2], "folds.csv")))
+"""
+
+RFSRC_SCRIPT = RFSRC_LOAD + r"""folds <- as.matrix(read.csv(file.path(args[2], "folds.csv")))
 ntree <- as.integer(args[3])
 out <- list()
 for (f in seq_len(ncol(folds))) {

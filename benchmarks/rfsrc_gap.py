@@ -29,18 +29,12 @@ import pandas as pd
 from scipy.stats import wilcoxon
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from imbalance_peers import load_keel  # noqa: E402
+from imbalance_peers import RFSRC_LOAD, load_keel  # noqa: E402
 
 from aucforest import AUCForestClassifier  # noqa: E402
 from aucforest.metrics import auc  # noqa: E402
 
-R_SCRIPT = r"""
-args <- commandArgs(trailingOnly = TRUE)
-suppressMessages(library(randomForestSRC, lib.loc = args[1]))
-options(rf.cores = 1, mc.cores = 1)
-d <- read.csv(file.path(args[2], "data.csv"))
-d$y <- factor(d$y)
-ntree <- as.integer(args[3]); seed <- as.integer(args[4])
+R_SCRIPT = RFSRC_LOAD + r"""ntree <- as.integer(args[3]); seed <- as.integer(args[4])
 p <- ncol(d) - 1
 out <- list()
 for (samptype in c("swor", "swr")) for (mtry in c(floor(sqrt(p)), ceiling(sqrt(p)))) {

@@ -25,19 +25,19 @@ class OutOfBagTree:
         self.rows, self.min_samples = rows, min_samples
         self.leaves = (tree_.apply(X[rows], min_samples) if rows.size
                        else np.empty(0, dtype=np.intp))
-        self.value = tree_.value
         self.tree_ = tree_
 
     def proba(self, leaves):
         """Class proportions of the given leaves (``Tree.predict_proba``'s values)."""
-        return self.value[leaves]
+        return self.tree_.value[leaves]
 
     def add_permuted(self, X, feature, seed, out):
         """Add to ``out[rows]`` the class proportions of the OOB rows with column
         ``feature`` replaced by ``X[rows[permutation], feature]``, ``permutation =
         random_permutation(rows.size, seed)`` (`aucforest.inspection._permute`): what
         ``Tree.predict_proba`` gives for such a copy of the rows, without the copy
-        (compiled; only rows whose path splits on ``feature`` are sent down again)."""
+        (compiled; a row is sent down again only from a split on ``feature`` where
+        its permuted value turns away from its path)."""
         if self.rows.size:
             add_permuted_oob(X, self.rows, self.leaves, seed, feature, self.tree_,
                              self.min_samples, out)

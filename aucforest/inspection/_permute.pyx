@@ -11,7 +11,9 @@ cimport numpy as cnp
 from libc.stdint cimport int32_t, uint32_t, uint64_t
 
 from .._random cimport splitmix64
-from .._tree cimport Node, Tree
+from .._tree cimport Node, Tree, goes_left
+
+from .._tree import _check_min_samples
 
 cnp.import_array()
 
@@ -74,10 +76,6 @@ def random_permutation(idx_t n, uint64_t seed):
     return permutation
 
 
-cdef inline bint _goes_left(const Node* node, float v) noexcept nogil:
-    return v <= node.threshold or (v != v and node.missing_left)
-
-
 def add_permuted_oob(const float[:, ::1] X, const idx_t[::1] rows, const idx_t[::1] leaves,
                      uint64_t seed, idx_t feature, Tree tree, idx_t min_samples,
                      double[:, ::1] out):
@@ -113,7 +111,7 @@ def add_permuted_oob(const float[:, ::1] X, const idx_t[::1] rows, const idx_t[:
     cdef idx_t[::1] nearest = np.empty(max(n_nodes, 1), dtype=np.intp)
     cdef float[::1] permuted_values = np.empty(max(rows.shape[0], 1), dtype=np.float32)
     cdef idx_t i, k, node, child, leaf, row, split, diverges, via
-    cdef int32_t smallest = <int32_t> min(max(min_samples, 1), 0x7FFFFFFF)
+    cdef int32_t smallest = _check_min_samples(min_samples)
     cdef float v, permuted
     if X.shape[1] != tree.n_features or out.shape[1] != n_classes \
             or rows.shape[0] != leaves.shape[0] or not 0 <= feature < X.shape[1]:
@@ -144,7 +142,7 @@ def add_permuted_oob(const float[:, ::1] X, const idx_t[::1] rows, const idx_t[:
                 permuted = permuted_values[i]
                 while split >= 0:
                     # `leaf` lies in the left subtree of `split` iff leaf < right child
-                    if _goes_left(nodes + split, permuted) != (leaf < nodes[split].right):
+                    if goes_left(nodes + split, permuted) != (leaf < nodes[split].right):
                         diverges = split
                     split = nearest[split]
                 if diverges >= 0:
@@ -152,7 +150,7 @@ def add_permuted_oob(const float[:, ::1] X, const idx_t[::1] rows, const idx_t[:
                     current = nodes + node
                     while current.feature >= 0:
                         v = permuted if current.feature == feature else X[row, current.feature]
-                        child = node + 1 if _goes_left(current, v) else current.right
+                        child = node + 1 if goes_left(current, v) else current.right
                         if nodes[child].n_samples < smallest:
                             break
                         node = child
