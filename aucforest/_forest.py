@@ -8,6 +8,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.class_weight import compute_sample_weight
+from sklearn.utils.random import sample_without_replacement
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._decision import decide, validate_decision
@@ -25,6 +26,10 @@ SUBSAMPLE_FRACTION = 0.632
 
 # Node sizes tried by predict_min_samples="oob" (1 is the leaf).
 MIN_SAMPLES_CANDIDATES = (1, 2, 5, 10, 20, 50)
+
+# Most cases whose out-of-bag predictions choose the node size (oob_score=False):
+# up to an equal share per class, so that a rare class keeps its cases.
+OOB_CHOICE_MAX_CASES = 100_000
 
 
 class AUCForestClassifier(ClassifierMixin, BaseEstimator):
@@ -104,6 +109,9 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         (1, 2, 5, 10, 20, 50) by out-of-bag score; ``oob_score_`` then comes
         from the chosen value, optimistic by the choice among six, and
         ``oob_scores_by_min_samples_`` shows every candidate. Without
+        ``oob_score`` the score is taken over at most ``OOB_CHOICE_MAX_CASES``
+        (100,000) cases, an equal share per class (a rarer class whole), which
+        bounds the memory of the choice (6 x cases x classes doubles). Without
         out-of-bag cases (``bootstrap=False``) the leaf is used. The default
         "oob" had the best mean AUC on 66 imbalanced KEEL sets
         (benchmarks/results/imbalance_peers.md); it costs about 1.5 times the
@@ -222,9 +230,13 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         self._case_draws = sampler.draws  # for estimators_samples_
         params = tree_params(self)
         candidates = self._min_samples_candidates()
-        oob = _OutOfBag(X, n_classes, candidates) if self.oob_score or len(candidates) > 1 \
-            else None
         fit_X = training_matrix(X, self.max_bins, random_state)  # bin codes when max_bins is set
+        oob = None
+        if self.oob_score:
+            oob = _OutOfBag(X, n_classes, candidates)
+        elif len(candidates) > 1:
+            oob = _OutOfBag(X, n_classes, candidates,
+                            _cases_choosing_node_size(y_encoded, n_classes, random_state))
         fitted = Parallel(n_jobs=self.n_jobs, prefer="threads", return_as="generator")(
             delayed(_fit_tree)(sampler, fit_X, y_encoded, n_classes, params, seed,
                                return_counts=oob is not None)
@@ -239,7 +251,7 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
                     oob.add(tree, counts)
         self.predict_min_samples_ = candidates[0]
         if oob is not None:
-            self._set_oob_estimates(y, y_encoded, oob)
+            self._set_oob_estimates(oob.labels(y), oob.labels(y_encoded), oob)
 
     def _min_samples_candidates(self):
         """Node sizes to predict from: the one given, or the candidates for "oob"."""
@@ -499,17 +511,40 @@ def _fit_tree(sampler, X, y_encoded, n_classes, params, seed, return_counts=Fals
     return tree_, (counts if return_counts else None)
 
 
+def _cases_choosing_node_size(y_encoded, n_classes, random_state):
+    """Sorted indices of the cases whose OOB predictions choose the node size
+    (None: all of them): up to OOB_CHOICE_MAX_CASES // n_classes of each class,
+    drawn without replacement. The AUC compares classes pairwise, so keeping
+    a rare class whole and thinning common ones leaves it unbiased."""
+    per_class = OOB_CHOICE_MAX_CASES // n_classes
+    members = [np.flatnonzero(y_encoded == k) for k in range(n_classes)]
+    if all(m.size <= per_class for m in members):
+        return None
+    return np.sort(np.concatenate([
+        m if m.size <= per_class
+        else m[sample_without_replacement(m.size, per_class, random_state=random_state)]
+        for m in members]))
+
+
 class _OutOfBag:
     """Running sums of out-of-bag class proportions, one tree at a time, for each
-    candidate node size to predict from."""
+    candidate node size to predict from, over all cases or the given ``rows``."""
 
-    def __init__(self, X, n_classes, min_samples):
-        self.X = X  # rows are gathered per tree: no C-ordered copy of all of X
+    def __init__(self, X, n_classes, min_samples, rows=None):
+        self.rows = rows
+        # rows are gathered per tree: no C-ordered copy of all of X
+        self.X = X if rows is None else np.asfortranarray(X[rows])
         self.min_samples = min_samples
-        self.proba_sum = np.zeros((len(min_samples), X.shape[0], n_classes))
-        self.n_trees = np.zeros(X.shape[0])
+        self.proba_sum = np.zeros((len(min_samples), self.X.shape[0], n_classes))
+        self.n_trees = np.zeros(self.X.shape[0])
+
+    def labels(self, y):
+        """y of the cases the sums are over."""
+        return y if self.rows is None else y[self.rows]
 
     def add(self, tree, counts):
+        if self.rows is not None:
+            counts = counts[self.rows]
         out_of_bag = np.flatnonzero(counts == 0)
         if out_of_bag.size:
             # one traversal per row serves every candidate node size

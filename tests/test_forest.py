@@ -299,6 +299,43 @@ def test_oob_choice_of_node_size_takes_the_best_candidate(imbalanced):
     assert no_oob.predict_min_samples_ == 1
 
 
+def test_oob_choice_on_large_data_scores_a_class_balanced_share_of_the_cases(imbalanced,
+                                                                             monkeypatch):
+    from aucforest import _forest
+    X, y = imbalanced  # classes of about 480, 90 and 30 cases
+    monkeypatch.setattr(_forest, "OOB_CHOICE_MAX_CASES", 150)
+    drawn = []
+    choose = _forest._cases_choosing_node_size
+    monkeypatch.setattr(_forest, "_cases_choosing_node_size",
+                        lambda *args: drawn.append(choose(*args)) or drawn[-1])
+    forest = AUCForestClassifier(30, random_state=0).fit(X, y)
+    rows = drawn[0]
+    assert np.array_equal(rows, np.unique(rows))
+    counts = np.bincount(y[rows], minlength=3)
+    assert counts[0] == counts[1] == 50 and counts[2] == np.sum(y == 2)  # rare class whole
+    # reference: each candidate's OOB AUC over those rows, tree by tree
+    total = {m: np.zeros((rows.size, 3)) for m in forest.oob_scores_by_min_samples_}
+    used = np.zeros(rows.size)
+    for tree, sample in zip(forest.estimators_, forest.estimators_samples_):
+        out = ~np.isin(rows, sample)
+        used[out] += 1
+        for m in total:
+            total[m][out] += tree.tree_.predict_proba(X[rows[out]].astype(np.float32), m)
+    has = used > 0
+    for m, score in forest.oob_scores_by_min_samples_.items():
+        reference = roc_auc_score(y[rows][has], total[m][has] / used[has, None],
+                                  multi_class="ovo")
+        assert score == pytest.approx(reference, abs=1e-12)
+    # with oob_score=True every case is scored and the choice may differ
+    full = AUCForestClassifier(30, oob_score=True, random_state=0).fit(X, y)
+    assert len(drawn) == 1 and full.oob_decision_function_.shape == (X.shape[0], 3)
+    # below the cap nothing is drawn and the forest is the one grown before the cap existed
+    monkeypatch.setattr(_forest, "OOB_CHOICE_MAX_CASES", 3 * 480)
+    small = AUCForestClassifier(30, random_state=0).fit(X, y)
+    assert drawn[-1] is None
+    assert small.oob_scores_by_min_samples_ == full.oob_scores_by_min_samples_
+
+
 def test_oob_gmean_follows_the_decision_set_after_fit(imbalanced):
     from aucforest.metrics import gmean_score
     X, y = imbalanced
