@@ -17,7 +17,7 @@ cdef struct Node:
 cdef inline bint goes_left(const Node* node, X_t v) noexcept nogil:
     """The traversal rule of a split node: x <= threshold, or NaN where
     missing_left, goes to the left child (node + 1), the rest to ``right``."""
-    return v <= node.threshold or (v != v and node.missing_left)
+    return (v <= node.threshold) | ((v != v) & node.missing_left)  # no branch
 
 
 cdef class Tree:

@@ -179,3 +179,48 @@ def test_one_pass_out_of_bag_sums_equal_apply_at_each_node_size():
         accumulate_oob_proba(tree, X_f, rows, (5, 2), out[:2])
     with pytest.raises(ValueError, match="rows"):
         accumulate_oob_proba(tree, X_f, np.array([600]), sizes, out)
+
+
+@pytest.mark.parametrize("params", [dict(), dict(nsplit=3), dict(max_bins=16),
+                                    dict(criterion="gini", min_samples_leaf=3)])
+def test_grown_trees_pass_the_checks_of_loaded_trees(params):
+    """A grown tree skips the node-array validation a loaded tree goes through:
+    the builder must produce arrays that pass it unchanged."""
+    from aucforest._tree import _validated_node_arrays
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 5))
+    X[rng.random(X.shape) < 0.1] = np.nan
+    y = rng.integers(0, 3, 400) + (X[:, 0] > 0)
+    tree = AUCTreeClassifier(random_state=0, **params).fit(X, y).tree_
+    arrays = tree.node_arrays()
+    checked = _validated_node_arrays(tree.n_features, tree.n_classes, arrays)
+    for name, array in arrays.items():
+        assert checked[name].dtype == array.dtype
+        np.testing.assert_array_equal(checked[name], array, err_msg=name)
+
+
+@pytest.mark.parametrize("n_rows", [1, 31, 32, 33, 257])
+@pytest.mark.parametrize("min_samples", [1, 3])
+def test_apply_sends_rows_side_by_side_to_the_nodes_of_a_plain_walk(n_rows, min_samples):
+    """Tree.apply moves many rows down at once (lanes handed from row to row):
+    each row must end where a walk of its own path ends, NaN included."""
+    rng = np.random.default_rng(n_rows)
+    X = rng.normal(size=(300, 4)).astype(np.float32)
+    X[rng.random(X.shape) < 0.15] = np.nan
+    y = rng.integers(0, 2, 300) + (np.nan_to_num(X[:, 0]) > 0)
+    tree = AUCTreeClassifier(random_state=0).fit(X, y).tree_
+    rows = rng.normal(size=(n_rows, 4)).astype(np.float32)
+    rows[rng.random(rows.shape) < 0.15] = np.nan
+
+    def walk(x):
+        node = 0
+        while tree.feature[node] >= 0:
+            v = x[tree.feature[node]]
+            left = v <= tree.threshold[node] or (np.isnan(v) and tree.missing_go_to_left[node])
+            child = tree.children_left[node] if left else tree.children_right[node]
+            if tree.n_node_samples[child] < min_samples:
+                break
+            node = child
+        return node
+
+    np.testing.assert_array_equal(tree.apply(rows, min_samples), [walk(x) for x in rows])

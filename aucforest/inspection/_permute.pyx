@@ -1,6 +1,6 @@
 """Out-of-bag rows of one tree sent down with one feature permuted (compiled kernel).
 
-Traversal follows `aucforest._tree._node_of` exactly: ``x <= threshold`` (or
+Traversal follows `aucforest._tree._apply_rows` exactly: ``x <= threshold`` (or
 NaN where ``missing_go_to_left``) goes to the left child, node + 1 in
 preorder, otherwise to ``children_right``; it stops at the leaf, or before a
 child holding fewer than ``min_samples`` training cases.
