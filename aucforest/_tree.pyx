@@ -470,15 +470,17 @@ def _validated_node_arrays(idx_t n_features, idx_t n_classes, dict arrays):
     return checked
 
 
-cdef inline idx_t _child_of(const Node* nodes, idx_t node, const X_t* row) noexcept nogil:
+cdef inline idx_t _child_of(const Node* nodes, idx_t node, const X_t* row,
+                            idx_t col_stride) noexcept nogil:
     """The child of split node ``node`` the row goes to (`goes_left`: node + 1,
     else ``right``), selected by arithmetic rather than a branch."""
     cdef const Node* current = nodes + node
-    return node + 1 + (1 - goes_left(current, row[current.feature])) * (current.right - node - 1)
+    return node + 1 + ((1 - goes_left(current, row[current.feature * col_stride]))
+                       * (current.right - node - 1))
 
 
 cdef enum:
-    LANES = 32  # rows on their way down a tree at once in _apply_rows
+    LANES = 32  # rows on their way down a tree at once in _walk_rows
     PREFETCH_VALUES = 512  # of a row's first values, fetched when it takes a lane
 
 
@@ -493,59 +495,75 @@ cdef extern from *:
     void AF_PREFETCH(const void* address) noexcept nogil
 
 
-cdef inline void _prefetch_row(const X_t* row, idx_t n_values) noexcept nogil:
-    """Ask for a row's cache lines ahead of its walk: its values are read at
-    random offsets, which the hardware prefetchers do not foresee."""
-    cdef idx_t offset = 0, end = min(n_values, PREFETCH_VALUES)
+cdef inline const X_t* _take_lane(const X_t* base, const idx_t* rows, idx_t i,
+                                  idx_t row_stride, idx_t n_contiguous) noexcept nogil:
+    """Start of row i (rows[i] when an index is given); asks for the first
+    n_contiguous values' cache lines ahead of the walk, which reads them at
+    random offsets that the hardware prefetchers do not foresee."""
+    cdef const X_t* row = base + (rows[i] if rows != NULL else i) * row_stride
+    cdef idx_t offset = 0, end = min(n_contiguous, PREFETCH_VALUES)
     while offset < end:
         AF_PREFETCH(row + offset)
         offset += 64 // sizeof(X_t)  # one cache line
+    return row
 
 
-cdef void _apply_rows(const X_t[:, ::1] X, const Node* nodes, int32_t min_samples,
-                      idx_t* out) noexcept nogil:
-    """For every row of X, the node where its path ends: the leaf, or the
+cdef void _walk_rows(const X_t* base, const idx_t* rows, idx_t n, idx_t row_stride,
+                     idx_t col_stride, idx_t n_contiguous, const Node* nodes,
+                     int32_t min_samples, idx_t* out) noexcept nogil:
+    """For rows i < n, the node where row i's path ends: the leaf, or the
     deepest node on the path holding at least min_samples training cases.
+
+    Row i starts at base + (rows[i] if rows else i) * row_stride, its value j
+    at j * col_stride from there (C order: row_stride = p, col_stride = 1 and
+    n_contiguous = p; Fortran order: 1, n_rows and 0, no prefetch).
 
     A path is a chain of dependent loads. LANES rows go down side by side,
     one level per step, so that their memory latencies overlap; a row that
-    has arrived hands its lane to the next row (the one branch taken per row
-    that is hard to predict).
+    has arrived hands its lane to the next row (the one branch per row that
+    is hard to predict).
     """
     cdef idx_t lane_row[LANES]
     cdef idx_t lane_node[LANES]
-    cdef idx_t n = X.shape[0], stride = X.shape[1], lane, row, node, child
-    cdef idx_t next_row = 0, active = 0
-    cdef const X_t* base = &X[0, 0] if n > 0 else NULL
+    cdef const X_t* lane_start[LANES]
+    cdef idx_t lane, i, node, child, next_row = 0, active = 0
     for lane in range(LANES):
         lane_node[lane] = 0
         lane_row[lane] = -1
         if next_row < n:
             lane_row[lane] = next_row
-            _prefetch_row(base + next_row * stride, stride)
+            lane_start[lane] = _take_lane(base, rows, next_row, row_stride, n_contiguous)
             next_row += 1
             active += 1
     while active > 0:
         for lane in range(LANES):
-            row = lane_row[lane]
-            if row < 0:
+            i = lane_row[lane]
+            if i < 0:
                 continue
             node = lane_node[lane]
             # branches predicted "go on": the next step need not wait for them
             if nodes[node].feature >= 0:
-                child = _child_of(nodes, node, base + row * stride)
+                child = _child_of(nodes, node, lane_start[lane], col_stride)
                 if nodes[child].n_samples >= min_samples:
                     lane_node[lane] = child
                     continue
-            out[row] = node
+            out[i] = node
             lane_node[lane] = 0
             lane_row[lane] = -1
             if next_row < n:
                 lane_row[lane] = next_row
-                _prefetch_row(base + next_row * stride, stride)
+                lane_start[lane] = _take_lane(base, rows, next_row, row_stride, n_contiguous)
                 next_row += 1
             else:
                 active -= 1
+
+
+cdef void _apply_rows(const X_t[:, ::1] X, const Node* nodes, int32_t min_samples,
+                      idx_t* out) noexcept nogil:
+    """`_walk_rows` over the rows of a C-ordered X."""
+    if X.shape[0] > 0:
+        _walk_rows(&X[0, 0], NULL, X.shape[0], X.shape[1], 1, X.shape[1], nodes,
+                   min_samples, out)
 
 
 def _check_min_samples(min_samples):
@@ -628,8 +646,10 @@ def accumulate_oob_proba(Tree tree, const X_t[::1, :] X, const idx_t[::1] rows,
     gives each row of ``X[rows]`` to ``out[c, row]``, from one traversal per row.
 
     The node for m_c is the one ``Tree.apply(x, m_c)`` returns: the deepest on
-    the row's path holding at least m_c training cases (node sizes shrink
-    along a path, so every candidate's node is found on the way down).
+    the row's path holding at least m_c training cases. Node sizes shrink
+    along a path, so it is the deepest such ancestor of the row's leaf: each
+    row is sent to its leaf, and a table of those ancestors, made in one pass
+    over the nodes, gives every candidate's node.
 
     Parameters
     ----------
@@ -642,12 +662,14 @@ def accumulate_oob_proba(Tree tree, const X_t[::1, :] X, const idx_t[::1] rows,
     cdef int32_t[::1] sizes = np.array([_check_min_samples(m) for m in min_samples],
                                        dtype=np.int32)
     cdef idx_t n_candidates = sizes.shape[0], n_classes = tree.n_classes
+    cdef idx_t n_nodes = tree.node_count
     cdef const Node* nodes = <const Node*> cnp.PyArray_DATA(tree._nodes)
     cdef const double[:, ::1] value = tree.value
-    cdef idx_t[::1] reached = np.empty(max(n_candidates, 1), dtype=np.intp)
-    cdef idx_t i, c, k, row, node, child, descending
-    cdef const Node* current
-    cdef X_t v
+    cdef idx_t[::1] leaves = np.empty(max(rows.shape[0], 1), dtype=np.intp)
+    cdef idx_t[:, ::1] node_for = np.empty((max(n_nodes, 1), max(n_candidates, 1)),
+                                           dtype=np.intp)
+    cdef idx_t[::1] parent = np.empty(max(n_nodes, 1), dtype=np.intp)
+    cdef idx_t i, c, k, row, node, leaf
     if (X.shape[1] != tree.n_features or out.shape[0] != n_candidates
             or out.shape[1] != X.shape[0] or out.shape[2] != n_classes):
         raise ValueError("X and out do not match the tree and the candidates")
@@ -655,25 +677,25 @@ def accumulate_oob_proba(Tree tree, const X_t[::1, :] X, const idx_t[::1] rows,
         raise ValueError("min_samples must be increasing and not empty")
     if rows.shape[0] and (np.min(rows) < 0 or np.max(rows) >= X.shape[0]):
         raise ValueError("rows must index rows of X")
+    if rows.shape[0] == 0:
+        return
     with nogil:
+        # node_for[leaf, c]: the deepest node on the leaf's path with at least
+        # m_c cases (the root at least), filled top-down in preorder
+        parent[0] = 0
+        for node in range(n_nodes):
+            if nodes[node].feature >= 0:
+                parent[node + 1] = node
+                parent[nodes[node].right] = node
+            for c in range(n_candidates):
+                node_for[node, c] = (node if node == 0 or nodes[node].n_samples >= sizes[c]
+                                     else node_for[parent[node], c])
+        _walk_rows(&X[0, 0], &rows[0], rows.shape[0], 1, X.shape[0], 0, nodes, 1,
+                   &leaves[0])
         for i in range(rows.shape[0]):
             row = rows[i]
-            node = 0
-            current = nodes
-            descending = n_candidates  # candidates 0..descending-1 go on down
-            while current.feature >= 0:
-                v = X[row, current.feature]
-                child = node + 1 if goes_left(current, v) else current.right
-                # the largest sizes stop first, before a child smaller than them
-                while descending > 0 and nodes[child].n_samples < sizes[descending - 1]:
-                    descending -= 1
-                    reached[descending] = node
-                if descending == 0:
-                    break
-                node = child
-                current = nodes + node
-            for c in range(descending):
-                reached[c] = node
+            leaf = leaves[i]
             for c in range(n_candidates):
+                node = node_for[leaf, c]
                 for k in range(n_classes):
-                    out[c, row, k] += value[reached[c], k]
+                    out[c, row, k] += value[node, k]
