@@ -484,7 +484,7 @@ class _TreeSampler:
 
     def tree_weights(self, counts):
         """sample_weight x class_weight x multiplicity (per-sample class weights
-        under "balanced_subsample")."""
+        under "balanced_subsample"), rescaled to a maximum of 1."""
         weights = self.weights
         if self.class_weight == "balanced_subsample":
             indices = np.repeat(np.arange(self.n_samples), counts)
@@ -494,6 +494,7 @@ class _TreeSampler:
         if not np.any(tree_weights > 0):
             # every drawn case has zero weight: fall back to the full weights
             tree_weights = weights.copy()
+        tree_weights /= tree_weights.max()  # in place: grow_tree then needs no copy
         return tree_weights
 
 

@@ -151,7 +151,9 @@ def grow_tree(X, y_encoded, weights, n_classes, *, criterion, max_features, max_
     overflow nor underflow in the sums of squares.
     """
     weights = np.ascontiguousarray(weights, dtype=np.float64)
-    weights = weights / weights.max()
+    top = weights.max()
+    if top != 1.0:  # a forest's tree weights come rescaled: no second copy
+        weights = weights / top
     min_weight_leaf = min_weight_fraction_leaf * weights.sum()
     # a leaf bound of n cases already forbids every split: larger bounds (such as
     # 2**63) mean the same and must not overflow 2 * bound in C; likewise max_depth
