@@ -523,22 +523,22 @@ cdef void _walk_rows(const X_t* base, const idx_t* rows, idx_t n, idx_t row_stri
     has arrived hands its lane to the next row (the one branch per row that
     is hard to predict).
     """
-    cdef idx_t lane_row[LANES]
+    cdef idx_t lane_row[LANES]   # row of the lane, -1 when free
     cdef idx_t lane_node[LANES]
     cdef const X_t* lane_start[LANES]
-    cdef idx_t lane, i, node, child, next_row = 0, active = 0
+    cdef idx_t lane, i, node, child, next_row = 0, finished = 0
     for lane in range(LANES):
-        lane_node[lane] = 0
         lane_row[lane] = -1
-        if next_row < n:
-            lane_row[lane] = next_row
-            lane_start[lane] = _take_lane(base, rows, next_row, row_stride, n_contiguous)
-            next_row += 1
-            active += 1
-    while active > 0:
+    while finished < n:
         for lane in range(LANES):
             i = lane_row[lane]
-            if i < 0:
+            if i < 0:  # a free lane takes the next row; its walk starts next round,
+                if next_row < n:  # when the prefetched values have had time to come
+                    lane_row[lane] = next_row
+                    lane_node[lane] = 0
+                    lane_start[lane] = _take_lane(base, rows, next_row, row_stride,
+                                                  n_contiguous)
+                    next_row += 1
                 continue
             node = lane_node[lane]
             # branches predicted "go on": the next step need not wait for them
@@ -548,14 +548,8 @@ cdef void _walk_rows(const X_t* base, const idx_t* rows, idx_t n, idx_t row_stri
                     lane_node[lane] = child
                     continue
             out[i] = node
-            lane_node[lane] = 0
             lane_row[lane] = -1
-            if next_row < n:
-                lane_row[lane] = next_row
-                lane_start[lane] = _take_lane(base, rows, next_row, row_stride, n_contiguous)
-                next_row += 1
-            else:
-                active -= 1
+            finished += 1
 
 
 cdef void _apply_rows(const X_t[:, ::1] X, const Node* nodes, int32_t min_samples,
