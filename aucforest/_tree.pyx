@@ -13,6 +13,7 @@ from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcpy
 from cpython.exc cimport PyErr_CheckSignals
 
+from ._prefetch cimport prefetch
 from ._criterion cimport X_t, idx_t, node_impurity
 from ._split cimport SplitRecord, Splitter
 
@@ -484,17 +485,6 @@ cdef enum:
     PREFETCH_VALUES = 512  # of a row's first values, fetched when it takes a lane
 
 
-cdef extern from *:
-    """
-    #if defined(__GNUC__) || defined(__clang__)
-    #define AF_PREFETCH(address) __builtin_prefetch(address)
-    #else
-    #define AF_PREFETCH(address) ((void) 0)
-    #endif
-    """
-    void AF_PREFETCH(const void* address) noexcept nogil
-
-
 cdef inline const X_t* _take_lane(const X_t* base, const idx_t* rows, idx_t i,
                                   idx_t row_stride, idx_t n_contiguous) noexcept nogil:
     """Start of row i (rows[i] when an index is given); asks for the first
@@ -503,7 +493,7 @@ cdef inline const X_t* _take_lane(const X_t* base, const idx_t* rows, idx_t i,
     cdef const X_t* row = base + (rows[i] if rows != NULL else i) * row_stride
     cdef idx_t offset = 0, end = min(n_contiguous, PREFETCH_VALUES)
     while offset < end:
-        AF_PREFETCH(row + offset)
+        prefetch(row + offset)
         offset += 64 // sizeof(X_t)  # one cache line
     return row
 
