@@ -222,7 +222,8 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
             self, X, y, sample_weight)
         self.n_classes_ = n_classes = self.classes_.shape[0]
         validate_decision(self.decision, n_classes)
-        weights = sample_weight * self._class_weights(y)
+        class_weights = self._class_weights(y)
+        weights = sample_weight if class_weights is None else sample_weight * class_weights
         self.class_prior_ = self._class_prior(y_encoded, sample_weight)
 
         random_state = check_random_state(self.random_state)
@@ -276,9 +277,9 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
     def _class_weights(self, y):
         """Class weight of each case over the whole training set ("balanced_subsample"
         is "balanced" here; per tree it is recomputed on the tree's sample),
-        rescaled to a maximum of 1."""
+        rescaled to a maximum of 1; None without class weights (no n-sized ones)."""
         if self.class_weight is None:
-            return np.ones(y.shape[0])
+            return None
         if self.class_weight == "balanced_subsample":
             return compute_sample_weight("balanced", y)
         if isinstance(self.class_weight, dict):
