@@ -40,6 +40,7 @@ from sklearn.metrics import roc_auc_score
 
 import aucforest
 from aucforest import AUCForestClassifier
+from compare_sklearn import SKLEARN_SCHEME
 
 # (n_train, p, K, trees); the issue's table plus n = 10^7
 FULL_ROWS = [(20_000, 20, 3, 50), (10_000, 20, 10, 50), (200_000, 20, 2, 20),
@@ -64,8 +65,7 @@ def systems(n_estimators, n_jobs):
     """name -> factory of an unfitted classifier, for the systems installed here."""
     common = dict(n_estimators=n_estimators, max_features="sqrt", bootstrap=True,
                   n_jobs=n_jobs, random_state=0)
-    # the issue's settings: bootstrap of n, every threshold (or bin edge), leaf predictions
-    classic = dict(common, replacement=True, nsplit=None, predict_min_samples=1)
+    classic = dict(common, **SKLEARN_SCHEME)  # the issue's settings
     found = {
         "aucforest default": lambda: AUCForestClassifier(n_estimators, n_jobs=n_jobs,
                                                          random_state=0),

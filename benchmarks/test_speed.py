@@ -14,6 +14,7 @@ from sklearn.datasets import make_classification
 from sklearn.ensemble import RandomForestClassifier
 
 from aucforest import AUCForestClassifier
+from compare_sklearn import SKLEARN_SCHEME
 
 CASES = {"n20000_p20_K3": (20000, 20, 3), "n10000_p20_K10": (10000, 20, 10),
          "n10000_p20_K64": (10000, 20, 64), "n200000_p20_K2": (200000, 20, 2)}
@@ -36,9 +37,8 @@ def model(library):
         sklearnex = pytest.importorskip("sklearnex.ensemble")
         return sklearnex.RandomForestClassifier(**common)
     _, criterion, *binned = library.split("-")
-    # scikit-learn's scheme (bootstrap of n, every threshold or bin edge, leaf predictions)
     return AUCForestClassifier(criterion=criterion, max_bins=255 if binned else None,
-                               replacement=True, nsplit=None, predict_min_samples=1, **common)
+                               **SKLEARN_SCHEME, **common)
 
 
 LIBRARIES = ["aucforest-auc", "aucforest-gini", "aucforest-auc-binned", "aucforest-gini-binned",
