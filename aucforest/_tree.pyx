@@ -652,8 +652,7 @@ def accumulate_oob_proba(Tree tree, const X_t[::1, :] X, const idx_t[::1] rows,
     cdef idx_t[::1] leaves = np.empty(max(rows.shape[0], 1), dtype=np.intp)
     cdef idx_t[:, ::1] node_for = np.empty((max(n_nodes, 1), max(n_candidates, 1)),
                                            dtype=np.intp)
-    cdef idx_t[::1] parent = np.empty(max(n_nodes, 1), dtype=np.intp)
-    cdef idx_t i, c, k, row, node, leaf
+    cdef idx_t i, c, k, row, node, leaf, side, child
     if (X.shape[1] != tree.n_features or out.shape[0] != n_candidates
             or out.shape[1] != X.shape[0] or out.shape[2] != n_classes):
         raise ValueError("X and out do not match the tree and the candidates")
@@ -665,15 +664,17 @@ def accumulate_oob_proba(Tree tree, const X_t[::1, :] X, const idx_t[::1] rows,
         return
     with nogil:
         # node_for[leaf, c]: the deepest node on the leaf's path with at least
-        # m_c cases (the root at least), filled top-down in preorder
-        parent[0] = 0
-        for node in range(n_nodes):
-            if nodes[node].feature >= 0:
-                parent[node + 1] = node
-                parent[nodes[node].right] = node
-            for c in range(n_candidates):
-                node_for[node, c] = (node if node == 0 or nodes[node].n_samples >= sizes[c]
-                                     else node_for[parent[node], c])
+        # m_c cases (the root at least), each split node filling its children
+        for c in range(n_candidates):
+            node_for[0, c] = 0
+        for node in range(n_nodes):  # preorder: a node is filled before its children
+            if nodes[node].feature < 0:
+                continue
+            for side in range(2):
+                child = node + 1 if side == 0 else nodes[node].right
+                for c in range(n_candidates):
+                    node_for[child, c] = (child if nodes[child].n_samples >= sizes[c]
+                                          else node_for[node, c])
         _walk_rows(&X[0, 0], &rows[0], rows.shape[0], 1, X.shape[0], 0, nodes, 1,
                    &leaves[0])
         for i in range(rows.shape[0]):
