@@ -35,7 +35,8 @@ extensions = [
         extra_compile_args=compile_args,
         extra_link_args=link_args,
     )
-    for name in ("_criterion", "_sort", "_split", "_binned", "_tree", "inspection/_permute")
+    for name in ("_criterion", "_sort", "_split", "_binned", "_tree", "inspection/_permute",
+                 "metrics/_rank_sums")
 ]
 
 setup(ext_modules=cythonize(extensions, compiler_directives=directives))

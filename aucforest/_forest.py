@@ -14,7 +14,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ._decision import decide, validate_decision
 from ._progress import progress
 from ._tree import accumulate_oob_proba, accumulate_proba
-from .metrics import auc, gmean_score, multiclass_auc
+from .metrics import gmean_score, multiclass_auc
+from .metrics._auc import hand_till_auc, mann_whitney_auc
 from .tree import (MAX_SEED, TREE_PARAMETER_CONSTRAINTS, check_counts_are_not_booleans,
                    fit_atomically, fitted_tree, grow_tree, training_matrix, tree_params,
                    validate_training_data)
@@ -253,7 +254,7 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
                     oob.add(tree, counts)
         self.predict_min_samples_ = candidates[0]
         if oob is not None:
-            self._set_oob_estimates(oob.labels(y), oob.labels(y_encoded), oob)
+            self._set_oob_estimates(oob.labels(y_encoded), oob)
 
     def _min_samples_candidates(self):
         """Node sizes to predict from: the one given, or the candidates for "oob"."""
@@ -303,14 +304,14 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         totals = np.bincount(y_encoded, weights=sample_weight, minlength=self.n_classes_)
         return totals / totals.sum()
 
-    def _set_oob_estimates(self, y, y_encoded, oob):
+    def _set_oob_estimates(self, y_encoded, oob):
         """OOB decision function and score at the node size chosen (the best OOB
         score among the candidates, the first of equal ones)."""
         decisions = oob.decision_functions(warn_missing=self.oob_score)
         with warnings.catch_warnings():
             if not self.oob_score:  # an internal choice: its caveats are not the user's
                 warnings.simplefilter("ignore", UserWarning)
-            scores = [_oob_score(y, proba, self.classes_) for proba in decisions]
+            scores = [_oob_score(y_encoded, proba, self.classes_) for proba in decisions]
         if len(scores) > 1:
             self.oob_scores_by_min_samples_ = dict(zip(oob.min_samples, scores))
         best = int(np.nanargmax(scores)) if not np.all(np.isnan(scores)) else 0
@@ -569,16 +570,24 @@ class _OutOfBag:
         return list(self.proba_sum)
 
 
-def _oob_score(y, proba, classes):
+def _oob_score(y_encoded, proba, classes):
     """OOB AUC (Hand & Till for more than two classes) over the rows with OOB
-    predictions; NaN when they hold fewer than two classes."""
+    predictions; NaN when they hold fewer than two classes.
+
+    The arrays are the forest's own, so the metrics' input checks are skipped
+    (they cost more than the AUCs of the node-size choice) unless a class has
+    no OOB case: multiclass_auc then leaves it out with a warning.
+    """
     has_oob = ~np.isnan(proba[:, 0])
-    proba, y_oob = proba[has_oob], y[has_oob]
-    if np.unique(y_oob).size < 2:
+    proba, codes = proba[has_oob], y_encoded[has_oob]
+    present = np.bincount(codes, minlength=classes.shape[0]) > 0
+    if present.sum() < 2:
         return np.nan
     if classes.shape[0] == 2:
-        return auc(y_oob == classes[1], proba[:, 1])
-    return multiclass_auc(y_oob, proba, labels=classes)
+        return mann_whitney_auc(codes == 1, proba[:, 1])
+    if not present.all():
+        return multiclass_auc(classes[codes], proba, labels=classes)
+    return hand_till_auc(codes, proba)
 
 
 def _predict_proba(X, model, n_jobs):

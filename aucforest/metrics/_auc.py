@@ -13,6 +13,7 @@ import warnings
 
 import numpy as np
 
+from ._rank_sums import class_wins
 from ._validation import (
     check_binary_labels,
     check_known_labels,
@@ -176,15 +177,48 @@ def multiclass_auc(y_true, y_proba, labels=None, *, sample_weight=None):
     y_proba = check_score_matrix(y_proba, y_true.size, labels.size)
     weight = check_weights(sample_weight, y_true)
     present = _present_columns(y_true, labels)
-    if weight.max() > 0:
-        weight = weight / weight.max()  # the sums of products neither overflow nor underflow
     order = np.argsort(labels[present])
     codes = order[np.searchsorted(labels[present], y_true, sorter=order)]  # index in present
-    class_weight = np.bincount(codes, weights=weight, minlength=present.size)
+    return hand_till_auc(codes, y_proba[:, present], weight)
+
+
+def hand_till_auc(codes, scores, weight=None):
+    """Hand & Till's multiclass AUC on validated arrays (no checks).
+
+    One sort per class column gives A(i, j) for every j (`_rank_sums.class_wins`),
+    so M costs O(C n log n) instead of C^2 separate AUCs.
+
+    Parameters
+    ----------
+    codes : ndarray of intp, shape (n_samples,)
+        Class of each row, 0..C-1; every class occurs.
+    scores : ndarray of float, shape (n_samples, C)
+        Column ``i`` holds the score of class ``i``.
+    weight : ndarray of float or None
+        Non-negative case weights; None means one. They are divided by their
+        maximum first, so that the sums of products neither overflow nor
+        underflow whatever their scale.
+
+    Returns
+    -------
+    float
+    """
+    if weight is None:
+        weight = np.ones(codes.shape[0])
+    elif weight.size and weight.max() > 0:
+        weight = weight / weight.max()
+    weight = np.ascontiguousarray(weight, dtype=float)
+    codes = np.ascontiguousarray(codes, dtype=np.intp)
+    n_classes = scores.shape[1]
+    class_weight = np.bincount(codes, weights=weight, minlength=n_classes)
     if np.any(class_weight <= 0):
         raise ValueError("Each class needs a positive total sample weight for the AUC.")
-    pair_aucs = [_column_aucs(y_proba[:, column], codes, weight, a, class_weight)
-                 for a, column in enumerate(present)]
+    pair_aucs = []
+    for i in range(n_classes):
+        column = np.ascontiguousarray(scores[:, i], dtype=float)
+        wins = class_wins(column, np.argsort(column), codes, weight, i, n_classes)
+        others = np.arange(n_classes) != i
+        pair_aucs.append(wins[others] / (class_weight[i] * class_weight[others]))
     return float(np.mean(np.concatenate(pair_aucs)))
 
 
@@ -205,19 +239,3 @@ def _present_columns(y_true, labels):
             f"{present.size}."
         )
     return present
-
-
-def _column_aucs(column_i, codes, weight, i, class_weight):
-    """A(i, j) for every class j != i from one sort of ``column_i``.
-
-    A(i, j) = sum over class-j rows b of w_b (weight of class-i rows scoring
-    above b + half of those tied with b), over W_i W_j: one pass for all j,
-    so the M measure costs O(C n log n) instead of C^2 separate AUCs.
-    """
-    distinct, slot = np.unique(column_i, return_inverse=True)
-    at = np.bincount(slot, weights=np.where(codes == i, weight, 0.0), minlength=distinct.size)
-    above = at.sum() - np.cumsum(at)
-    wins = np.bincount(codes, weights=weight * (above[slot] + 0.5 * at[slot]),
-                       minlength=class_weight.size)
-    others = np.arange(class_weight.size) != i
-    return wins[others] / (class_weight[i] * class_weight[others])

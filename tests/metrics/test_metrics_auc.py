@@ -88,6 +88,31 @@ def test_multiclass_auc_equals_sklearn_ovo(data):
     assert multiclass_auc(y, proba) == pytest.approx(expected, abs=1e-12)
 
 
+def brute_force_multiclass_auc(y, proba, weight):
+    """Hand & Till's M by its definition: every pair of cases, a tie one half."""
+    k = proba.shape[1]
+    pair_aucs = []
+    for i in range(k):
+        for j in range(k):
+            if i == j:
+                continue
+            a, b = np.flatnonzero(y == i), np.flatnonzero(y == j)
+            s_a, s_b = proba[a, i][:, None], proba[b, i][None, :]
+            psi = (s_a > s_b) + 0.5 * (s_a == s_b)
+            pairs = weight[a][:, None] * weight[b][None, :]
+            pair_aucs.append((pairs * psi).sum() / pairs.sum())
+    return np.mean(pair_aucs)
+
+
+@FAST
+@given(tied_multiclass_data(), st.integers(0, 2 ** 32 - 1))
+def test_weighted_multiclass_auc_equals_brute_force_over_pairs(data, seed):
+    y, proba = data
+    weight = np.random.default_rng(seed).uniform(0.01, 3.0, y.size)
+    expected = brute_force_multiclass_auc(y, proba, weight)
+    assert multiclass_auc(y, proba, sample_weight=weight) == pytest.approx(expected, abs=1e-12)
+
+
 def test_multiclass_auc_with_string_labels_follows_label_order():
     rng = np.random.default_rng(2)
     y = rng.choice(["cat", "dog", "emu"], 90)
