@@ -17,8 +17,8 @@ from ._tree import accumulate_oob_proba, accumulate_proba
 from .metrics import gmean_score, multiclass_auc
 from .metrics._auc import hand_till_auc, mann_whitney_auc
 from .tree import (MAX_SEED, TREE_PARAMETER_CONSTRAINTS, check_counts_are_not_booleans,
-                   fit_atomically, fitted_tree, grow_tree, training_matrix, tree_params,
-                   validate_training_data)
+                   features_with_ties, fit_atomically, fitted_tree, grow_tree, training_matrix,
+                   tree_params, validate_training_data)
 
 
 # Share of the cases each tree draws without replacement (randomForestSRC's default
@@ -53,8 +53,12 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         node sent right: Gini's preference for end cuts, which protects
         against noise features; for two classes it ranks splits as Gini does
         (user guide, "Where the AUC statistic trails Gini").
-    max_features : {"sqrt", "log2"}, int, float or None, default="sqrt"
-        Non-constant features examined per node.
+    max_features : {"ceil_sqrt", "sqrt", "log2"}, int, float or None, default="ceil_sqrt"
+        Non-constant features examined per node: ceil(sqrt(p)) by default
+        (randomForestSRC's mtry; 3 instead of scikit-learn's "sqrt", 2, at
+        p = 8). Together with the draw of ``nsplit`` points among distinct
+        values it raised the mean AUC and G-mean on 66 imbalanced data sets
+        (README, "Imbalanced data"); "sqrt" is scikit-learn's floor(sqrt(p)).
     max_depth : int or None, default=None
     min_samples_leaf : int, default=1
         Minimum number of distinct training cases in each child. The default
@@ -70,8 +74,9 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         per-bin class counts (much faster on large data); see AUCTreeClassifier.
     nsplit : int or None, default=10
         An int k: each node evaluates, per examined feature, only thresholds
-        at k values drawn at random from the node's cases
-        (randomForestSRC's ``nsplit``, 10 in its ``imbalanced()``); None:
+        at k of its distinct values drawn uniformly without replacement (a
+        node with at most k + 1 distinct values evaluates them all), as
+        randomForestSRC's ``nsplit`` (10 in its ``imbalanced()``); None:
         every threshold between distinct values. The binned splitter
         (``max_bins`` set) evaluates every bin edge and ignores nsplit. With
         ``replacement=False`` the default since it gave the best mean AUC
@@ -177,7 +182,7 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         "verbose": ["verbose"],
     }
 
-    def __init__(self, n_estimators=500, *, criterion="auc", max_features="sqrt",
+    def __init__(self, n_estimators=500, *, criterion="auc", max_features="ceil_sqrt",
                  max_depth=None, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
                  max_bins=None, nsplit=10, bootstrap=True, max_samples=None, replacement=False,
                  balanced_bootstrap=False, class_weight=None, decision="rfq",
@@ -234,6 +239,7 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         params = tree_params(self)
         candidates = self._min_samples_candidates()
         fit_X = training_matrix(X, self.max_bins, random_state)  # bin codes when max_bins is set
+        tied = features_with_ties(X) if self.max_bins is None and self.nsplit else None
         oob = None
         if self.oob_score:
             oob = _OutOfBag(X, n_classes, candidates)
@@ -241,7 +247,7 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
             oob = _OutOfBag(X, n_classes, candidates,
                             _cases_choosing_node_size(y_encoded, n_classes, random_state))
         fitted = Parallel(n_jobs=self.n_jobs, prefer="threads", return_as="generator")(
-            delayed(_fit_tree)(sampler, fit_X, y_encoded, n_classes, params, seed,
+            delayed(_fit_tree)(sampler, fit_X, y_encoded, n_classes, params, seed, tied,
                                return_counts=oob is not None)
             for seed in seeds)
         self.estimators_ = []
@@ -501,7 +507,7 @@ class _TreeSampler:
         return tree_weights
 
 
-def _fit_tree(sampler, X, y_encoded, n_classes, params, seed, return_counts=False):
+def _fit_tree(sampler, X, y_encoded, n_classes, params, seed, tied=None, return_counts=False):
     """Draw one tree's sample from its seed and grow the tree on it.
 
     Module level, with the data as arguments, so that joblib's Dask backend
@@ -511,7 +517,7 @@ def _fit_tree(sampler, X, y_encoded, n_classes, params, seed, return_counts=Fals
     rng = np.random.RandomState(seed)
     counts = sampler.draw(rng)
     tree_ = grow_tree(X, y_encoded, sampler.tree_weights(counts), n_classes,
-                      seed=rng.randint(MAX_SEED), **params)
+                      seed=rng.randint(MAX_SEED), tied=tied, **params)
     return tree_, (counts if return_counts else None)
 
 

@@ -1,6 +1,6 @@
 # Splitters: draw features, find the best split of a node, partition its samples.
 from libc.math cimport fabs
-from libc.stdint cimport uint64_t
+from libc.stdint cimport uint8_t, uint64_t
 
 from ._criterion cimport Criterion, X_t, idx_t
 
@@ -66,9 +66,10 @@ cdef class Splitter:
 
 cdef class ExactSplitter(Splitter):
     """Sorts the node's values of each drawn feature and scans every threshold,
-    or (nsplit > 0) evaluates nsplit thresholds drawn from the node's values."""
+    or (nsplit > 0) evaluates nsplit thresholds drawn among the node's distinct values."""
     cdef const X_t[::1, :] X          # (n_samples, n_features), Fortran order: columns contiguous
     cdef idx_t nsplit                 # 0: every threshold; else thresholds drawn per feature
+    cdef const uint8_t[::1] tied      # (n_features,) 1: the feature has tied values in X
     cdef X_t* drawn                   # (nsplit,) drawn thresholds, sorted
     cdef idx_t n_drawn                # distinct drawn thresholds of the feature being scanned
     cdef X_t node_max                 # its largest value in the node
@@ -76,6 +77,10 @@ cdef class ExactSplitter(Splitter):
     cdef idx_t* bucket_cases          # (nsplit + 2,) and cases; the last bucket: missing values
     cdef X_t* bucket_min              # (nsplit + 1,) smallest value between thresholds
 
+    cdef void _move_missing_last(self, idx_t start, idx_t end) noexcept nogil
+    cdef bint _insert_drawn(self, X_t t, idx_t m) noexcept nogil
+    cdef void _draw_distinct_cases(self, idx_t start, idx_t observed_end) noexcept nogil
+    cdef bint _draw_distinct_sorted(self, idx_t start, idx_t observed_end) noexcept nogil
     cdef void _scan_drawn_thresholds(self, idx_t start, idx_t end, idx_t n_missing,
                                      idx_t feature, SplitRecord* best) noexcept nogil
 

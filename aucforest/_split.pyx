@@ -9,19 +9,22 @@ one feature is examined (`_examine_feature`) and how samples are partitioned.
 
 `ExactSplitter` sorts the node's values of each drawn feature and evaluates
 every threshold between distinct consecutive values (midpoints); with
-``nsplit`` > 0 it evaluates only thresholds drawn at random from the node's
-values (randomForestSRC's ``nsplit``), without sorting. The binned splitter
-lives in `_binned`.
+``nsplit`` > 0 it evaluates only thresholds at values drawn uniformly among
+the node's distinct values (randomForestSRC's ``nsplit``): after a sort for
+a feature with many tied values in the training data, as the values of
+distinct cases drawn without a sort otherwise. The binned splitter lives in `_binned`.
 """
 from libc.math cimport INFINITY
 from libc.stdlib cimport free, malloc
-from libc.string cimport memset
+from libc.string cimport memmove, memset
 
 from ._criterion cimport (criterion_alloc, criterion_free, criterion_improvement,
                           criterion_init, criterion_move_left, criterion_proxy,
                           criterion_proxy_scale, criterion_reset)
 from ._sort cimport RADIX_BUCKETS, sort_by_value
 from ._random cimport splitmix64
+
+import numpy as np
 
 from ._criterion import CRITERIA, auc_split_statistic  # noqa: F401  (public re-exports)
 
@@ -332,7 +335,7 @@ cdef class Splitter:
 cdef class ExactSplitter(Splitter):
     """Finds the best split of a node: draws features, sorts, scans every
     threshold between distinct values; or, with nsplit > 0, evaluates nsplit
-    thresholds drawn at random from the node's values of each feature.
+    thresholds drawn at random among the node's distinct values of each feature.
 
     Parameters
     ----------
@@ -342,23 +345,35 @@ cdef class ExactSplitter(Splitter):
         samples of weight 0 are left out of the tree.
     n_classes, criterion, max_features, min_samples_leaf, min_weight_leaf, seed
     nsplit : int, default 0
-        0: every threshold. k > 0: per node and feature, k cases drawn with
-        replacement among those with a value give the candidate values t
-        (x <= t goes left; the node's largest value is not a candidate), and
-        the split is the best of them (nodes with at most k + 1 such cases
-        are scanned exhaustively).
+        0: every threshold. k > 0: per node and feature, k of the node's
+        distinct observed values, drawn uniformly without replacement, give
+        the candidate values t (x <= t goes left; the node's largest value is
+        not a candidate), and the split is the best of them; a node with at
+        most k + 1 distinct values is scanned exhaustively. This is
+        randomForestSRC's nsplit (its splitUtil.c draws among the sorted
+        distinct values): a value shared by many cases is no likelier than a
+        rare one, so end cuts stay as likely as in the exhaustive scan.
+    tied : uint8 array of shape (n_features,) or None
+        1 where many of a feature's values in X are tied
+        (`tree.features_with_ties`): only those are sorted to find the node's
+        distinct values; for the others the values of distinct cases drawn
+        uniformly are taken (the same draw when the node has no ties). None:
+        every feature is sorted.
     """
 
     def __init__(self, const X_t[::1, :] X, const idx_t[::1] y, const double[::1] w,
                  idx_t n_classes, int criterion, idx_t max_features,
                  idx_t min_samples_leaf, double min_weight_leaf, uint64_t seed,
-                 idx_t nsplit=0):
+                 idx_t nsplit=0, tied=None):
         self.X = X
         self._init_common(X.shape[0], X.shape[1], y, w, n_classes, criterion, max_features,
                           min_samples_leaf, min_weight_leaf, seed)
         if nsplit < 0:
             raise ValueError(f"nsplit must be >= 0; got {nsplit}")
         self.nsplit = nsplit
+        self.tied = np.ones(X.shape[1], dtype=np.uint8) if tied is None else tied
+        if self.tied.shape[0] != X.shape[1]:
+            raise ValueError("tied must hold one flag per feature")
         self.xf = <X_t*> malloc(max(self.n_active, 1) * sizeof(X_t))
         self.sort_keys = <uint64_t*> malloc(max(self.n_active, 1) * sizeof(uint64_t))
         self.sort_scratch = <uint64_t*> malloc(max(self.n_active, 1) * sizeof(uint64_t))
@@ -381,10 +396,10 @@ cdef class ExactSplitter(Splitter):
 
     cdef int _examine_feature(self, idx_t feature, idx_t start, idx_t end,
                               SplitRecord* best) noexcept nogil:
-        """Gather the node's values of the feature; then, in a node with more
-        than nsplit + 1 observed values, evaluate drawn thresholds (missing
-        cases moved last), else sort and scan every threshold; missing cases
-        sent right and then left. 0 when constant."""
+        """Gather the node's values of the feature; then, with nsplit > 0 and
+        more than nsplit + 1 distinct observed values, evaluate thresholds
+        drawn among them (missing cases moved last), else sort and scan every
+        threshold; missing cases sent right and then left. 0 when constant."""
         cdef const X_t* column = &self.X[0, 0] + feature * self.n_rows
         cdef idx_t i, n_missing = 0, observed_end
         cdef X_t v, lo = INFINITY, hi = -INFINITY
@@ -399,62 +414,119 @@ cdef class ExactSplitter(Splitter):
         if n_missing == end - start or (hi <= lo and n_missing == 0):
             return 0
         if self.nsplit > 0 and end - start - n_missing > self.nsplit + 1:
-            if n_missing > 0:  # missing cases last, as after the sort
-                observed_end = end
-                i = start
-                while i < observed_end:
-                    if self.xf[i] != self.xf[i]:
-                        observed_end -= 1
-                        self.xf[i], self.xf[observed_end] = self.xf[observed_end], self.xf[i]
-                        self.samples[i], self.samples[observed_end] = \
-                            self.samples[observed_end], self.samples[i]
-                    else:
-                        i += 1
             self.node_max = hi
-            self._scan_drawn_thresholds(start, end, n_missing, feature, best)
-            return 1
-        sort_by_value(self.xf + start, self.samples + start, end - start,
-                      self.sort_keys, self.sort_scratch, self.sort_histogram)
+            if self.tied[feature]:
+                sort_by_value(self.xf + start, self.samples + start, end - start,
+                              self.sort_keys, self.sort_scratch, self.sort_histogram)
+                if self._draw_distinct_sorted(start, end - n_missing):
+                    self._scan_drawn_thresholds(start, end, n_missing, feature, best)
+                    return 1
+                # at most nsplit + 1 distinct values: every threshold, below
+            else:
+                if n_missing > 0:  # missing cases last, as after the sort
+                    self._move_missing_last(start, end)
+                self._draw_distinct_cases(start, end - n_missing)
+                self._scan_drawn_thresholds(start, end, n_missing, feature, best)
+                return 1
+        else:
+            sort_by_value(self.xf + start, self.samples + start, end - start,
+                          self.sort_keys, self.sort_scratch, self.sort_histogram)
         self._scan_sorted(start, end, n_missing, False, feature, best)
         if n_missing > 0:
             self._scan_sorted(start, end, n_missing, True, feature, best)
         return 1
 
+    cdef void _move_missing_last(self, idx_t start, idx_t end) noexcept nogil:
+        """Move the cases whose value is NaN to the end of xf[start:end] (samples alike)."""
+        cdef idx_t i = start, observed_end = end
+        while i < observed_end:
+            if self.xf[i] != self.xf[i]:
+                observed_end -= 1
+                self.xf[i], self.xf[observed_end] = self.xf[observed_end], self.xf[i]
+                self.samples[i], self.samples[observed_end] = \
+                    self.samples[observed_end], self.samples[i]
+            else:
+                i += 1
+
+    cdef bint _insert_drawn(self, X_t t, idx_t m) noexcept nogil:
+        """Insert t into the sorted drawn[0:m]; False (nothing inserted) when
+        t is already there."""
+        cdef idx_t i = m
+        while i > 0 and self.drawn[i - 1] > t:
+            i -= 1
+        if i > 0 and self.drawn[i - 1] == t:
+            return False
+        memmove(self.drawn + i + 1, self.drawn + i, (m - i) * sizeof(X_t))
+        self.drawn[i] = t
+        return True
+
+    cdef void _draw_distinct_cases(self, idx_t start, idx_t observed_end) noexcept nogil:
+        """drawn[0:n_drawn]: up to nsplit distinct values of cases drawn
+        uniformly among xf[start:observed_end], below the node's largest
+        value (a value drawn twice is drawn again), for a feature with few
+        ties. The draws stop after 64 nsplit attempts, which only a node
+        with many ties could need."""
+        cdef idx_t m = 0, attempts = 0
+        cdef X_t t
+        while m < self.nsplit and attempts < 64 * self.nsplit:
+            attempts += 1
+            t = self.xf[start + _random_below(&self.rng_state, observed_end - start)]
+            if t < self.node_max and self._insert_drawn(t, m):
+                m += 1
+        self.n_drawn = m
+
+    cdef bint _draw_distinct_sorted(self, idx_t start, idx_t observed_end) noexcept nogil:
+        """drawn[0:nsplit]: nsplit of the D distinct values of the sorted
+        xf[start:observed_end], drawn uniformly without replacement among all
+        but the largest; False (nothing drawn) when D <= nsplit + 1."""
+        cdef idx_t i, j, rank, n_distinct = 1, m = self.nsplit
+        cdef idx_t* ranks = self.bucket_cases  # nsplit + 2 slots, free until the bucket pass
+        for i in range(start + 1, observed_end):
+            n_distinct += self.xf[i] > self.xf[i - 1]
+        if n_distinct <= m + 1:
+            return False
+        j = 0
+        while j < m:  # ranks of distinct values, sorted; a repeat is drawn again
+            rank = _random_below(&self.rng_state, n_distinct - 1)
+            i = j
+            while i > 0 and ranks[i - 1] > rank:
+                i -= 1
+            if i > 0 and ranks[i - 1] == rank:
+                continue
+            memmove(ranks + i + 1, ranks + i, (j - i) * sizeof(idx_t))
+            ranks[i] = rank
+            j += 1
+        rank = 0
+        j = 0
+        for i in range(start, observed_end):
+            if i > start and self.xf[i] > self.xf[i - 1]:
+                rank += 1
+            if rank == ranks[j]:
+                self.drawn[j] = self.xf[i]
+                j += 1
+                if j == m:
+                    break
+        self.n_drawn = m
+        return True
+
     cdef void _scan_drawn_thresholds(self, idx_t start, idx_t end, idx_t n_missing,
                                      idx_t feature, SplitRecord* best) noexcept nogil:
-        """Evaluate the thresholds drawn from xf[start:end - n_missing] (the
-        node's observed values; the missing cases last), with the missing cases
-        sent right and then left (`_scan_buckets`).
+        """Evaluate the thresholds drawn[0:n_drawn] on xf[start:end] (the
+        node's observed values, then its n_missing missing ones), with the
+        missing cases sent right and then left (`_scan_buckets`).
 
         Each case falls in the bucket of the smallest drawn value t >= x (one
         more bucket above the largest); splitting after bucket b puts x <= t_b
         left, at the midpoint between t_b and the smallest value of bucket b + 1.
         """
-        cdef idx_t observed_end = end - n_missing, n_classes = self.n_classes
-        cdef idx_t i, j, b, s, m = 0, lo_b, hi_b
+        cdef idx_t n_classes = self.n_classes, m = self.n_drawn
+        cdef idx_t i, b, s, lo_b, hi_b
         cdef int missing_left
-        cdef X_t v, t
+        cdef X_t v
         cdef const idx_t* y = &self.y[0]
         cdef const double* w = &self.w[0]
-        # draw, sort (insertion: nsplit is small) and deduplicate the candidate values
-        for j in range(self.nsplit):
-            t = self.xf[start + _random_below(&self.rng_state, observed_end - start)]
-            if t >= self.node_max:
-                continue
-            i = m
-            while i > 0 and self.drawn[i - 1] > t:
-                self.drawn[i] = self.drawn[i - 1]
-                i -= 1
-            if i > 0 and self.drawn[i - 1] == t:  # already drawn: close the gap
-                while i < m:
-                    self.drawn[i] = self.drawn[i + 1]
-                    i += 1
-                continue
-            self.drawn[i] = t
-            m += 1
         if m == 0:
             return
-        self.n_drawn = m
         # buckets 0..m hold the observed values, bucket m + 1 the missing ones
         memset(self.bucket_counts, 0, (m + 2) * n_classes * sizeof(double))
         memset(self.bucket_cases, 0, (m + 2) * sizeof(idx_t))

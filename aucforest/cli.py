@@ -209,9 +209,9 @@ SUBCOMMANDS = [_add_fit, _add_predict, _add_evaluate, _add_compare,
 
 
 def _add_forest_options(parser):
-    parser.add_argument("--max-features", type=_max_features, default="sqrt", metavar="M",
-                        help="features examined per node: sqrt, log2, all, an integer, or a "
-                             "fraction in (0, 1] (default: sqrt)")
+    parser.add_argument("--max-features", type=_max_features, default="ceil_sqrt", metavar="M",
+                        help="features examined per node: ceil_sqrt, sqrt (floor), log2, all, "
+                             "an integer, or a fraction in (0, 1] (default: ceil_sqrt)")
     parser.add_argument("--max-depth", type=_positive_int, default=None, metavar="D",
                         help="maximum tree depth (default: none)")
     parser.add_argument("--min-samples-leaf", type=_positive_int, default=1, metavar="N",
@@ -333,7 +333,7 @@ def _decision(text):
 
 
 def _max_features(text):
-    if text in ("sqrt", "log2"):
+    if text in ("ceil_sqrt", "sqrt", "log2"):
         return text
     if text.lower() in ("all", "none"):
         return None
@@ -346,8 +346,8 @@ def _max_features(text):
     except ValueError:
         fraction = None
     if fraction is None or not 0 < fraction <= 1:
-        raise argparse.ArgumentTypeError(f"must be sqrt, log2, all, a positive integer or a "
-                                         f"fraction in (0, 1], got {text!r}")
+        raise argparse.ArgumentTypeError(f"must be ceil_sqrt, sqrt, log2, all, a positive "
+                                         f"integer or a fraction in (0, 1], got {text!r}")
     return fraction
 
 

@@ -1,5 +1,6 @@
 """AUCTreeClassifier: one tree of the compiled engine, scikit-learn compatible."""
 import copy
+import math
 from numbers import Integral, Real
 
 import numpy as np
@@ -21,7 +22,7 @@ TREE_PARAMETER_CONSTRAINTS = {
     "max_features": [
         Interval(Integral, 1, None, closed="left"),
         Interval(Real, 0.0, 1.0, closed="right"),
-        StrOptions({"sqrt", "log2"}),
+        StrOptions({"sqrt", "ceil_sqrt", "log2"}),
         None,
     ],
     "max_depth": [Interval(Integral, 1, None, closed="left"), None],
@@ -91,12 +92,15 @@ def fit_atomically(estimator, fit_into):
 
 
 def resolve_max_features(max_features, n_features):
-    """Number of features drawn per node: "sqrt", "log2", an int, a fraction
-    of n_features, or None (all)."""
+    """Number of features drawn per node: "sqrt" (floor, scikit-learn's),
+    "ceil_sqrt" (randomForestSRC's mtry), "log2", an int, a fraction of
+    n_features, or None (all)."""
     if max_features is None:
         count = n_features
     elif max_features == "sqrt":
-        count = int(np.sqrt(n_features))
+        count = math.isqrt(n_features)
+    elif max_features == "ceil_sqrt":
+        count = math.isqrt(n_features - 1) + 1 if n_features > 0 else 0  # ceil(sqrt(p))
     elif max_features == "log2":
         count = int(np.log2(n_features))
     elif isinstance(max_features, Integral):
@@ -141,10 +145,35 @@ def training_matrix(X, max_bins, random_state):
     return bin_features(X, max_bins, random_state)
 
 
+# a feature sorts its node to draw among distinct values when more than this
+# share of its observed values repeat another (see features_with_ties)
+TIED_SHARE = 0.01
+
+
+def features_with_ties(X):
+    """uint8 flag per column of float32 X: 1 where more than TIED_SHARE of
+    the observed values (missing ones aside) repeat another value.
+
+    With ``nsplit`` the exact splitter draws thresholds among a node's
+    distinct values: it sorts the node to find them for these columns. In
+    the others nearly every case has a value of its own and a case drawn
+    uniformly gives a distinct value drawn uniformly (exactly so without
+    ties), with no sort. Computed once per fit.
+    """
+    tied = np.zeros(X.shape[1], dtype=np.uint8)
+    for j in range(X.shape[1]):
+        column = np.sort(X[:, j])  # NaN last, and NaN == NaN is False
+        repeats = np.count_nonzero(column[1:] == column[:-1])
+        tied[j] = repeats > TIED_SHARE * np.count_nonzero(~np.isnan(column))
+    return tied
+
+
 def grow_tree(X, y_encoded, weights, n_classes, *, criterion, max_features, max_depth,
-              min_samples_leaf, min_weight_fraction_leaf, max_bins, nsplit, seed):
+              min_samples_leaf, min_weight_fraction_leaf, max_bins, nsplit, seed,
+              tied=None):
     """Grow one compiled tree on float32 Fortran-ordered X (exact splitter) or
-    on `BinnedData` from `training_matrix` (binned splitter).
+    on `BinnedData` from `training_matrix` (binned splitter). ``tied``: the
+    `features_with_ties` of X when nsplit is set (computed here if None).
 
     Weights are rescaled to a maximum of 1 (splits and leaf proportions do not
     change under rescaling), so that weights such as 1e300 or 1e-300 neither
@@ -162,7 +191,9 @@ def grow_tree(X, y_encoded, weights, n_classes, *, criterion, max_features, max_
     if isinstance(X, BinnedData):
         splitter = BinnedSplitter(X.codes, X.edges, X.n_bins, y_encoded, weights, *settings)
     else:
-        splitter = ExactSplitter(X, y_encoded, weights, *settings, nsplit=nsplit or 0)
+        if nsplit and tied is None:
+            tied = features_with_ties(X)
+        splitter = ExactSplitter(X, y_encoded, weights, *settings, nsplit=nsplit or 0, tied=tied)
     largest = np.iinfo(np.intp).max
     return build_tree(splitter, largest if max_depth is None else min(max_depth, largest))
 
@@ -179,8 +210,9 @@ class AUCTreeClassifier(ClassifierMixin, BaseEstimator):
     criterion : {"auc", "auc_ecp", "gini", "entropy"}, default="auc"
         "auc_ecp": theta - 1/2 divided by the end-cut factor 2 sqrt(q (1 - q))
         (see `AUCForestClassifier`).
-    max_features : {"sqrt", "log2"}, int, float or None, default=None
-        Non-constant features examined per node (None: all).
+    max_features : {"sqrt", "ceil_sqrt", "log2"}, int, float or None, default=None
+        Non-constant features examined per node (None: all; "sqrt" floor and
+        "ceil_sqrt" ceiling of sqrt(p)).
     max_depth : int or None, default=None
     min_samples_leaf : int, default=1
         Minimum number of distinct training cases in each child.
@@ -195,10 +227,12 @@ class AUCTreeClassifier(ClassifierMixin, BaseEstimator):
         max_bins distinct values (thresholds aside).
     nsplit : int or None, default=None
         None: every threshold between distinct values. An int k: in each node,
-        for each examined feature, k cases drawn at random (with replacement,
-        among those with a value) give the candidate thresholds, and the best
-        of them is taken (randomForestSRC's ``nsplit``; nodes with at most
-        k + 1 such cases are scanned in full). Faster, and more random trees.
+        for each examined feature, k of its distinct observed values drawn
+        uniformly without replacement (the largest excepted) give the
+        candidate thresholds, and the best of them is taken (randomForestSRC's
+        ``nsplit``; nodes with at most k + 1 distinct values are scanned in
+        full). Faster (no sort for a feature without tied values), and more
+        random trees.
         The binned splitter (``max_bins`` set) evaluates every bin edge and
         ignores nsplit.
     random_state : int, RandomState instance or None, default=None

@@ -8,6 +8,7 @@ from sklearn.utils._param_validation import InvalidParameterError
 
 from aucforest import AUCForestClassifier, AUCTreeClassifier, load
 from aucforest.io import save
+from aucforest.tree import features_with_ties, grow_tree
 from references import best_split_with_missing, midpoints, split_value, table_of
 
 
@@ -99,3 +100,59 @@ def test_the_binned_splitter_ignores_nsplit():
     drawn = AUCForestClassifier(10, nsplit=10, max_bins=32, random_state=0).fit(X, y)
     every = AUCForestClassifier(10, nsplit=None, max_bins=32, random_state=0).fit(X, y)
     np.testing.assert_array_equal(drawn.predict_proba(X), every.predict_proba(X))
+
+
+def test_drawn_points_are_uniform_over_distinct_values_not_cases():
+    # randomForestSRC's nsplit draws among the node's distinct values: with
+    # 391 cases at 0 and one case at each of 1..9, nsplit=1 draws 0 (split
+    # after 0) with probability 1/9, not 391/400 as a draw of a case would
+    rng = np.random.default_rng(4)
+    X = np.concatenate([np.zeros(391), np.arange(1.0, 10.0)]).reshape(-1, 1)
+    y = rng.integers(0, 2, size=X.shape[0])
+    drawn = []
+    for seed in range(450):
+        tree = AUCTreeClassifier(max_depth=1, nsplit=1, random_state=seed).fit(X, y)
+        assert tree.tree_.node_count == 3
+        drawn.append(np.floor(tree.tree_.threshold[0]))  # midpoint t + 1/2 -> t
+    values, counts = np.unique(drawn, return_counts=True)
+    np.testing.assert_array_equal(values, np.arange(9.0))  # never the largest value, 9
+    assert stats.chisquare(counts).pvalue > 1e-3
+    assert stats.binomtest(counts[0], len(drawn), 1 / 9).pvalue > 1e-3
+
+
+def test_nodes_with_few_distinct_values_are_scanned_in_full():
+    # 300 cases but at most nsplit + 1 = 6 distinct values per feature: every
+    # node evaluates every threshold, so the tree is the exhaustive one
+    rng = np.random.default_rng(5)
+    X = rng.integers(0, 6, size=(300, 3)).astype(float)
+    X[rng.random(X.shape) < 0.05] = np.nan
+    y = rng.integers(0, 3, size=300)
+    full = AUCTreeClassifier(max_features=2, random_state=0).fit(X, y)
+    drawn = AUCTreeClassifier(max_features=2, nsplit=5, random_state=0).fit(X, y)
+    for name in ("feature", "threshold", "children_right", "missing_go_to_left"):
+        np.testing.assert_array_equal(getattr(drawn.tree_, name), getattr(full.tree_, name))
+
+
+def test_features_with_ties_flags_many_shared_values_but_not_missing_ones():
+    X = np.array([[0.0, 1.0, np.nan, 2.0],
+                  [1.0, 1.0, np.nan, np.nan],
+                  [2.0, 3.0, 5.0, np.nan],
+                  [3.0, 4.0, 6.0, 2.5]], dtype=np.float32)
+    np.testing.assert_array_equal(features_with_ties(np.asfortranarray(X)), [0, 1, 0, 0])
+    # a few repeats among many distinct values (float32 rounding) do not count
+    few, many = np.arange(1000.0), np.arange(1000.0)
+    few[:5], many[:20] = 999.0, 999.0  # 0.5% and 2% of the values repeat another
+    np.testing.assert_array_equal(
+        features_with_ties(np.asfortranarray(np.column_stack([few, many]), dtype=np.float32)),
+        [0, 1])
+
+
+def test_a_tied_feature_flagged_untied_still_ends():
+    # the flag only spares a sort; a wrong one must not make the draws loop forever
+    rng = np.random.default_rng(6)
+    X = np.asfortranarray(rng.integers(0, 12, size=(200, 2)).astype(np.float32))
+    y = rng.integers(0, 2, size=200)
+    tree_ = grow_tree(X, y.astype(np.intp), np.ones(200), 2, criterion="auc", max_features=2,
+                      max_depth=None, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
+                      max_bins=None, nsplit=10, seed=0, tied=np.zeros(2, dtype=np.uint8))
+    assert tree_.node_count > 1
