@@ -93,10 +93,7 @@ def mann_whitney_auc(positive, score, weight=None):
     -------
     float
     """
-    if weight is None:
-        weight = np.ones(score.shape[0])
-    elif weight.size and weight.max() > 0:
-        weight = weight / weight.max()
+    weight = _unit_scale(weight, score.shape[0])
     distinct, slot = np.unique(score, return_inverse=True)
     positive_weight = np.where(positive, weight, 0.0)
     negative_weight = weight - positive_weight
@@ -195,19 +192,13 @@ def hand_till_auc(codes, scores, weight=None):
     scores : ndarray of float, shape (n_samples, C)
         Column ``i`` holds the score of class ``i``.
     weight : ndarray of float or None
-        Non-negative case weights; None means one. They are divided by their
-        maximum first, so that the sums of products neither overflow nor
-        underflow whatever their scale.
+        Non-negative case weights; None means one (see `_unit_scale`).
 
     Returns
     -------
     float
     """
-    if weight is None:
-        weight = np.ones(codes.shape[0])
-    elif weight.size and weight.max() > 0:
-        weight = weight / weight.max()
-    weight = np.ascontiguousarray(weight, dtype=float)
+    weight = np.ascontiguousarray(_unit_scale(weight, codes.shape[0]), dtype=float)
     codes = np.ascontiguousarray(codes, dtype=np.intp)
     n_classes = scores.shape[1]
     class_weight = np.bincount(codes, weights=weight, minlength=n_classes)
@@ -220,6 +211,16 @@ def hand_till_auc(codes, scores, weight=None):
         others = np.arange(n_classes) != i
         pair_aucs.append(wins[others] / (class_weight[i] * class_weight[others]))
     return float(np.mean(np.concatenate(pair_aucs)))
+
+
+def _unit_scale(weight, n):
+    """Weights divided by their maximum (ones when None), so that sums of
+    products neither overflow nor underflow whatever their scale."""
+    if weight is None:
+        return np.ones(n)
+    if weight.size and weight.max() > 0:
+        return weight / weight.max()
+    return weight
 
 
 def _present_columns(y_true, labels):
