@@ -78,7 +78,6 @@ cdef class ExactSplitter(Splitter):
     cdef X_t* bucket_min              # (nsplit + 1,) smallest value between thresholds
 
     cdef void _move_missing_last(self, idx_t start, idx_t end) noexcept nogil
-    cdef bint _insert_drawn(self, X_t t, idx_t m) noexcept nogil
     cdef void _draw_distinct_cases(self, idx_t start, idx_t observed_end) noexcept nogil
     cdef bint _draw_distinct_sorted(self, idx_t start, idx_t observed_end) noexcept nogil
     cdef void _scan_drawn_thresholds(self, idx_t start, idx_t end, idx_t n_missing,

@@ -16,13 +16,17 @@ distinct cases drawn without a sort otherwise. The binned splitter lives in `_bi
 """
 from libc.math cimport INFINITY
 from libc.stdlib cimport free, malloc
-from libc.string cimport memmove, memset
+from libc.string cimport memset
 
 from ._criterion cimport (criterion_alloc, criterion_free, criterion_improvement,
                           criterion_init, criterion_move_left, criterion_proxy,
                           criterion_proxy_scale, criterion_reset)
 from ._sort cimport RADIX_BUCKETS, sort_by_value
 from ._random cimport splitmix64
+
+ctypedef fused X_or_idx_t:
+    X_t
+    idx_t
 
 import numpy as np
 
@@ -332,6 +336,27 @@ cdef class Splitter:
 # The exact splitter
 # ---------------------------------------------------------------------------
 
+cdef inline bint _insert_sorted(X_t* values, X_t t, idx_t m) noexcept nogil:
+    """Insert t into the ascending values[0:m] (room for one more); False,
+    with nothing inserted, when t is already there."""
+    cdef idx_t i = m
+    while i > 0 and values[i - 1] > t:
+        i -= 1
+    if i > 0 and values[i - 1] == t:
+        return False
+    _shift_up(values, i, m)
+    values[i] = t
+    return True
+
+
+cdef inline void _shift_up(X_or_idx_t* values, idx_t i, idx_t m) noexcept nogil:
+    """values[i + 1:m + 1] = values[i:m] (a few elements: a plain loop)."""
+    cdef idx_t j = m
+    while j > i:
+        values[j] = values[j - 1]
+        j -= 1
+
+
 cdef class ExactSplitter(Splitter):
     """Finds the best split of a node: draws features, sorts, scans every
     threshold between distinct values; or, with nsplit > 0, evaluates nsplit
@@ -448,18 +473,6 @@ cdef class ExactSplitter(Splitter):
             else:
                 i += 1
 
-    cdef bint _insert_drawn(self, X_t t, idx_t m) noexcept nogil:
-        """Insert t into the sorted drawn[0:m]; False (nothing inserted) when
-        t is already there."""
-        cdef idx_t i = m
-        while i > 0 and self.drawn[i - 1] > t:
-            i -= 1
-        if i > 0 and self.drawn[i - 1] == t:
-            return False
-        memmove(self.drawn + i + 1, self.drawn + i, (m - i) * sizeof(X_t))
-        self.drawn[i] = t
-        return True
-
     cdef void _draw_distinct_cases(self, idx_t start, idx_t observed_end) noexcept nogil:
         """drawn[0:n_drawn]: up to nsplit distinct values of cases drawn
         uniformly among xf[start:observed_end], below the node's largest
@@ -471,7 +484,7 @@ cdef class ExactSplitter(Splitter):
         while m < self.nsplit and attempts < 64 * self.nsplit:
             attempts += 1
             t = self.xf[start + _random_below(&self.rng_state, observed_end - start)]
-            if t < self.node_max and self._insert_drawn(t, m):
+            if t < self.node_max and _insert_sorted(self.drawn, t, m):
                 m += 1
         self.n_drawn = m
 
@@ -493,7 +506,7 @@ cdef class ExactSplitter(Splitter):
                 i -= 1
             if i > 0 and ranks[i - 1] == rank:
                 continue
-            memmove(ranks + i + 1, ranks + i, (j - i) * sizeof(idx_t))
+            _shift_up(ranks, i, j)
             ranks[i] = rank
             j += 1
         rank = 0
@@ -519,42 +532,48 @@ cdef class ExactSplitter(Splitter):
         more bucket above the largest); splitting after bucket b puts x <= t_b
         left, at the midpoint between t_b and the smallest value of bucket b + 1.
         """
-        cdef idx_t n_classes = self.n_classes, m = self.n_drawn
+        cdef idx_t n_classes = self.n_classes, m = self.n_drawn, observed_end = end - n_missing
         cdef idx_t i, b, s, lo_b, hi_b
         cdef int missing_left
         cdef X_t v
         cdef const idx_t* y = &self.y[0]
         cdef const double* w = &self.w[0]
+        cdef const X_t* xf = self.xf
+        cdef const X_t* drawn = self.drawn
+        cdef const idx_t* samples = self.samples
+        cdef double* counts = self.bucket_counts
+        cdef idx_t* cases = self.bucket_cases
+        cdef X_t* lowest = self.bucket_min
         if m == 0:
             return
         # buckets 0..m hold the observed values, bucket m + 1 the missing ones
-        memset(self.bucket_counts, 0, (m + 2) * n_classes * sizeof(double))
-        memset(self.bucket_cases, 0, (m + 2) * sizeof(idx_t))
+        memset(counts, 0, (m + 2) * n_classes * sizeof(double))
+        memset(cases, 0, (m + 2) * sizeof(idx_t))
         for b in range(m + 1):
-            self.bucket_min[b] = INFINITY
-        for i in range(start, end):
-            v = self.xf[i]
-            if v != v:
-                lo_b = m + 1
+            lowest[b] = INFINITY
+        for i in range(start, observed_end):
+            v = xf[i]
+            if m <= 16:  # counting the drawn values below v, without branches,
+                lo_b = 0   # beats a binary search here
+                for b in range(m):
+                    lo_b += drawn[b] < v
             else:
-                if m <= 16:  # counting the drawn values below v, without branches,
-                    lo_b = 0   # beats a binary search here
-                    for b in range(m):
-                        lo_b += self.drawn[b] < v
-                else:
-                    lo_b = 0
-                    hi_b = m
-                    while lo_b < hi_b:
-                        b = (lo_b + hi_b) // 2
-                        if self.drawn[b] < v:
-                            lo_b = b + 1
-                        else:
-                            hi_b = b
-                if v < self.bucket_min[lo_b]:
-                    self.bucket_min[lo_b] = v
-            s = self.samples[i]
-            self.bucket_counts[lo_b * n_classes + y[s]] += w[s]
-            self.bucket_cases[lo_b] += 1
+                lo_b = 0
+                hi_b = m
+                while lo_b < hi_b:
+                    b = (lo_b + hi_b) // 2
+                    if drawn[b] < v:
+                        lo_b = b + 1
+                    else:
+                        hi_b = b
+            lowest[lo_b] = min(lowest[lo_b], v)
+            s = samples[i]
+            counts[lo_b * n_classes + y[s]] += w[s]
+            cases[lo_b] += 1
+        for i in range(observed_end, end):
+            s = samples[i]
+            counts[(m + 1) * n_classes + y[s]] += w[s]
+        cases[m + 1] = n_missing
         for missing_left in range(2 if n_missing > 0 else 1):
             self._scan_buckets(feature, self.bucket_counts, self.bucket_cases, NULL, m + 1,
                                self.bucket_counts + (m + 1) * n_classes, n_missing,
