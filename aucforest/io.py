@@ -39,6 +39,9 @@ Layout (format version 1)
     Optional, float64 (n_candidates, 2): ``oob_scores_by_min_samples_`` of a
     forest fitted with ``predict_min_samples="oob"``, one (node size, OOB
     score) row per candidate.
+``oob_min_samples_gmeans``
+    Optional, float64 (n_candidates, 2): ``oob_gmeans_by_min_samples_``
+    likewise, one (node size, OOB G-mean) row per candidate.
 ``tree_offsets``, ``tree_max_depth``, ``tree_random_state``
     int64: tree ``t`` owns nodes ``tree_offsets[t]:tree_offsets[t + 1]``
     of the node arrays below; its depth and its ``random_state``.
@@ -65,7 +68,10 @@ FORMAT_VERSION = 1
 _FOREST_ARRAYS = {"metadata": "u1", "classes": None, "class_prior": "f8",
                   "tree_offsets": "i8", "tree_max_depth": "i8", "tree_random_state": "i8"}
 _OPTIONAL_ARRAYS = {"feature_names_in": "U", "oob_decision_function": "f8", "oob_labels": "i8",
-                    "oob_min_samples_scores": "f8"}
+                    "oob_min_samples_scores": "f8", "oob_min_samples_gmeans": "f8"}
+# per-candidate out-of-bag tables of predict_min_samples="oob": attribute -> array
+_MIN_SAMPLES_TABLES = {"oob_scores_by_min_samples_": "oob_min_samples_scores",
+                       "oob_gmeans_by_min_samples_": "oob_min_samples_gmeans"}
 _LABEL_KINDS = "biufU"  # bool, int, unsigned, float, unicode: labels that round-trip
 _MAX_HEADER_SIZE = 10_000
 _NOT_STORED_PARAMS = ("n_jobs",)  # how to run belongs to the user, not to the file
@@ -202,9 +208,10 @@ def forest_to_arrays(forest, *, extra=None):
             arrays["oob_labels"] = np.asarray(forest.oob_labels_, dtype=np.int64)
         metadata["oob_score"] = float(forest.oob_score_)
         metadata["oob_gmean"] = float(forest.oob_gmean_)
-    if hasattr(forest, "oob_scores_by_min_samples_"):
-        arrays["oob_min_samples_scores"] = np.array(
-            list(forest.oob_scores_by_min_samples_.items()), dtype=np.float64).reshape(-1, 2)
+    for attribute, name in _MIN_SAMPLES_TABLES.items():
+        if hasattr(forest, attribute):
+            arrays[name] = np.array(list(getattr(forest, attribute).items()),
+                                    dtype=np.float64).reshape(-1, 2)
     arrays.update(_tree_arrays(forest.estimators_))
     arrays["metadata"] = np.frombuffer(json.dumps(metadata).encode("utf-8"), dtype=np.uint8)
     return arrays
@@ -699,9 +706,9 @@ def _model_from_arrays(arrays):
                                    if "predict_min_samples" in metadata else 1)
     forest.estimators_ = _trees_from_arrays(arrays, forest, metadata["n_trees"])
     _set_oob(forest, arrays, metadata)
-    if "oob_min_samples_scores" in arrays:
-        forest.oob_scores_by_min_samples_ = _checked_min_samples_scores(
-            arrays["oob_min_samples_scores"])
+    for attribute, name in _MIN_SAMPLES_TABLES.items():
+        if name in arrays:
+            setattr(forest, attribute, _checked_min_samples_scores(arrays[name], name))
     return SavedModel(forest, metadata["extra"])
 
 
@@ -852,11 +859,10 @@ def _checked_offsets(arrays, n_trees):
     return offsets
 
 
-def _checked_min_samples_scores(table):
+def _checked_min_samples_scores(table, name):
     sizes = table[:, 0] if table.ndim == 2 and table.shape[1] == 2 else None
     if sizes is None or np.any(~np.isfinite(sizes) | (sizes < 1) | (sizes != np.round(sizes))):
-        raise ModelFileError("array 'oob_min_samples_scores' must hold (node size >= 1, score) "
-                             "rows")
+        raise ModelFileError(f"array {name!r} must hold (node size >= 1, score) rows")
     return {int(size): float(score) for size, score in table}
 
 

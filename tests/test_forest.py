@@ -282,18 +282,22 @@ def test_trees_predict_from_the_deepest_node_with_enough_cases(imbalanced, min_s
     assert forest.predict_min_samples_ == min_samples
 
 
-def test_oob_choice_of_node_size_takes_the_best_candidate(imbalanced):
+def test_oob_choice_of_node_size_takes_the_best_auc_plus_gmean(imbalanced):
     X, y = imbalanced
     params = dict(n_estimators=40, oob_score=True, random_state=0)
     chosen = AUCForestClassifier(predict_min_samples="oob", **params).fit(X, y)
-    scores = chosen.oob_scores_by_min_samples_
-    assert set(scores) == {1, 2, 5, 10, 20, 50}
-    best = max(scores.values())
-    assert chosen.predict_min_samples_ == min(m for m, s in scores.items() if s == best)
-    assert chosen.oob_score_ == best
+    scores, gmeans = chosen.oob_scores_by_min_samples_, chosen.oob_gmeans_by_min_samples_
+    assert set(scores) == set(gmeans) == {1, 2, 5, 10, 20, 50}
+    merit = {m: scores[m] + gmeans[m] for m in scores}  # OOB AUC + OOB G-mean
+    best = max(merit.values())
+    assert chosen.predict_min_samples_ == min(m for m, v in merit.items() if v == best)
+    assert chosen.oob_score_ == scores[chosen.predict_min_samples_]
+    assert chosen.oob_gmean_ == pytest.approx(gmeans[chosen.predict_min_samples_], abs=1e-12)
     for m in (1, 10, chosen.predict_min_samples_):  # each candidate, computed on its own
         fixed = AUCForestClassifier(predict_min_samples=m, **params).fit(X, y)
         assert fixed.oob_score_ == pytest.approx(scores[m], abs=1e-12)
+        assert fixed.oob_gmean_ == pytest.approx(gmeans[m], abs=1e-12)
+    assert len(set(gmeans.values())) > 1  # the candidates differ: the choice is a choice
     np.testing.assert_array_equal(
         chosen.predict_proba(X),
         AUCForestClassifier(predict_min_samples=chosen.predict_min_samples_, **params)
@@ -301,6 +305,7 @@ def test_oob_choice_of_node_size_takes_the_best_candidate(imbalanced):
     without_oob_score = AUCForestClassifier(predict_min_samples="oob", n_estimators=40,
                                             random_state=0).fit(X, y)
     assert without_oob_score.oob_scores_by_min_samples_ == scores
+    assert without_oob_score.oob_gmeans_by_min_samples_ == gmeans
     no_oob = AUCForestClassifier(5, bootstrap=False, predict_min_samples="oob").fit(X, y)
     assert no_oob.predict_min_samples_ == 1
 

@@ -422,6 +422,8 @@ def test_node_size_and_oob_labels_round_trip(tmp_path):
     forest.save(tmp_path / "m.npz")
     loaded = model_io.load(tmp_path / "m.npz")
     assert loaded.predict_min_samples_ == forest.predict_min_samples_
+    assert loaded.oob_scores_by_min_samples_ == forest.oob_scores_by_min_samples_
+    assert loaded.oob_gmeans_by_min_samples_ == forest.oob_gmeans_by_min_samples_
     np.testing.assert_array_equal(loaded.predict_proba(X), forest.predict_proba(X))
     for decision in ("rfq", "argmax"):
         forest.set_params(decision=decision)
