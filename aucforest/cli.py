@@ -232,8 +232,8 @@ def _add_forest_options(parser):
                                + ("; the default" if default_replacement else ""))
     default_nsplit = AUCForestClassifier().nsplit
     parser.add_argument("--nsplit", type=_nsplit, default=default_nsplit, metavar="K",
-                        help="evaluate K thresholds drawn at random from each node's values "
-                             "of a feature; 'all' evaluates every threshold (default: "
+                        help="evaluate K thresholds drawn at random among each node's distinct "
+                             "values of a feature; 'all' evaluates every threshold (default: "
                              f"{'all' if default_nsplit is None else default_nsplit})")
     default_node_size = AUCForestClassifier().predict_min_samples
     parser.add_argument("--predict-min-samples", type=_node_size, default=default_node_size,
