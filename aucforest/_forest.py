@@ -330,7 +330,6 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
             scores = [_oob_score(y_encoded, proba, self.classes_) for proba in decisions]
         best = 0
         if len(scores) > 1:
-            validate_decision(self.decision, self.n_classes_)
             gmeans = [_oob_gmean(y_encoded, proba, self.class_prior_, self.decision)
                       for proba in decisions]
             self.oob_scores_by_min_samples_ = dict(zip(oob.min_samples, scores))

@@ -10,9 +10,9 @@ one feature is examined (`_examine_feature`) and how samples are partitioned.
 `ExactSplitter` sorts the node's values of each drawn feature and evaluates
 every threshold between distinct consecutive values (midpoints); with
 ``nsplit`` > 0 it evaluates only thresholds at values drawn uniformly among
-the node's distinct values (randomForestSRC's ``nsplit``): after a sort for
-a feature with many tied values in the training data, as the values of
-distinct cases drawn without a sort otherwise. The binned splitter lives in `_binned`.
+the node's distinct values (randomForestSRC's ``nsplit``): a feature with
+many tied values in the training data sorts the node to find them, any other
+draws distinct cases without a sort. The binned splitter lives in `_binned`.
 """
 from libc.math cimport INFINITY
 from libc.stdlib cimport free, malloc
@@ -24,13 +24,13 @@ from ._criterion cimport (criterion_alloc, criterion_free, criterion_improvement
 from ._sort cimport RADIX_BUCKETS, sort_by_value
 from ._random cimport splitmix64
 
-ctypedef fused X_or_idx_t:
-    X_t
-    idx_t
-
 import numpy as np
 
 from ._criterion import CRITERIA, auc_split_statistic  # noqa: F401  (public re-exports)
+
+ctypedef fused X_or_idx_t:  # what _shift_up moves: drawn values or their ranks
+    X_t
+    idx_t
 
 
 # ---------------------------------------------------------------------------
