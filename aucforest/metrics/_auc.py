@@ -182,8 +182,10 @@ def multiclass_auc(y_true, y_proba, labels=None, *, sample_weight=None):
 def hand_till_auc(codes, scores, weight=None):
     """Hand & Till's multiclass AUC on validated arrays (no checks).
 
-    One sort per class column gives A(i, j) for every j (`_rank_sums.class_wins`),
-    so M costs O(C n log n) instead of C^2 separate AUCs.
+    M = 1 / (C (C - 1)) sum_{i != j} A(i, j) (papers/multiclass-roc-auc-method.txt,
+    "General Formula"). One sort per class column gives A(i, j) for every j
+    (`_rank_sums.class_wins`), so M costs O(C n log n) instead of C^2
+    separate AUCs.
 
     Parameters
     ----------
