@@ -18,7 +18,7 @@ from .metrics import gmean_score, multiclass_auc
 from .metrics._auc import hand_till_auc, mann_whitney_auc
 from .metrics._imbalance import _geometric_mean
 from .tree import (MAX_SEED, TREE_PARAMETER_CONSTRAINTS, check_counts_are_not_booleans,
-                   features_with_ties, fit_atomically, fitted_tree, grow_tree, training_matrix,
+                   distinct_value_tables, fit_atomically, fitted_tree, grow_tree, training_matrix,
                    tree_params, validate_training_data)
 
 
@@ -248,7 +248,7 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         params = tree_params(self)
         candidates = self._min_samples_candidates()
         fit_X = training_matrix(X, self.max_bins, random_state)  # bin codes when max_bins is set
-        tied = features_with_ties(X) if self.max_bins is None and self.nsplit else None
+        tables = distinct_value_tables(X) if self.max_bins is None and self.nsplit else None
         oob = None
         if self.oob_score:
             oob = _OutOfBag(X, n_classes, candidates)
@@ -256,7 +256,7 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
             oob = _OutOfBag(X, n_classes, candidates,
                             _cases_choosing_node_size(y_encoded, n_classes, random_state))
         fitted = Parallel(n_jobs=self.n_jobs, prefer="threads", return_as="generator")(
-            delayed(_fit_tree)(sampler, fit_X, y_encoded, n_classes, params, seed, tied,
+            delayed(_fit_tree)(sampler, fit_X, y_encoded, n_classes, params, seed, tables,
                                return_counts=oob is not None)
             for seed in seeds)
         self.estimators_ = []
@@ -523,7 +523,8 @@ class _TreeSampler:
         return tree_weights
 
 
-def _fit_tree(sampler, X, y_encoded, n_classes, params, seed, tied=None, return_counts=False):
+def _fit_tree(sampler, X, y_encoded, n_classes, params, seed, tables=None,
+              return_counts=False):
     """Draw one tree's sample from its seed and grow the tree on it.
 
     Module level, with the data as arguments, so that joblib's Dask backend
@@ -533,7 +534,7 @@ def _fit_tree(sampler, X, y_encoded, n_classes, params, seed, tied=None, return_
     rng = np.random.RandomState(seed)
     counts = sampler.draw(rng)
     tree_ = grow_tree(X, y_encoded, sampler.tree_weights(counts), n_classes,
-                      seed=rng.randint(MAX_SEED), tied=tied, **params)
+                      seed=rng.randint(MAX_SEED), tables=tables, **params)
     return tree_, (counts if return_counts else None)
 
 

@@ -1,6 +1,6 @@
 # Splitters: draw features, find the best split of a node, partition its samples.
 from libc.math cimport fabs
-from libc.stdint cimport uint8_t, uint64_t
+from libc.stdint cimport uint64_t
 
 from ._criterion cimport Criterion, X_t, idx_t
 
@@ -69,7 +69,10 @@ cdef class ExactSplitter(Splitter):
     or (nsplit > 0) evaluates nsplit thresholds drawn among the node's distinct values."""
     cdef const X_t[::1, :] X          # (n_samples, n_features), Fortran order: columns contiguous
     cdef idx_t nsplit                 # 0: every threshold; else thresholds drawn per feature
-    cdef const uint8_t[::1] tied      # (n_features,) 1: the feature has tied values in X
+    cdef bint sort_always             # no tables: every drawn-threshold node sorts
+    cdef const X_t[::1] table_values  # sorted distinct values of the features with many ties,
+    cdef const idx_t[::1] table_offsets  # feature j's at [offsets[j], offsets[j + 1])
+    cdef unsigned char* present       # (longest table,) which table values occur in the node
     cdef X_t* drawn                   # (nsplit,) drawn thresholds, sorted
     cdef idx_t n_drawn                # distinct drawn thresholds of the feature being scanned
     cdef X_t node_max                 # its largest value in the node
@@ -79,7 +82,10 @@ cdef class ExactSplitter(Splitter):
 
     cdef void _move_missing_last(self, idx_t start, idx_t end) noexcept nogil
     cdef void _draw_distinct_cases(self, idx_t start, idx_t observed_end) noexcept nogil
+    cdef void _draw_ranks(self, idx_t n_distinct) noexcept nogil
     cdef bint _draw_distinct_sorted(self, idx_t start, idx_t observed_end) noexcept nogil
+    cdef void _draw_distinct_from_table(self, idx_t feature, idx_t start,
+                                        idx_t observed_end) noexcept nogil
     cdef void _scan_drawn_thresholds(self, idx_t start, idx_t end, idx_t n_missing,
                                      idx_t feature, SplitRecord* best) noexcept nogil
 

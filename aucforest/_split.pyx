@@ -11,8 +11,9 @@ one feature is examined (`_examine_feature`) and how samples are partitioned.
 every threshold between distinct consecutive values (midpoints); with
 ``nsplit`` > 0 it evaluates only thresholds at values drawn uniformly among
 the node's distinct values (randomForestSRC's ``nsplit``): a feature with
-many tied values in the training data sorts the node to find them, any other
-draws distinct cases without a sort. The binned splitter lives in `_binned`.
+many tied values in the training data finds them in its table of distinct
+values, any other draws distinct cases; neither sorts. The binned splitter
+lives in `_binned`.
 """
 from libc.math cimport INFINITY
 from libc.stdlib cimport free, malloc
@@ -378,27 +379,34 @@ cdef class ExactSplitter(Splitter):
         randomForestSRC's nsplit (its splitUtil.c draws among the sorted
         distinct values): a value shared by many cases is no likelier than a
         rare one, so end cuts stay as likely as in the exhaustive scan.
-    tied : uint8 array of shape (n_features,) or None
-        1 where many of a feature's values in X are tied
-        (`tree.features_with_ties`): only those are sorted to find the node's
-        distinct values; for the others the values of distinct cases drawn
-        uniformly are taken (the same draw when the node has no ties). None:
-        every feature is sorted.
+    tables : (values, offsets) or None
+        `tree.distinct_value_tables` of X: feature j's sorted distinct values
+        ``values[offsets[j]:offsets[j + 1]]``, given for the features with
+        many tied values. Such a feature marks which of them occur in the
+        node (a binary search per case; a sort instead when the table is
+        much longer than the node); a feature without a table takes the
+        values of distinct cases drawn uniformly (the same draw when the
+        node has no ties). None: every feature sorts the node.
     """
 
     def __init__(self, const X_t[::1, :] X, const idx_t[::1] y, const double[::1] w,
                  idx_t n_classes, int criterion, idx_t max_features,
                  idx_t min_samples_leaf, double min_weight_leaf, uint64_t seed,
-                 idx_t nsplit=0, tied=None):
+                 idx_t nsplit=0, tables=None):
         self.X = X
         self._init_common(X.shape[0], X.shape[1], y, w, n_classes, criterion, max_features,
                           min_samples_leaf, min_weight_leaf, seed)
         if nsplit < 0:
             raise ValueError(f"nsplit must be >= 0; got {nsplit}")
         self.nsplit = nsplit
-        self.tied = np.ones(X.shape[1], dtype=np.uint8) if tied is None else tied
-        if self.tied.shape[0] != X.shape[1]:
-            raise ValueError("tied must hold one flag per feature")
+        self.sort_always = tables is None
+        values, offsets = (np.zeros(0, np.float32), np.zeros(X.shape[1] + 1, np.intp)) \
+            if tables is None else tables
+        self.table_values = values
+        self.table_offsets = offsets
+        if offsets.shape[0] != X.shape[1] + 1 or offsets[-1] != values.shape[0]:
+            raise ValueError("tables must hold one table per feature")
+        self.present = <unsigned char*> malloc(max(int(np.max(np.diff(offsets), initial=0)), 1))
         self.xf = <X_t*> malloc(max(self.n_active, 1) * sizeof(X_t))
         self.sort_keys = <uint64_t*> malloc(max(self.n_active, 1) * sizeof(uint64_t))
         self.sort_scratch = <uint64_t*> malloc(max(self.n_active, 1) * sizeof(uint64_t))
@@ -410,10 +418,11 @@ cdef class ExactSplitter(Splitter):
         if (self.xf == NULL or self.sort_keys == NULL or self.sort_scratch == NULL
                 or self.sort_histogram == NULL or self.drawn == NULL
                 or self.bucket_counts == NULL or self.bucket_cases == NULL
-                or self.bucket_min == NULL):
+                or self.bucket_min == NULL or self.present == NULL):
             raise MemoryError("cannot allocate the exact splitter's sort buffers")
 
     def __dealloc__(self):
+        free(self.present)
         free(self.drawn)
         free(self.bucket_counts)
         free(self.bucket_cases)
@@ -426,7 +435,7 @@ cdef class ExactSplitter(Splitter):
         drawn among them (missing cases moved last), else sort and scan every
         threshold; missing cases sent right and then left. 0 when constant."""
         cdef const X_t* column = &self.X[0, 0] + feature * self.n_rows
-        cdef idx_t i, n_missing = 0, observed_end
+        cdef idx_t i, n_missing = 0, observed_end, n_table
         cdef X_t v, lo = INFINITY, hi = -INFINITY
         for i in range(start, end):
             v = column[self.samples[i]]
@@ -440,7 +449,8 @@ cdef class ExactSplitter(Splitter):
             return 0
         if self.nsplit > 0 and end - start - n_missing > self.nsplit + 1:
             self.node_max = hi
-            if self.tied[feature]:
+            n_table = self.table_offsets[feature + 1] - self.table_offsets[feature]
+            if self.sort_always or n_table > 4 * (end - start):
                 sort_by_value(self.xf + start, self.samples + start, end - start,
                               self.sort_keys, self.sort_scratch, self.sort_histogram)
                 if self._draw_distinct_sorted(start, end - n_missing):
@@ -450,7 +460,10 @@ cdef class ExactSplitter(Splitter):
             else:
                 if n_missing > 0:  # missing cases last, as after the sort
                     self._move_missing_last(start, end)
-                self._draw_distinct_cases(start, end - n_missing)
+                if n_table > 0:
+                    self._draw_distinct_from_table(feature, start, end - n_missing)
+                else:
+                    self._draw_distinct_cases(start, end - n_missing)
                 self._scan_drawn_thresholds(start, end, n_missing, feature, best)
                 return 1
         else:
@@ -488,18 +501,13 @@ cdef class ExactSplitter(Splitter):
                 m += 1
         self.n_drawn = m
 
-    cdef bint _draw_distinct_sorted(self, idx_t start, idx_t observed_end) noexcept nogil:
-        """drawn[0:nsplit]: nsplit of the D distinct values of the sorted
-        xf[start:observed_end], drawn uniformly without replacement among all
-        but the largest; False (nothing drawn) when D <= nsplit + 1."""
-        cdef idx_t i, j, rank, n_distinct = 1, m = self.nsplit
-        cdef idx_t* ranks = self.bucket_cases  # nsplit + 2 slots, free until the bucket pass
-        for i in range(start + 1, observed_end):
-            n_distinct += self.xf[i] > self.xf[i - 1]
-        if n_distinct <= m + 1:
-            return False
-        j = 0
-        while j < m:  # ranks of distinct values, sorted; a repeat is drawn again
+    cdef void _draw_ranks(self, idx_t n_distinct) noexcept nogil:
+        """bucket_cases[0:nsplit] (free until the bucket pass): nsplit of the
+        ranks 0..n_distinct - 2 (all distinct values but the largest), drawn
+        uniformly without replacement, ascending; needs n_distinct > nsplit + 1."""
+        cdef idx_t i, j = 0, rank
+        cdef idx_t* ranks = self.bucket_cases
+        while j < self.nsplit:  # a repeat is drawn again
             rank = _random_below(&self.rng_state, n_distinct - 1)
             i = j
             while i > 0 and ranks[i - 1] > rank:
@@ -509,8 +517,18 @@ cdef class ExactSplitter(Splitter):
             _shift_up(ranks, i, j)
             ranks[i] = rank
             j += 1
-        rank = 0
-        j = 0
+
+    cdef bint _draw_distinct_sorted(self, idx_t start, idx_t observed_end) noexcept nogil:
+        """drawn[0:nsplit]: nsplit of the D distinct values of the sorted
+        xf[start:observed_end], drawn uniformly without replacement among all
+        but the largest; False (nothing drawn) when D <= nsplit + 1."""
+        cdef idx_t i, j = 0, rank = 0, n_distinct = 1, m = self.nsplit
+        cdef const idx_t* ranks = self.bucket_cases
+        for i in range(start + 1, observed_end):
+            n_distinct += self.xf[i] > self.xf[i - 1]
+        if n_distinct <= m + 1:
+            return False
+        self._draw_ranks(n_distinct)
         for i in range(start, observed_end):
             if i > start and self.xf[i] > self.xf[i - 1]:
                 rank += 1
@@ -521,6 +539,50 @@ cdef class ExactSplitter(Splitter):
                     break
         self.n_drawn = m
         return True
+
+    cdef void _draw_distinct_from_table(self, idx_t feature, idx_t start,
+                                        idx_t observed_end) noexcept nogil:
+        """drawn[0:n_drawn]: the node's distinct values found in the feature's
+        table (a binary search per case marks which occur): nsplit of them
+        drawn uniformly without replacement among all but the largest, or,
+        with at most nsplit + 1 of them, every one but the largest (then the
+        buckets hold one distinct value each: the exhaustive scan)."""
+        cdef idx_t first = self.table_offsets[feature]
+        cdef idx_t n_table = self.table_offsets[feature + 1] - first
+        cdef const X_t* table = &self.table_values[first]
+        cdef unsigned char* present = self.present
+        cdef const idx_t* ranks = self.bucket_cases
+        cdef idx_t i, c, lo, width, half, j = 0, rank = -1, n_distinct = 0, m = self.nsplit
+        cdef X_t v
+        memset(present, 0, n_table)
+        for i in range(start, observed_end):  # v's index in the table, without branches
+            v = self.xf[i]
+            lo = 0
+            width = n_table
+            while width > 1:
+                half = width >> 1
+                lo += half * (table[lo + half - 1] < v)
+                width -= half
+            present[lo] = 1
+        for c in range(n_table):
+            n_distinct += present[c]
+        if n_distinct <= m + 1:
+            for c in range(n_table):
+                if present[c] and j < n_distinct - 1:
+                    self.drawn[j] = table[c]
+                    j += 1
+            self.n_drawn = n_distinct - 1
+            return
+        self._draw_ranks(n_distinct)
+        for c in range(n_table):
+            if present[c]:
+                rank += 1
+                if rank == ranks[j]:
+                    self.drawn[j] = table[c]
+                    j += 1
+                    if j == m:
+                        break
+        self.n_drawn = m
 
     cdef void _scan_drawn_thresholds(self, idx_t start, idx_t end, idx_t n_missing,
                                      idx_t feature, SplitRecord* best) noexcept nogil:
@@ -544,7 +606,7 @@ cdef class ExactSplitter(Splitter):
         cdef double* counts = self.bucket_counts
         cdef idx_t* cases = self.bucket_cases
         cdef X_t* lowest = self.bucket_min
-        if m == 0:
+        if m == 0 and n_missing == 0:
             return
         # buckets 0..m hold the observed values, bucket m + 1 the missing ones
         memset(counts, 0, (m + 2) * n_classes * sizeof(double))

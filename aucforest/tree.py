@@ -145,35 +145,39 @@ def training_matrix(X, max_bins, random_state):
     return bin_features(X, max_bins, random_state)
 
 
-# a feature sorts its node to draw among distinct values when more than this
-# share of its observed values repeat another (see features_with_ties)
+# a feature looks up its node's distinct values in a table when more than this
+# share of its observed values repeat another (see distinct_value_tables)
 TIED_SHARE = 0.01
 
 
-def features_with_ties(X):
-    """uint8 flag per column of float32 X: 1 where more than TIED_SHARE of
-    the observed values (missing ones aside) repeat another value.
+def distinct_value_tables(X):
+    """The sorted distinct values of each column of float32 X with many ties
+    (more than TIED_SHARE of its observed values repeat another; missing
+    values aside), for the exact splitter's ``nsplit`` draws.
 
-    With ``nsplit`` the exact splitter draws thresholds among a node's
-    distinct values: it sorts the node to find them for these columns. In
-    the others nearly every case has a value of its own and a case drawn
-    uniformly gives a distinct value drawn uniformly (exactly so without
-    ties), with no sort. Computed once per fit.
+    Returns ``(values, offsets)``: column j's table is
+    ``values[offsets[j]:offsets[j + 1]]``, empty for the other columns (in
+    which nearly every case has a value of its own, so that a case drawn
+    uniformly gives a distinct value drawn uniformly, exactly so without
+    ties). Computed once per fit.
     """
-    tied = np.zeros(X.shape[1], dtype=np.uint8)
+    tables = []
     for j in range(X.shape[1]):
-        column = np.sort(X[:, j])  # NaN last, and NaN == NaN is False
-        repeats = np.count_nonzero(column[1:] == column[:-1])
-        tied[j] = repeats > TIED_SHARE * np.count_nonzero(~np.isnan(column))
-    return tied
+        column = np.sort(X[:, j])  # NaN last
+        observed = column[:np.count_nonzero(~np.isnan(column))]
+        repeats = np.count_nonzero(observed[1:] == observed[:-1])
+        tables.append(np.unique(observed) if repeats > TIED_SHARE * observed.size
+                      else observed[:0])
+    offsets = np.concatenate([[0], np.cumsum([t.size for t in tables])]).astype(np.intp)
+    return np.concatenate(tables).astype(np.float32), offsets
 
 
 def grow_tree(X, y_encoded, weights, n_classes, *, criterion, max_features, max_depth,
               min_samples_leaf, min_weight_fraction_leaf, max_bins, nsplit, seed,
-              tied=None):
+              tables=None):
     """Grow one compiled tree on float32 Fortran-ordered X (exact splitter) or
-    on `BinnedData` from `training_matrix` (binned splitter). ``tied``: the
-    `features_with_ties` of X when nsplit is set (computed here if None).
+    on `BinnedData` from `training_matrix` (binned splitter). ``tables``: the
+    `distinct_value_tables` of X when nsplit is set (computed here if None).
 
     Weights are rescaled to a maximum of 1 (splits and leaf proportions do not
     change under rescaling), so that weights such as 1e300 or 1e-300 neither
@@ -191,9 +195,10 @@ def grow_tree(X, y_encoded, weights, n_classes, *, criterion, max_features, max_
     if isinstance(X, BinnedData):
         splitter = BinnedSplitter(X.codes, X.edges, X.n_bins, y_encoded, weights, *settings)
     else:
-        if nsplit and tied is None:
-            tied = features_with_ties(X)
-        splitter = ExactSplitter(X, y_encoded, weights, *settings, nsplit=nsplit or 0, tied=tied)
+        if nsplit and tables is None:
+            tables = distinct_value_tables(X)
+        splitter = ExactSplitter(X, y_encoded, weights, *settings, nsplit=nsplit or 0,
+                                 tables=tables)
     largest = np.iinfo(np.intp).max
     return build_tree(splitter, largest if max_depth is None else min(max_depth, largest))
 

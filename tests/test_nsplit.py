@@ -8,7 +8,9 @@ from sklearn.utils._param_validation import InvalidParameterError
 
 from aucforest import AUCForestClassifier, AUCTreeClassifier, load
 from aucforest.io import save
-from aucforest.tree import features_with_ties, grow_tree
+from aucforest._split import CRITERIA, ExactSplitter
+from aucforest._tree import build_tree
+from aucforest.tree import distinct_value_tables, grow_tree
 from references import best_split_with_missing, midpoints, split_value, table_of
 
 
@@ -133,26 +135,58 @@ def test_nodes_with_few_distinct_values_are_scanned_in_full():
         np.testing.assert_array_equal(getattr(drawn.tree_, name), getattr(full.tree_, name))
 
 
-def test_features_with_ties_flags_many_shared_values_but_not_missing_ones():
+def test_distinct_value_tables_cover_features_with_many_shared_values():
     X = np.array([[0.0, 1.0, np.nan, 2.0],
                   [1.0, 1.0, np.nan, np.nan],
                   [2.0, 3.0, 5.0, np.nan],
                   [3.0, 4.0, 6.0, 2.5]], dtype=np.float32)
-    np.testing.assert_array_equal(features_with_ties(np.asfortranarray(X)), [0, 1, 0, 0])
+    values, offsets = distinct_value_tables(np.asfortranarray(X))
+    np.testing.assert_array_equal(offsets, [0, 0, 3, 3, 3])  # only column 1 has repeats
+    np.testing.assert_array_equal(values, [1.0, 3.0, 4.0])
     # a few repeats among many distinct values (float32 rounding) do not count
     few, many = np.arange(1000.0), np.arange(1000.0)
     few[:5], many[:20] = 999.0, 999.0  # 0.5% and 2% of the values repeat another
-    np.testing.assert_array_equal(
-        features_with_ties(np.asfortranarray(np.column_stack([few, many]), dtype=np.float32)),
-        [0, 1])
+    values, offsets = distinct_value_tables(
+        np.asfortranarray(np.column_stack([few, many]), dtype=np.float32))
+    np.testing.assert_array_equal(offsets, [0, 0, 980])
+    np.testing.assert_array_equal(values, np.arange(20.0, 1000.0))
 
 
-def test_a_tied_feature_flagged_untied_still_ends():
-    # the flag only spares a sort; a wrong one must not make the draws loop forever
+@pytest.mark.parametrize("values_per_feature", [6, 40])
+def test_table_lookup_draws_as_the_sort_does(values_per_feature):
+    # a tied feature finds the node's distinct values in its table instead of
+    # sorting the node: the same candidates, so a tree with one draw per node
+    # is split where the sorted draw splits (and with at most nsplit + 1
+    # values, where the exhaustive scan splits)
+    rng = np.random.default_rng(7)
+    n = 2000
+    X = np.asfortranarray(rng.integers(0, values_per_feature, size=(n, 3)).astype(np.float32))
+    X[rng.random(X.shape) < 0.05] = np.nan
+    y = rng.integers(0, 3, size=n).astype(np.intp)
+    w = rng.uniform(0.5, 2.0, size=n)
+    settings = dict(criterion="auc", max_features=3, max_depth=None, min_samples_leaf=1,
+                    min_weight_fraction_leaf=0.0, max_bins=None, nsplit=5, seed=3)
+    _, offsets = distinct_value_tables(X)
+    assert np.all(np.diff(offsets) == values_per_feature)  # every feature looks up
+    looked_up = grow_tree(X, y, w, 3, **settings)  # grow_tree computes the tables
+    splitter_sorts = ExactSplitter(X, y, w, 3, CRITERIA["auc"], 3, 1, 0.0, 3, nsplit=5)
+    sorted_draws = build_tree(splitter_sorts, np.iinfo(np.intp).max)  # tables=None: sorts
+    assert looked_up.node_count > 50
+    for name in ("feature", "threshold", "children_right", "missing_go_to_left"):
+        np.testing.assert_array_equal(getattr(looked_up, name), getattr(sorted_draws, name))
+    if values_per_feature <= 6:  # at most nsplit + 1 values: the exhaustive tree
+        exhaustive = grow_tree(X, y, w, 3, **dict(settings, nsplit=None))
+        for name in ("feature", "threshold", "children_right", "missing_go_to_left"):
+            np.testing.assert_array_equal(getattr(looked_up, name), getattr(exhaustive, name))
+
+
+def test_a_tied_feature_without_a_table_still_ends():
+    # without a table a feature draws cases; many ties must not make the draws loop forever
     rng = np.random.default_rng(6)
     X = np.asfortranarray(rng.integers(0, 12, size=(200, 2)).astype(np.float32))
     y = rng.integers(0, 2, size=200)
     tree_ = grow_tree(X, y.astype(np.intp), np.ones(200), 2, criterion="auc", max_features=2,
                       max_depth=None, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
-                      max_bins=None, nsplit=10, seed=0, tied=np.zeros(2, dtype=np.uint8))
+                      max_bins=None, nsplit=10, seed=0,
+                      tables=(np.zeros(0, np.float32), np.zeros(3, np.intp)))
     assert tree_.node_count > 1
