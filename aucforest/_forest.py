@@ -14,7 +14,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ._decision import decide, validate_decision
 from ._progress import progress
 from ._tree import accumulate_oob_proba, accumulate_proba
-from .metrics import gmean_score, multiclass_auc
+from .metrics import multiclass_auc
 from .metrics._auc import hand_till_auc, mann_whitney_auc
 from .metrics._imbalance import _geometric_mean
 from .tree import (MAX_SEED, TREE_PARAMETER_CONSTRAINTS, check_counts_are_not_booleans,
@@ -349,11 +349,9 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         check_is_fitted(self, ["oob_decision_function_", "oob_labels_"])
         if self.oob_labels_ is None:  # loaded from a file without the training labels
             return self._saved_oob_gmean
-        has_oob = ~np.isnan(self.oob_decision_function_[:, 0])
-        y_oob = self.classes_[self.oob_labels_[has_oob]]
-        if np.unique(y_oob).size < 2:
-            return np.nan
-        return gmean_score(y_oob, self._decide(self.oob_decision_function_[has_oob]))
+        validate_decision(self.decision, self.n_classes_)
+        return _oob_gmean(self.oob_labels_, self.oob_decision_function_, self.class_prior_,
+                          self.decision)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -165,8 +165,9 @@ def distinct_value_tables(X):
     for j in range(X.shape[1]):
         column = np.sort(X[:, j])  # NaN last
         observed = column[:np.count_nonzero(~np.isnan(column))]
-        repeats = np.count_nonzero(observed[1:] == observed[:-1])
-        tables.append(np.unique(observed) if repeats > TIED_SHARE * observed.size
+        first = np.concatenate([[True], observed[1:] != observed[:-1]])  # of each value
+        repeats = observed.size - np.count_nonzero(first)
+        tables.append(observed[first] if repeats > TIED_SHARE * observed.size
                       else observed[:0])
     offsets = np.concatenate([[0], np.cumsum([t.size for t in tables])]).astype(np.intp)
     return np.concatenate(tables).astype(np.float32), offsets
@@ -236,8 +237,7 @@ class AUCTreeClassifier(ClassifierMixin, BaseEstimator):
         uniformly without replacement (the largest excepted) give the
         candidate thresholds, and the best of them is taken (randomForestSRC's
         ``nsplit``; nodes with at most k + 1 distinct values are scanned in
-        full). Faster (no sort for a feature without tied values), and more
-        random trees.
+        full). Faster (no sort), and more random trees.
         The binned splitter (``max_bins`` set) evaluates every bin edge and
         ignores nsplit.
     random_state : int, RandomState instance or None, default=None

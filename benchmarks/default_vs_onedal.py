@@ -13,11 +13,11 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from compare_peers import make_data  # noqa: E402
+from compare_peers import FULL_ROWS, make_data  # noqa: E402
 
 from aucforest import AUCForestClassifier  # noqa: E402
 
-ROWS = [(20000, 20, 3, 50), (10000, 20, 10, 50), (200000, 20, 2, 20), (50000, 200, 2, 20)]
+ROWS = FULL_ROWS[:4]  # the table of issue 14
 
 
 def main():
