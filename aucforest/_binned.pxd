@@ -16,3 +16,7 @@ cdef class BinnedSplitter(Splitter):
     cdef idx_t* hist_count             # (N_CODES,) distinct cases per bin
     cdef idx_t* occupied_bins          # (N_CODES,) non-empty value bins of the feature, ascending
     cdef idx_t* partition_scratch      # (n_active,) right-going samples during a stable partition
+    cdef idx_t nsplit                  # 0: every occupied bin's edge; else nsplit drawn edges
+    cdef idx_t* drawn_positions        # (N_CODES,) draw of positions in occupied_bins
+    cdef idx_t* drawn_bins             # (N_CODES,) bins whose edges were drawn, ascending, + the last
+    cdef idx_t _merge_at_drawn_bins(self, idx_t n_occupied) noexcept nogil

@@ -11,6 +11,12 @@ same criterion (`_criterion`) as the exact splitter: O(K) per moved class for
 AUC, O(1) for Gini and entropy. Only occupied bins are scanned and cleared,
 so a node costs O(cases + occupied bins x K), small nodes included.
 
+With ``nsplit`` > 0 only the edges of nsplit of the node's occupied bins,
+drawn uniformly without replacement (the last one excepted), are candidate
+thresholds, as the exact splitter draws among the node's distinct values
+(randomForestSRC's ``nsplit``): the histogram is merged into the buckets
+between the drawn edges before the scan.
+
 Candidates, tie rule, missing values (scanned right, then left) and leaf
 bounds (min_samples_leaf counts distinct cases) are those of the exact
 splitter; the thresholds are bin edges, so a tree grown on the codes
@@ -23,6 +29,7 @@ from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy
 
 from ._criterion cimport X_t
+from ._random cimport random_below as _random_below
 
 cdef extern from *:
     """
@@ -48,14 +55,23 @@ cdef class BinnedSplitter(Splitter):
     n_bins : intp array (n_features,), value bins of each feature (<= 255)
     y, w, n_classes, criterion, max_features, min_samples_leaf, min_weight_leaf, seed
         as for `ExactSplitter`
+    nsplit : int, default 0
+        0: the edge of every occupied bin is a candidate threshold. k > 0: in
+        each node, for each examined feature, the edges of k of its occupied
+        bins drawn uniformly without replacement (the last excepted); a node
+        with at most k + 1 occupied bins is scanned in full.
     """
 
     def __init__(self, const uint8_t[::1, :] codes, const double[:, ::1] edges,
                  const idx_t[::1] n_bins, const idx_t[::1] y, const double[::1] w,
                  idx_t n_classes, int criterion, idx_t max_features,
-                 idx_t min_samples_leaf, double min_weight_leaf, uint64_t seed):
+                 idx_t min_samples_leaf, double min_weight_leaf, uint64_t seed, *,
+                 idx_t nsplit=0):
         if edges.shape[0] != codes.shape[1] or n_bins.shape[0] != codes.shape[1]:
             raise ValueError("edges and n_bins must have one row per feature")
+        if nsplit < 0:
+            raise ValueError(f"nsplit must be >= 0; got {nsplit}")
+        self.nsplit = nsplit
         self.codes = codes
         self.edges = edges
         self.n_bins = n_bins
@@ -65,8 +81,11 @@ cdef class BinnedSplitter(Splitter):
         self.hist_count = <idx_t*> calloc(N_CODES, sizeof(idx_t))
         self.occupied_bins = <idx_t*> malloc(N_CODES * sizeof(idx_t))
         self.partition_scratch = <idx_t*> malloc(max(self.n_active, 1) * sizeof(idx_t))
+        self.drawn_positions = <idx_t*> malloc(N_CODES * sizeof(idx_t))
+        self.drawn_bins = <idx_t*> malloc(N_CODES * sizeof(idx_t))
         if (self.hist_weight == NULL or self.hist_count == NULL or self.occupied_bins == NULL
-                or self.partition_scratch == NULL):
+                or self.partition_scratch == NULL or self.drawn_positions == NULL
+                or self.drawn_bins == NULL):
             raise MemoryError("cannot allocate the binned splitter's histograms")
 
     def __dealloc__(self):
@@ -74,6 +93,8 @@ cdef class BinnedSplitter(Splitter):
         free(self.hist_count)
         free(self.occupied_bins)
         free(self.partition_scratch)
+        free(self.drawn_positions)
+        free(self.drawn_bins)
 
     cdef int _examine_feature(self, idx_t feature, idx_t start, idx_t end,
                               SplitRecord* best) noexcept nogil:
@@ -95,6 +116,8 @@ cdef class BinnedSplitter(Splitter):
         cdef uint64_t occupied[4]
         cdef uint64_t bits
         cdef uint8_t code
+        cdef idx_t* buckets
+        cdef idx_t n_buckets
         occupied[0] = occupied[1] = occupied[2] = occupied[3] = 0
         for i in range(start, end):
             s = samples[i]
@@ -112,10 +135,13 @@ cdef class BinnedSplitter(Splitter):
                 bits &= bits - 1
         if n_occupied > 1 or (n_occupied == 1 and n_missing > 0):
             # split after each occupied bin (codes <= b left), as the exact scan
-            # does after each distinct value
+            # does after each distinct value, or after each drawn one
+            buckets, n_buckets = self.occupied_bins, n_occupied
+            if 0 < self.nsplit < n_occupied - 1:
+                buckets, n_buckets = self.drawn_bins, self._merge_at_drawn_bins(n_occupied)
             for missing_left in range(2 if n_missing > 0 else 1):
-                self._scan_buckets(feature, hist_weight, hist_count, self.occupied_bins,
-                                   n_occupied, hist_weight + MISSING_CODE * K, n_missing,
+                self._scan_buckets(feature, hist_weight, hist_count, buckets, n_buckets,
+                                   hist_weight + MISSING_CODE * K, n_missing,
                                    end - start, missing_left, best)
         for i in range(n_occupied):
             b = self.occupied_bins[i]
@@ -126,6 +152,43 @@ cdef class BinnedSplitter(Splitter):
         for k in range(K):
             hist_weight[MISSING_CODE * K + k] = 0.0
         return n_occupied > 1 or (n_occupied == 1 and n_missing > 0)
+
+    cdef idx_t _merge_at_drawn_bins(self, idx_t n_occupied) noexcept nogil:
+        """Draw nsplit of the first n_occupied - 1 occupied bins (uniformly,
+        without replacement) and add to each drawn bin the histogram of the
+        undrawn bins below it, down to the previous drawn one; the last occupied
+        bin takes those above the last drawn one. Fills drawn_bins (ascending,
+        the last occupied bin at the end) and returns their number, nsplit + 1.
+        """
+        cdef idx_t K = self.n_classes, m = self.nsplit, n_choices = n_occupied - 1
+        cdef idx_t i, j, q, k, b, target, last, previous = -1, swap
+        cdef idx_t* positions = self.drawn_positions
+        cdef double* hist_weight = self.hist_weight
+        for i in range(n_choices):
+            positions[i] = i
+        for i in range(m):  # partial Fisher-Yates: positions[0:m] is the draw
+            j = i + _random_below(&self.rng_state, n_choices - i)
+            swap = positions[i]
+            positions[i] = positions[j]
+            positions[j] = swap
+        for i in range(1, m):  # insertion sort of the m drawn positions
+            swap = positions[i]
+            j = i
+            while j > 0 and positions[j - 1] > swap:
+                positions[j] = positions[j - 1]
+                j -= 1
+            positions[j] = swap
+        for i in range(m + 1):
+            last = positions[i] if i < m else n_occupied - 1
+            target = self.occupied_bins[last]
+            for q in range(previous + 1, last):
+                b = self.occupied_bins[q]
+                self.hist_count[target] += self.hist_count[b]
+                for k in range(K):
+                    hist_weight[target * K + k] += hist_weight[b * K + k]
+            self.drawn_bins[i] = target
+            previous = last
+        return m + 1
 
     cdef double _bucket_threshold(self, idx_t feature, idx_t bucket) noexcept nogil:
         """The upper edge of bin `bucket` (codes <= bucket go left)."""

@@ -23,7 +23,7 @@ from ._criterion cimport (criterion_alloc, criterion_free, criterion_improvement
                           criterion_init, criterion_move_left, criterion_proxy,
                           criterion_proxy_scale, criterion_reset)
 from ._sort cimport RADIX_BUCKETS, sort_by_value
-from ._random cimport splitmix64
+from ._random cimport random_below as _random_below
 
 import numpy as np
 
@@ -32,14 +32,6 @@ from ._criterion import CRITERIA, auc_split_statistic  # noqa: F401  (public re-
 ctypedef fused X_or_idx_t:  # what _shift_up moves: drawn values or their ranks
     X_t
     idx_t
-
-
-# ---------------------------------------------------------------------------
-# Random numbers (splitmix64), one stream per tree
-# ---------------------------------------------------------------------------
-
-cdef inline idx_t _random_below(uint64_t* state, idx_t n) noexcept nogil:
-    return <idx_t> (splitmix64(state) % <uint64_t> n)
 
 
 cdef inline double _midpoint(double a, double b) noexcept nogil:

@@ -194,7 +194,8 @@ def grow_tree(X, y_encoded, weights, n_classes, *, criterion, max_features, max_
     settings = (n_classes, CRITERIA[criterion], resolve_max_features(max_features, X.shape[1]),
                 min(min_samples_leaf, weights.shape[0]), min_weight_leaf, seed)
     if isinstance(X, BinnedData):
-        splitter = BinnedSplitter(X.codes, X.edges, X.n_bins, y_encoded, weights, *settings)
+        splitter = BinnedSplitter(X.codes, X.edges, X.n_bins, y_encoded, weights, *settings,
+                                  nsplit=nsplit or 0)
     else:
         if nsplit and tables is None:
             tables = distinct_value_tables(X)
@@ -238,8 +239,8 @@ class AUCTreeClassifier(ClassifierMixin, BaseEstimator):
         candidate thresholds, and the best of them is taken (randomForestSRC's
         ``nsplit``; nodes with at most k + 1 distinct values are scanned in
         full). Faster (no sort), and more random trees.
-        The binned splitter (``max_bins`` set) evaluates every bin edge and
-        ignores nsplit.
+        The binned splitter (``max_bins`` set) draws k of the node's occupied
+        bins alike and splits at their upper edges.
     random_state : int, RandomState instance or None, default=None
         Controls the order in which features are drawn (and the drawn
         thresholds).

@@ -78,7 +78,7 @@ def test_binned_forest_equals_exact_forest_when_values_fit_in_bins():
     y = (X[:, 0] + X[:, 1] + rng.normal(0, 4, 800) > 19).astype(int)
     params = dict(n_estimators=5, random_state=0, n_jobs=1)
     exact = AUCForestClassifier(nsplit=None, **params).fit(X, y)  # every threshold
-    binned = AUCForestClassifier(max_bins=32, **params).fit(X, y)
+    binned = AUCForestClassifier(max_bins=32, nsplit=None, **params).fit(X, y)
     # same bootstrap draws, same trees (thresholds aside: a bin edge instead of the
     # midpoint between the node's values, which out-of-bag values can fall between)
     for tree_exact, tree_binned in zip(exact.estimators_, binned.estimators_):

@@ -95,16 +95,31 @@ def test_bad_nsplit_is_refused_with_its_name(Estimator):
             Estimator(nsplit=bad).fit(X, y)
 
 
-def test_the_binned_splitter_ignores_nsplit():
-    rng = np.random.default_rng(3)
-    X = rng.normal(size=(500, 4))
-    y = (X[:, 0] + rng.normal(size=500) > 0).astype(int)
-    drawn = AUCForestClassifier(10, nsplit=10, max_bins=32, random_state=0).fit(X, y)
-    every = AUCForestClassifier(10, nsplit=None, max_bins=32, random_state=0).fit(X, y)
-    np.testing.assert_array_equal(drawn.predict_proba(X), every.predict_proba(X))
+@pytest.mark.parametrize("max_bins", [None, 16])
+def test_two_drawn_of_three_thresholds_split_at_the_better_drawn_one(max_bins):
+    # four distinct values, three thresholds, nsplit=2: the best threshold is
+    # drawn with probability 2/3 and taken; otherwise the second best is. The
+    # worst is never taken, which fails if the buckets between the drawn
+    # thresholds (merged bins of the binned splitter) are summed wrongly
+    rng = np.random.default_rng(6)
+    X = np.repeat([0.0, 1.0, 2.0, 3.0], [60, 50, 40, 50]).reshape(-1, 1)
+    y = np.concatenate([rng.choice(3, 60, p=[0.7, 0.2, 0.1]), rng.choice(3, 50, p=[0.5, 0.3, 0.2]),
+                        rng.choice(3, 40, p=[0.2, 0.3, 0.5]), rng.choice(3, 50, p=[0.1, 0.2, 0.7])])
+    w = rng.uniform(0.5, 2.0, size=y.size)
+    value = {t: split_value(table_of(X[:, 0] <= t, y, w, 3), "auc") for t in (0.0, 1.0, 2.0)}
+    ranked = sorted(value, key=value.get, reverse=True)
+    assert value[ranked[0]] > value[ranked[1]] > value[ranked[2]]
+    taken = []
+    for seed in range(300):
+        tree = AUCTreeClassifier(max_depth=1, nsplit=2, max_bins=max_bins,
+                                 random_state=seed).fit(X, y, sample_weight=w)
+        taken.append(np.floor(tree.tree_.threshold[0]))  # midpoint t + 1/2 -> t
+    assert ranked[2] not in taken
+    assert stats.binomtest(taken.count(ranked[0]), len(taken), 2 / 3).pvalue > 1e-3
 
 
-def test_drawn_points_are_uniform_over_distinct_values_not_cases():
+@pytest.mark.parametrize("max_bins", [None, 32])
+def test_drawn_points_are_uniform_over_distinct_values_not_cases(max_bins):
     # randomForestSRC's nsplit draws among the node's distinct values: with
     # 391 cases at 0 and one case at each of 1..9, nsplit=1 draws 0 (split
     # after 0) with probability 1/9, not 391/400 as a draw of a case would
@@ -113,7 +128,8 @@ def test_drawn_points_are_uniform_over_distinct_values_not_cases():
     y = rng.integers(0, 2, size=X.shape[0])
     drawn = []
     for seed in range(450):
-        tree = AUCTreeClassifier(max_depth=1, nsplit=1, random_state=seed).fit(X, y)
+        tree = AUCTreeClassifier(max_depth=1, nsplit=1, max_bins=max_bins,
+                                 random_state=seed).fit(X, y)
         assert tree.tree_.node_count == 3
         drawn.append(np.floor(tree.tree_.threshold[0]))  # midpoint t + 1/2 -> t
     values, counts = np.unique(drawn, return_counts=True)
@@ -122,15 +138,17 @@ def test_drawn_points_are_uniform_over_distinct_values_not_cases():
     assert stats.binomtest(counts[0], len(drawn), 1 / 9).pvalue > 1e-3
 
 
-def test_nodes_with_few_distinct_values_are_scanned_in_full():
+@pytest.mark.parametrize("max_bins", [None, 32])
+def test_nodes_with_few_distinct_values_are_scanned_in_full(max_bins):
     # 300 cases but at most nsplit + 1 = 6 distinct values per feature: every
     # node evaluates every threshold, so the tree is the exhaustive one
     rng = np.random.default_rng(5)
     X = rng.integers(0, 6, size=(300, 3)).astype(float)
     X[rng.random(X.shape) < 0.05] = np.nan
     y = rng.integers(0, 3, size=300)
-    full = AUCTreeClassifier(max_features=2, random_state=0).fit(X, y)
-    drawn = AUCTreeClassifier(max_features=2, nsplit=5, random_state=0).fit(X, y)
+    full = AUCTreeClassifier(max_features=2, max_bins=max_bins, random_state=0).fit(X, y)
+    drawn = AUCTreeClassifier(max_features=2, nsplit=5, max_bins=max_bins,
+                              random_state=0).fit(X, y)
     for name in ("feature", "threshold", "children_right", "missing_go_to_left"):
         np.testing.assert_array_equal(getattr(drawn.tree_, name), getattr(full.tree_, name))
 
