@@ -22,7 +22,9 @@ Layout (format version 1)
     (names of the others, which load as their defaults), ``n_trees``,
     ``n_features_in``, ``classes_dtype`` ("object" when ``classes_`` was an
     object array), ``predict_min_samples`` (the node size the trees predict
-    from; 1 when absent), ``oob_score``/``oob_gmean`` (when fitted with
+    from; 1 when absent), ``max_bins`` (the ``max_bins_`` the trees were
+    grown with; the parameter's value when absent, which it cannot be for
+    ``max_bins="auto"``), ``oob_score``/``oob_gmean`` (when fitted with
     ``oob_score=True``) and ``extra`` (plain data stored by the caller, e.g.
     the command line's feature encoding).
 ``classes``, ``class_prior``
@@ -194,6 +196,7 @@ def forest_to_arrays(forest, *, extra=None):
         "n_features_in": int(forest.n_features_in_),
         "classes_dtype": classes_dtype,
         "predict_min_samples": int(forest.predict_min_samples_),
+        "max_bins": _fitted_max_bins(forest),
         "extra": _plain_extra(extra),
     }
     arrays = {"classes": classes,
@@ -704,6 +707,7 @@ def _model_from_arrays(arrays):
         forest.feature_names_in_ = _checked_feature_names(arrays["feature_names_in"], n_features)
     forest.predict_min_samples_ = (_positive_int(metadata, "predict_min_samples")
                                    if "predict_min_samples" in metadata else 1)
+    forest.max_bins_ = _checked_max_bins(metadata.get("max_bins", forest.max_bins))
     forest.estimators_ = _trees_from_arrays(arrays, forest, metadata["n_trees"])
     _set_oob(forest, arrays, metadata)
     for attribute, name in _MIN_SAMPLES_TABLES.items():
@@ -813,12 +817,28 @@ def _positive_int(metadata, key):
     return value
 
 
+def _fitted_max_bins(forest):
+    """max_bins_ of a fitted forest; the parameter for one fitted before
+    max_bins_ existed (such a forest never had "auto")."""
+    return getattr(forest, "max_bins_", forest.max_bins)
+
+
+def _checked_max_bins(value):
+    from ._binning import MAX_BINS
+
+    if value is None or (isinstance(value, int) and not isinstance(value, bool)
+                         and 2 <= value <= MAX_BINS):
+        return value
+    raise ModelFileError(f"metadata field 'max_bins' must be None or an int in [2, {MAX_BINS}], "
+                         f"got {value!r}")
+
+
 def _trees_from_arrays(arrays, forest, n_trees):
     from ._tree import Tree
     from .tree import fitted_tree, tree_params
 
     offsets = _checked_offsets(arrays, n_trees)
-    params = tree_params(forest)
+    params = dict(tree_params(forest), max_bins=forest.max_bins_)
     names = list(node_array_dtypes())
     trees = []
     for index in range(n_trees):

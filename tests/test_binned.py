@@ -161,3 +161,30 @@ def test_binned_forest_round_trips_through_a_model_file(tmp_path):
     loaded = io.load(tmp_path / "binned.aucf")
     assert loaded.max_bins == 16
     np.testing.assert_array_equal(loaded.predict_proba(X), forest.predict_proba(X))
+
+
+def test_auto_max_bins_bins_from_the_row_threshold_on(monkeypatch, tmp_path):
+    from aucforest import _forest, load
+
+    monkeypatch.setattr(_forest, "AUTO_BINNED_ROWS", 400)
+    rng = np.random.default_rng(7)
+    X = rng.standard_normal((600, 4)).astype(np.float32)
+    y = (X[:, 0] + rng.normal(0, 1, 600) > 0).astype(int)
+    params = dict(n_estimators=5, random_state=0)
+    auto = AUCForestClassifier(**params).fit(X, y)  # 600 rows >= 400: binned
+    binned = AUCForestClassifier(max_bins=255, **params).fit(X, y)
+    assert (auto.max_bins, auto.max_bins_, binned.max_bins_) == ("auto", 255, 255)
+    assert all(tree.max_bins == 255 for tree in auto.estimators_)
+    np.testing.assert_array_equal(auto.predict_proba(X), binned.predict_proba(X))
+    small = AUCForestClassifier(**params).fit(X[:300], y[:300])  # below: exact
+    exact = AUCForestClassifier(max_bins=None, **params).fit(X[:300], y[:300])
+    assert small.max_bins_ is None
+    np.testing.assert_array_equal(small.predict_proba(X), exact.predict_proba(X))
+    assert not np.array_equal(auto.predict_proba(X),
+                              AUCForestClassifier(max_bins=None, **params).fit(X, y)
+                              .predict_proba(X))
+    auto.save(tmp_path / "auto.npz")
+    loaded = load(tmp_path / "auto.npz")
+    assert (loaded.max_bins, loaded.max_bins_) == ("auto", 255)
+    assert all(tree.max_bins == 255 for tree in loaded.estimators_)
+    np.testing.assert_array_equal(loaded.predict_proba(X), auto.predict_proba(X))

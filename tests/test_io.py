@@ -663,3 +663,17 @@ def test_failed_replace_keeps_the_existing_file(tmp_path, forest, monkeypatch):
     assert error.value.filename == str(path)
     assert path.read_bytes() == before
     assert os.listdir(tmp_path) == ["model.npz"]
+
+
+def test_a_file_must_say_which_splitter_auto_chose(tmp_path, arrays):
+    metadata = json.loads(arrays["metadata"].tobytes())
+    assert metadata["params"]["max_bins"] == "auto" and metadata["max_bins"] is None
+    unsaid = {name: value for name, value in metadata.items() if name != "max_bins"}
+    path = tmp_path / "unsaid.npz"
+    np.savez_compressed(path, **{**arrays, "metadata": np.frombuffer(
+        json.dumps(unsaid).encode(), dtype=np.uint8)})
+    with pytest.raises(ValueError, match="max_bins"):
+        model_io.load(path)
+    for bad in (1, 256, "255", True):
+        with pytest.raises(ValueError, match="max_bins"):
+            model_io.load(write_npz(tmp_path / "bad.npz", with_metadata(arrays, max_bins=bad)))
