@@ -268,7 +268,7 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
                             _cases_choosing_node_size(y_encoded, n_classes, random_state))
         fitted = Parallel(n_jobs=self.n_jobs, prefer="threads", return_as="generator")(
             delayed(_fit_tree)(sampler, fit_X, y_encoded, n_classes, params, seed, tables,
-                               return_counts=oob is not None)
+                               counts_of=None if oob is None else oob.cases)
             for seed in seeds)
         self.estimators_ = []
         with progress(total=self.n_estimators, enabled=self.verbose > 0,
@@ -532,19 +532,28 @@ class _TreeSampler:
         return tree_weights
 
 
-def _fit_tree(sampler, X, y_encoded, n_classes, params, seed, tables=None,
-              return_counts=False):
-    """Draw one tree's sample from its seed and grow the tree on it.
+def _fit_tree(sampler, X, y_encoded, n_classes, params, seed, tables=None, counts_of=None):
+    """Draw one tree's sample from its seed and grow the tree on it; returns
+    the tree and the multiplicities of the cases ``counts_of`` (None: no
+    counts; ``ALL_CASES``: every case).
 
     Module level, with the data as arguments, so that joblib's Dask backend
     can ship X to the workers once (scatter) and the result is the same
-    whatever backend or number of workers runs it.
+    whatever backend or number of workers runs it. Only the counts asked for
+    outlive the draw: the tree grows without an n-sized copy of them.
     """
     rng = np.random.RandomState(seed)
     counts = sampler.draw(rng)
-    tree_ = grow_tree(X, y_encoded, sampler.tree_weights(counts), n_classes,
-                      seed=rng.randint(MAX_SEED), tables=tables, **params)
-    return tree_, (counts if return_counts else None)
+    weights = sampler.tree_weights(counts)
+    kept = None if counts_of is None else counts[counts_of]  # ALL_CASES: a view
+    del counts
+    tree_ = grow_tree(X, y_encoded, weights, n_classes, seed=rng.randint(MAX_SEED),
+                      tables=tables, **params)
+    return tree_, kept
+
+
+# `_fit_tree(counts_of=ALL_CASES)`: the counts of every case
+ALL_CASES = slice(None)
 
 
 def resolve_max_bins(max_bins, n_samples):
@@ -576,6 +585,7 @@ class _OutOfBag:
 
     def __init__(self, X, n_classes, min_samples, rows=None):
         self.rows = rows
+        self.cases = ALL_CASES if rows is None else rows  # whose counts `add` takes
         # rows are gathered per tree: no C-ordered copy of all of X
         self.X = X if rows is None else np.asfortranarray(X[rows])
         self.min_samples = min_samples
@@ -587,8 +597,7 @@ class _OutOfBag:
         return y if self.rows is None else y[self.rows]
 
     def add(self, tree, counts):
-        if self.rows is not None:
-            counts = counts[self.rows]
+        """Add a tree's OOB proportions, given its multiplicities of `cases`."""
         out_of_bag = np.flatnonzero(counts == 0)
         if out_of_bag.size:
             # one traversal per row serves every candidate node size

@@ -75,8 +75,10 @@ cdef class _NodeBuffer:
         free(self.value)
 
     cdef int _grow(self) noexcept nogil:
-        """Double the capacity of every node array; -1 when memory runs out."""
-        cdef idx_t cap = 2 * self.capacity if self.capacity > 0 else 64
+        """Grow every node array by half (large arrays are remapped by realloc,
+        not copied; a factor 1.5 leaves at most a third unused); -1 when
+        memory runs out."""
+        cdef idx_t cap = self.capacity + self.capacity // 2 if self.capacity > 0 else 64
         if (_resize(<void**> &self.left, cap * sizeof(idx_t))
                 or _resize(<void**> &self.right, cap * sizeof(idx_t))
                 or _resize(<void**> &self.feature, cap * sizeof(idx_t))
@@ -125,37 +127,37 @@ cdef class _NodeBuffer:
         return node
 
     def to_arrays(self):
-        """Copy the nodes into numpy arrays (a dict keyed by Tree's field names)."""
-        cdef idx_t n = self.count
+        """Move the nodes into numpy arrays (a dict keyed by Tree's field names).
+
+        Each array is freed as soon as it is copied, so that the copy never
+        holds the whole tree twice; the buffer is empty afterwards.
+        """
+        cdef idx_t n = self.count, K = self.n_classes
         arrays = {
-            "children_left": np.empty(n, dtype=np.intp),
-            "children_right": np.empty(n, dtype=np.intp),
-            "feature": np.empty(n, dtype=np.intp),
-            "threshold": np.empty(n, dtype=np.float64),
-            "missing_go_to_left": np.empty(n, dtype=np.uint8),
-            "value": np.empty((n, self.n_classes), dtype=np.float64),
-            "n_node_samples": np.empty(n, dtype=np.intp),
-            "weighted_n_node_samples": np.empty(n, dtype=np.float64),
-            "impurity": np.empty(n, dtype=np.float64),
-            "improvement": np.empty(n, dtype=np.float64),
+            "children_left": _moved(<void**> &self.left, n, np.intp),
+            "children_right": _moved(<void**> &self.right, n, np.intp),
+            "feature": _moved(<void**> &self.feature, n, np.intp),
+            "threshold": _moved(<void**> &self.threshold, n, np.float64),
+            "missing_go_to_left": _moved(<void**> &self.missing_left, n, np.uint8),
+            "value": _moved(<void**> &self.value, n * K, np.float64).reshape(n, K),
+            "n_node_samples": _moved(<void**> &self.n_samples, n, np.intp),
+            "weighted_n_node_samples": _moved(<void**> &self.weighted_n_samples, n, np.float64),
+            "impurity": _moved(<void**> &self.impurity, n, np.float64),
+            "improvement": _moved(<void**> &self.improvement, n, np.float64),
         }
-        if n == 0:
-            return arrays
-        _copy_into(arrays["children_left"], self.left, n * sizeof(idx_t))
-        _copy_into(arrays["children_right"], self.right, n * sizeof(idx_t))
-        _copy_into(arrays["feature"], self.feature, n * sizeof(idx_t))
-        _copy_into(arrays["threshold"], self.threshold, n * sizeof(double))
-        _copy_into(arrays["missing_go_to_left"], self.missing_left, n * sizeof(unsigned char))
-        _copy_into(arrays["value"], self.value, n * self.n_classes * sizeof(double))
-        _copy_into(arrays["n_node_samples"], self.n_samples, n * sizeof(idx_t))
-        _copy_into(arrays["weighted_n_node_samples"], self.weighted_n_samples, n * sizeof(double))
-        _copy_into(arrays["impurity"], self.impurity, n * sizeof(double))
-        _copy_into(arrays["improvement"], self.improvement, n * sizeof(double))
+        self.count = self.capacity = 0
         return arrays
 
 
-cdef void _copy_into(cnp.ndarray target, const void* source, size_t nbytes):
-    memcpy(cnp.PyArray_DATA(target), source, nbytes)
+cdef _moved(void** source, idx_t n, dtype):
+    """A new numpy array holding the first n items of *source, which is freed
+    (and set to NULL)."""
+    target = np.empty(n, dtype=dtype)
+    if n > 0:
+        memcpy(cnp.PyArray_DATA(target), source[0], n * target.itemsize)
+    free(source[0])
+    source[0] = NULL
+    return target
 
 
 def build_tree(Splitter splitter, idx_t max_depth):

@@ -130,7 +130,9 @@ def validate_training_data(estimator, X, y, sample_weight):
         raise ValueError("sample_weight is zero for every sample; at least one must be positive.")
     # Fits depend on weights only up to scale: rescale to a maximum of 1 before
     # any sum, so that weights such as 1e307 cannot overflow.
-    return X, y, classes, y_encoded.astype(np.intp), weights / weights.max()
+    top = weights.max()  # not in place: weights may be the caller's array
+    return X, y, classes, y_encoded.astype(np.intp, copy=False), \
+        (weights if top == 1.0 else weights / top)
 
 
 def training_matrix(X, max_bins, random_state):
