@@ -243,12 +243,15 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
     def _fit(self, X, y, sample_weight):
         check_counts_are_not_booleans(self)
         self._check_sampling_params()
+        unit_weights = sample_weight is None
         X, y, self.classes_, y_encoded, sample_weight = validate_training_data(
             self, X, y, sample_weight)
+        if unit_weights:
+            sample_weight = None  # no n-sized vector of ones held through the fit
         self.n_classes_ = n_classes = self.classes_.shape[0]
         validate_decision(self.decision, n_classes)
         class_weights = self._class_weights(y)
-        weights = sample_weight if class_weights is None else sample_weight * class_weights
+        weights = _product(sample_weight, class_weights)
         self.class_prior_ = self._class_prior(y_encoded, sample_weight)
 
         random_state = check_random_state(self.random_state)
@@ -454,7 +457,8 @@ class _CaseDraws:
         self.n_samples = y_encoded.shape[0]
         self.class_members = None
         if self.balanced:
-            members = [np.flatnonzero((y_encoded == k) & (sample_weight > 0))
+            positive = True if sample_weight is None else sample_weight > 0
+            members = [np.flatnonzero((y_encoded == k) & positive)
                        for k in range(forest.n_classes_)]
             self.class_members = [m for m in members if m.size]
 
@@ -507,6 +511,7 @@ class _TreeSampler:
     """
 
     def __init__(self, forest, y, y_encoded, sample_weight, weights):
+        """sample_weight and weights (sample x class weights): None when all one."""
         self.class_weight = forest.class_weight
         self.y, self.sample_weight, self.weights = y, sample_weight, weights
         self.n_samples = y.shape[0]
@@ -522,14 +527,21 @@ class _TreeSampler:
         weights = self.weights
         if self.class_weight == "balanced_subsample":
             indices = np.repeat(np.arange(self.n_samples), counts)
-            weights = self.sample_weight * compute_sample_weight("balanced", self.y,
-                                                                 indices=indices)
-        tree_weights = weights * counts
+            weights = _product(self.sample_weight,
+                               compute_sample_weight("balanced", self.y, indices=indices))
+        tree_weights = counts.astype(np.float64) if weights is None else weights * counts
         if not np.any(tree_weights > 0):
             # every drawn case has zero weight: fall back to the full weights
-            tree_weights = weights.copy()
+            tree_weights = np.ones(self.n_samples) if weights is None else weights.copy()
         tree_weights /= tree_weights.max()  # in place: grow_tree then needs no copy
         return tree_weights
+
+
+def _product(weights, other):
+    """Case weights times other case weights, where None stands for all one."""
+    if weights is None or other is None:
+        return other if weights is None else weights
+    return weights * other
 
 
 def _fit_tree(sampler, X, y_encoded, n_classes, params, seed, tables=None, counts_of=None):
