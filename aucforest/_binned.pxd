@@ -19,4 +19,5 @@ cdef class BinnedSplitter(Splitter):
     cdef idx_t nsplit                  # 0: every occupied bin's edge; else nsplit drawn edges
     cdef idx_t* drawn_positions        # (N_CODES,) draw of positions in occupied_bins
     cdef idx_t* drawn_bins             # (N_CODES,) bins whose edges were drawn, ascending, + the last
+    cdef unsigned char* drawn_flags    # (N_CODES,) 1 at the drawn positions during a merge, else 0
     cdef idx_t _merge_at_drawn_bins(self, idx_t n_occupied) noexcept nogil

@@ -83,9 +83,10 @@ cdef class BinnedSplitter(Splitter):
         self.partition_scratch = <idx_t*> malloc(max(self.n_active, 1) * sizeof(idx_t))
         self.drawn_positions = <idx_t*> malloc(N_CODES * sizeof(idx_t))
         self.drawn_bins = <idx_t*> malloc(N_CODES * sizeof(idx_t))
+        self.drawn_flags = <unsigned char*> calloc(N_CODES, sizeof(unsigned char))
         if (self.hist_weight == NULL or self.hist_count == NULL or self.occupied_bins == NULL
                 or self.partition_scratch == NULL or self.drawn_positions == NULL
-                or self.drawn_bins == NULL):
+                or self.drawn_bins == NULL or self.drawn_flags == NULL):
             raise MemoryError("cannot allocate the binned splitter's histograms")
 
     def __dealloc__(self):
@@ -95,6 +96,7 @@ cdef class BinnedSplitter(Splitter):
         free(self.partition_scratch)
         free(self.drawn_positions)
         free(self.drawn_bins)
+        free(self.drawn_flags)
 
     cdef int _examine_feature(self, idx_t feature, idx_t start, idx_t end,
                               SplitRecord* best) noexcept nogil:
@@ -161,8 +163,9 @@ cdef class BinnedSplitter(Splitter):
         the last occupied bin at the end) and returns their number, nsplit + 1.
         """
         cdef idx_t K = self.n_classes, m = self.nsplit, n_choices = n_occupied - 1
-        cdef idx_t i, j, q, k, b, target, last, previous = -1, swap
+        cdef idx_t i, j, q, r, k, b, target, swap, n_buckets = 0, first = 0
         cdef idx_t* positions = self.drawn_positions
+        cdef unsigned char* drawn = self.drawn_flags
         cdef double* hist_weight = self.hist_weight
         for i in range(n_choices):
             positions[i] = i
@@ -171,24 +174,22 @@ cdef class BinnedSplitter(Splitter):
             swap = positions[i]
             positions[i] = positions[j]
             positions[j] = swap
-        for i in range(1, m):  # insertion sort of the m drawn positions
-            swap = positions[i]
-            j = i
-            while j > 0 and positions[j - 1] > swap:
-                positions[j] = positions[j - 1]
-                j -= 1
-            positions[j] = swap
-        for i in range(m + 1):
-            last = positions[i] if i < m else n_occupied - 1
-            target = self.occupied_bins[last]
-            for q in range(previous + 1, last):
-                b = self.occupied_bins[q]
+            drawn[positions[i]] = 1
+        for q in range(n_occupied):  # ascending, so the drawn bins need no sort
+            if q < n_choices and not drawn[q]:
+                continue
+            target = self.occupied_bins[q]
+            for r in range(first, q):
+                b = self.occupied_bins[r]
                 self.hist_count[target] += self.hist_count[b]
                 for k in range(K):
                     hist_weight[target * K + k] += hist_weight[b * K + k]
-            self.drawn_bins[i] = target
-            previous = last
-        return m + 1
+            self.drawn_bins[n_buckets] = target
+            n_buckets += 1
+            first = q + 1
+        for i in range(m):
+            drawn[positions[i]] = 0
+        return n_buckets
 
     cdef double _bucket_threshold(self, idx_t feature, idx_t bucket) noexcept nogil:
         """The upper edge of bin `bucket` (codes <= bucket go left)."""
