@@ -1,10 +1,9 @@
 """AUCForestClassifier: bootstrap, threads, out-of-bag estimates, RFQ decision."""
 import warnings
-from concurrent.futures import ThreadPoolExecutor
 from numbers import Integral, Real
 
 import numpy as np
-from joblib import Parallel, cpu_count, delayed, effective_n_jobs
+from joblib import Parallel, delayed, effective_n_jobs
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -345,15 +344,10 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
                     _oob_gmean(y_encoded, proba, self.class_prior_, self.decision)
                     if len(decisions) > 1 else None)
 
-        # the candidates are scored side by side in up to n_jobs local threads
-        # (their sorts and rank passes release the GIL): this runs after the
-        # last tree, whatever joblib backend grew the trees
-        threads = min(effective_n_jobs(self.n_jobs), len(decisions), cpu_count())
         with warnings.catch_warnings():
             if not self.oob_score:  # an internal choice: its caveats are not the user's
                 warnings.simplefilter("ignore", UserWarning)
-            with ThreadPoolExecutor(max(threads, 1)) as pool:
-                scores, gmeans = zip(*pool.map(figures, decisions))
+            scores, gmeans = zip(*map(figures, decisions))
         best = 0
         if len(scores) > 1:
             self.oob_scores_by_min_samples_ = dict(zip(oob.min_samples, scores))
