@@ -159,8 +159,11 @@ def test_prediction_returns_when_stop_is_set():
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 @pytest.mark.parametrize("n_jobs", [None, 2])
 def test_ctrl_c_stops_predict_proba_within_a_second(tmp_path, n_jobs):
+    # the child restores Python's Ctrl-C handler: a shell starts background
+    # jobs with SIGINT ignored, and the child would inherit that
     script = textwrap.dedent(f"""
-        import sys, time, numpy as np
+        import signal, sys, time, numpy as np
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         from aucforest import AUCForestClassifier
         rng = np.random.default_rng(0)
         X = rng.normal(size=(2000, 5)).astype(np.float32)
