@@ -564,6 +564,10 @@ def _product(weights, other):
     return weights * other
 
 
+# `_fit_tree(counts_of=ALL_CASES)`: the counts of every case
+ALL_CASES = slice(None)
+
+
 def _fit_tree(sampler, X, y_encoded, n_classes, params, seed, tables=None, counts_of=None):
     """Draw one tree's sample from its seed and grow the tree on it; returns
     the tree and the multiplicities of the cases ``counts_of`` (None: no
@@ -583,9 +587,6 @@ def _fit_tree(sampler, X, y_encoded, n_classes, params, seed, tables=None, count
                       tables=tables, **params)
     return tree_, kept
 
-
-# `_fit_tree(counts_of=ALL_CASES)`: the counts of every case
-ALL_CASES = slice(None)
 
 
 def resolve_max_bins(max_bins, n_samples):
@@ -617,12 +618,16 @@ class _OutOfBag:
 
     def __init__(self, X, n_classes, min_samples, rows=None):
         self.rows = rows
-        self.cases = ALL_CASES if rows is None else rows  # whose counts `add` takes
         # rows are gathered per tree: no C-ordered copy of all of X
         self.X = X if rows is None else np.asfortranarray(X[rows])
         self.min_samples = min_samples
         self.proba_sum = np.zeros((len(min_samples), self.X.shape[0], n_classes))
         self.n_trees = np.zeros(self.X.shape[0])
+
+    @property
+    def cases(self):
+        """The cases whose counts `add` takes (`_fit_tree`'s ``counts_of``)."""
+        return ALL_CASES if self.rows is None else self.rows
 
     def labels(self, y):
         """y of the cases the sums are over."""

@@ -29,7 +29,7 @@ import numpy as np
 
 from ._criterion import CRITERIA, auc_split_statistic  # noqa: F401  (public re-exports)
 
-ctypedef fused X_or_idx_t:  # what _shift_up moves: drawn values or their ranks
+ctypedef fused X_or_idx_t:  # what _insert_sorted holds: drawn values or their ranks
     X_t
     idx_t
 
@@ -329,7 +329,7 @@ cdef class Splitter:
 # The exact splitter
 # ---------------------------------------------------------------------------
 
-cdef inline bint _insert_sorted(X_t* values, X_t t, idx_t m) noexcept nogil:
+cdef inline bint _insert_sorted(X_or_idx_t* values, X_or_idx_t t, idx_t m) noexcept nogil:
     """Insert t into the ascending values[0:m] (room for one more); False,
     with nothing inserted, when t is already there."""
     cdef idx_t i = m
@@ -497,18 +497,10 @@ cdef class ExactSplitter(Splitter):
         """bucket_cases[0:nsplit] (free until the bucket pass): nsplit of the
         ranks 0..n_distinct - 2 (all distinct values but the largest), drawn
         uniformly without replacement, ascending; needs n_distinct > nsplit + 1."""
-        cdef idx_t i, j = 0, rank
-        cdef idx_t* ranks = self.bucket_cases
+        cdef idx_t j = 0
         while j < self.nsplit:  # a repeat is drawn again
-            rank = _random_below(&self.rng_state, n_distinct - 1)
-            i = j
-            while i > 0 and ranks[i - 1] > rank:
-                i -= 1
-            if i > 0 and ranks[i - 1] == rank:
-                continue
-            _shift_up(ranks, i, j)
-            ranks[i] = rank
-            j += 1
+            j += _insert_sorted(self.bucket_cases,
+                                _random_below(&self.rng_state, n_distinct - 1), j)
 
     cdef bint _draw_distinct_sorted(self, idx_t start, idx_t observed_end) noexcept nogil:
         """drawn[0:nsplit]: nsplit of the D distinct values of the sorted
