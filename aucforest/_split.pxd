@@ -78,7 +78,6 @@ cdef class ExactSplitter(Splitter):
     cdef X_t node_max                 # its largest value in the node
     cdef double* bucket_counts        # (nsplit + 2, n_classes) class weights between thresholds,
     cdef idx_t* bucket_cases          # (nsplit + 2,) and cases; the last bucket: missing values
-    cdef X_t* bucket_min              # (nsplit + 1,) smallest value between thresholds
 
     cdef void _move_missing_last(self, idx_t start, idx_t end) noexcept nogil
     cdef void _draw_distinct_cases(self, idx_t start, idx_t observed_end) noexcept nogil

@@ -245,6 +245,7 @@ cdef class Splitter:
             if _take_if_better(&self.crit, self.min_weight_leaf, scale, feature, missing_left,
                                n_missing, best):
                 best.pos = i + 1
+                best.bin = -1
                 # past the last observed value: observed left, missing right
                 best.threshold = _midpoint(xf[i], xf[i + 1]) if i + 1 < observed_end else xf[i]
 
@@ -406,11 +407,10 @@ cdef class ExactSplitter(Splitter):
         self.drawn = <X_t*> malloc(max(nsplit, 1) * sizeof(X_t))
         self.bucket_counts = <double*> malloc((nsplit + 2) * n_classes * sizeof(double))
         self.bucket_cases = <idx_t*> malloc((nsplit + 2) * sizeof(idx_t))
-        self.bucket_min = <X_t*> malloc((nsplit + 1) * sizeof(X_t))
         if (self.xf == NULL or self.sort_keys == NULL or self.sort_scratch == NULL
                 or self.sort_histogram == NULL or self.drawn == NULL
                 or self.bucket_counts == NULL or self.bucket_cases == NULL
-                or self.bucket_min == NULL or self.present == NULL):
+                or self.present == NULL):
             raise MemoryError("cannot allocate the exact splitter's sort buffers")
 
     def __dealloc__(self):
@@ -418,7 +418,6 @@ cdef class ExactSplitter(Splitter):
         free(self.drawn)
         free(self.bucket_counts)
         free(self.bucket_cases)
-        free(self.bucket_min)
 
     cdef int _examine_feature(self, idx_t feature, idx_t start, idx_t end,
                               SplitRecord* best) noexcept nogil:
@@ -576,7 +575,8 @@ cdef class ExactSplitter(Splitter):
 
         Each case falls in the bucket of the smallest drawn value t >= x (one
         more bucket above the largest); splitting after bucket b puts x <= t_b
-        left, at the midpoint between t_b and the smallest value of bucket b + 1.
+        left (`_partition` then moves the threshold up to the midpoint between
+        t_b and the smallest value above it).
         """
         cdef idx_t n_classes = self.n_classes, m = self.n_drawn, observed_end = end - n_missing
         cdef idx_t i, b, s, lo_b, hi_b
@@ -589,14 +589,11 @@ cdef class ExactSplitter(Splitter):
         cdef const idx_t* samples = self.samples
         cdef double* counts = self.bucket_counts
         cdef idx_t* cases = self.bucket_cases
-        cdef X_t* lowest = self.bucket_min
         if m == 0 and n_missing == 0:
             return
         # buckets 0..m hold the observed values, bucket m + 1 the missing ones
         memset(counts, 0, (m + 2) * n_classes * sizeof(double))
         memset(cases, 0, (m + 2) * sizeof(idx_t))
-        for b in range(m + 1):
-            lowest[b] = INFINITY
         for i in range(start, observed_end):
             v = xf[i]
             if m <= 16:  # counting the drawn values below v, without branches,
@@ -612,7 +609,6 @@ cdef class ExactSplitter(Splitter):
                         lo_b = b + 1
                     else:
                         hi_b = b
-            lowest[lo_b] = min(lowest[lo_b], v)
             s = samples[i]
             counts[lo_b * n_classes + y[s]] += w[s]
             cases[lo_b] += 1
@@ -626,22 +622,32 @@ cdef class ExactSplitter(Splitter):
                                end - start, missing_left, best)
 
     cdef double _bucket_threshold(self, idx_t feature, idx_t bucket) noexcept nogil:
-        """Midpoint between drawn value t_b and the smallest value above it; the
-        node's largest value after the last bucket (observed left, missing right)."""
+        """Drawn value t_b (x <= t_b goes left; `_partition` sets the midpoint);
+        the node's largest value after the last bucket (observed left, missing right)."""
         if bucket < self.n_drawn:
-            return _midpoint(self.drawn[bucket], self.bucket_min[bucket + 1])
+            return self.drawn[bucket]
         return self.node_max
 
     cdef void _partition(self, idx_t start, idx_t end, SplitRecord* best) noexcept nogil:
-        """Move samples with x <= threshold (or NaN, when missing go left) in front."""
+        """Move samples with x <= threshold (or NaN, when missing go left) in front.
+
+        After a scan of drawn thresholds (best.bin >= 0) the threshold is a
+        drawn value t: it becomes the midpoint between t and the smallest
+        observed value sent right, found here rather than tracked per bucket
+        in every scan. Either threshold sends the same cases left.
+        """
         cdef idx_t lo = start, hi = end
         cdef const X_t* column = &self.X[0, 0] + best.feature * self.n_rows
-        cdef X_t v
+        cdef X_t v, lowest_right = INFINITY
         while lo < hi:
             v = column[self.samples[lo]]
             if v <= best.threshold or (v != v and best.missing_left):
                 lo += 1
             else:
+                if v < lowest_right:  # NaN never is
+                    lowest_right = v
                 hi -= 1
                 self.samples[lo], self.samples[hi] = self.samples[hi], self.samples[lo]
         best.pos = lo
+        if best.bin >= 0 and lowest_right < INFINITY:
+            best.threshold = _midpoint(best.threshold, lowest_right)
