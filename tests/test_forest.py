@@ -8,6 +8,7 @@ from sklearn.model_selection import StratifiedKFold, cross_val_predict
 from sklearn.utils.class_weight import compute_sample_weight
 
 from aucforest import AUCForestClassifier
+from aucforest._forest import ROWS_PER_TASK, _trees_per_task
 
 
 @pytest.fixture(scope="module")
@@ -17,14 +18,30 @@ def imbalanced():
     return X, y
 
 
-def test_same_random_state_gives_identical_forests_whatever_n_jobs(imbalanced):
+@pytest.mark.parametrize("n_estimators", [12, 48])  # 48: tasks of several trees
+def test_same_random_state_gives_identical_forests_whatever_n_jobs(imbalanced, n_estimators):
     X, y = imbalanced
-    one = AUCForestClassifier(12, n_jobs=1, random_state=7).fit(X, y)
-    two = AUCForestClassifier(12, n_jobs=2, random_state=7).fit(X, y)
-    for a, b in zip(one.estimators_, two.estimators_):
+    one = AUCForestClassifier(n_estimators, n_jobs=1, random_state=7, oob_score=True).fit(X, y)
+    two = AUCForestClassifier(n_estimators, n_jobs=2, random_state=7, oob_score=True).fit(X, y)
+    for a, b in zip(one.estimators_, two.estimators_, strict=True):
         for name, array in a.tree_.node_arrays().items():
             np.testing.assert_array_equal(array, b.tree_.node_arrays()[name], err_msg=name)
     np.testing.assert_array_equal(one.predict_proba(X), two.predict_proba(X))
+    np.testing.assert_array_equal(one.oob_decision_function_, two.oob_decision_function_)
+    assert one.predict_min_samples_ == two.predict_min_samples_
+
+
+def test_parallel_tasks_group_small_trees_but_keep_the_workers_balanced():
+    # tasks of about ROWS_PER_TASK training rows: one tree each from that many rows on
+    assert _trees_per_task(ROWS_PER_TASK, 500, 2) == 1
+    assert _trees_per_task(10 * ROWS_PER_TASK, 500, 2) == 1
+    assert _trees_per_task(ROWS_PER_TASK // 10, 500, 2) == 10
+    assert _trees_per_task(ROWS_PER_TASK // 10 + 1, 500, 2) == 10  # rounded up
+    # at most an eighth of a worker's share, at least one tree
+    assert _trees_per_task(10, 500, 2) == 500 // 16
+    assert _trees_per_task(10, 5, 2) == 1
+    # one worker: nothing to balance, joblib runs the calls in turn
+    assert _trees_per_task(10, 500, 1) == 1
 
 
 def test_predict_proba_is_the_mean_of_tree_leaf_proportions(imbalanced):

@@ -8,7 +8,7 @@ import numpy as np
 from joblib import Parallel, delayed
 from sklearn.utils.validation import check_consistent_length, check_is_fitted, column_or_1d
 
-from .._forest import AUCForestClassifier, _CaseDraws
+from .._forest import AUCForestClassifier, _CaseDraws, _trees_per_task
 from ._permute import add_permuted_oob
 
 
@@ -70,7 +70,8 @@ class OutOfBag:
         self.y_encoded = _encode(self.y, forest.classes_)
         draws = case_draws(forest, self.y_encoded)
         min_samples = getattr(forest, "predict_min_samples_", 1)
-        trees = Parallel(n_jobs=n_jobs, prefer="threads")(
+        batch = _trees_per_task(self.X.shape[0], len(forest.estimators_), n_jobs)
+        trees = Parallel(n_jobs=n_jobs, prefer="threads", batch_size=batch)(
             delayed(_tree_out_of_bag)(tree, draws, self.X, min_samples)
             for tree in forest.estimators_)
         self.trees = trees
