@@ -686,8 +686,7 @@ def _oob_score(y_encoded, proba, classes):
     (they cost more than the AUCs of the node-size choice) unless a class has
     no OOB case: multiclass_auc then leaves it out with a warning.
     """
-    has_oob = ~np.isnan(proba[:, 0])
-    proba, codes = proba[has_oob], y_encoded[has_oob]
+    proba, codes = _rows_with_oob(proba, y_encoded)
     present = np.bincount(codes, minlength=classes.shape[0]) > 0
     if present.sum() < 2:
         return np.nan
@@ -702,14 +701,22 @@ def _oob_gmean(y_encoded, proba, prior, decision):
     """OOB G-mean (geometric mean of the per-class recalls, over the classes
     with OOB cases) of the classes `decide` predicts from the OOB
     probabilities; NaN when fewer than two classes have OOB cases."""
-    has_oob = ~np.isnan(proba[:, 0])
-    codes = y_encoded[has_oob]
+    proba, codes = _rows_with_oob(proba, y_encoded)
     cases = np.bincount(codes, minlength=prior.shape[0])
     if np.count_nonzero(cases) < 2:
         return np.nan
-    hits = np.bincount(codes, weights=decide(proba[has_oob], prior, decision) == codes,
+    hits = np.bincount(codes, weights=decide(proba, prior, decision) == codes,
                        minlength=prior.shape[0])
     return _geometric_mean(hits[cases > 0] / cases[cases > 0])
+
+
+def _rows_with_oob(proba, y_encoded):
+    """proba and y_encoded without the rows that have no OOB prediction (NaN),
+    as given (no copy) when every row has one."""
+    has_oob = ~np.isnan(proba[:, 0])
+    if has_oob.all():
+        return proba, y_encoded
+    return proba[has_oob], y_encoded[has_oob]
 
 
 def _predict_proba(X, model, n_jobs):
