@@ -643,6 +643,7 @@ class _OutOfBag:
         # rows are gathered per tree: no C-ordered copy of all of X
         self.X = X if rows is None else np.asfortranarray(X[rows])
         self.min_samples = min_samples
+        self._sizes = np.array(min_samples, dtype=np.int32)  # converted once, not per tree
         self.proba_sum = np.zeros((len(min_samples), self.X.shape[0], n_classes))
         self.n_trees = np.zeros(self.X.shape[0])
 
@@ -660,8 +661,7 @@ class _OutOfBag:
         out_of_bag = np.flatnonzero(counts == 0)
         if out_of_bag.size:
             # one traversal per row serves every candidate node size
-            accumulate_oob_proba(tree.tree_, self.X, out_of_bag, self.min_samples,
-                                 self.proba_sum)
+            accumulate_oob_proba(tree.tree_, self.X, out_of_bag, self._sizes, self.proba_sum)
             self.n_trees[out_of_bag] += 1
 
     def decision_functions(self, warn_missing):

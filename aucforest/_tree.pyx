@@ -552,6 +552,14 @@ cdef void _apply_rows(const X_t[:, ::1] X, const Node* nodes, int32_t min_sample
                    min_samples, out)
 
 
+def _node_sizes(min_samples):
+    """Candidate node sizes as an int32 array: taken as it is when it is one,
+    else each checked by `_check_min_samples`."""
+    if isinstance(min_samples, np.ndarray) and min_samples.dtype == np.int32:
+        return np.ascontiguousarray(min_samples)
+    return np.array([_check_min_samples(m) for m in min_samples], dtype=np.int32)
+
+
 def _check_min_samples(min_samples):
     """min_samples as a node-size bound: an int >= 1, clipped to what a node can hold."""
     if isinstance(min_samples, (bool, np.bool_)) or int(min_samples) != min_samples \
@@ -642,28 +650,33 @@ def accumulate_oob_proba(Tree tree, const X_t[::1, :] X, const idx_t[::1] rows,
     tree : Tree
     X : float32 (n_samples, n_features), Fortran order (the fit's training matrix)
     rows : the rows to send down (a tree's out-of-bag cases)
-    min_samples : increasing positive ints, the candidate node sizes
+    min_samples : increasing positive ints, the candidate node sizes (an
+        int32 array is taken as it is: the forest calls this once per tree)
     out : float64 (n_candidates, n_samples, n_classes), added to
     """
-    cdef int32_t[::1] sizes = np.array([_check_min_samples(m) for m in min_samples],
-                                       dtype=np.int32)
+    cdef const int32_t[::1] sizes = _node_sizes(min_samples)
     cdef idx_t n_candidates = sizes.shape[0], n_classes = tree.n_classes
     cdef idx_t n_nodes = tree.node_count
     cdef const Node* nodes = <const Node*> cnp.PyArray_DATA(tree._nodes)
     cdef const double[:, ::1] value = tree.value
-    cdef idx_t[::1] leaves = np.empty(max(rows.shape[0], 1), dtype=np.intp)
-    cdef idx_t[:, ::1] node_for = np.empty((max(n_nodes, 1), max(n_candidates, 1)),
-                                           dtype=np.intp)
+    cdef idx_t[::1] leaves
+    cdef idx_t[:, ::1] node_for
     cdef idx_t i, c, k, row, node, leaf, side, child
     if (X.shape[1] != tree.n_features or out.shape[0] != n_candidates
             or out.shape[1] != X.shape[0] or out.shape[2] != n_classes):
         raise ValueError("X and out do not match the tree and the candidates")
-    if n_candidates == 0 or np.any(np.diff(sizes) <= 0):
-        raise ValueError("min_samples must be increasing and not empty")
-    if rows.shape[0] and (np.min(rows) < 0 or np.max(rows) >= X.shape[0]):
-        raise ValueError("rows must index rows of X")
+    for c in range(n_candidates):
+        if sizes[c] < 1 or (c > 0 and sizes[c] <= sizes[c - 1]):
+            raise ValueError("min_samples must be increasing positive ints and not empty")
+    if n_candidates == 0:
+        raise ValueError("min_samples must be increasing positive ints and not empty")
+    for i in range(rows.shape[0]):
+        if rows[i] < 0 or rows[i] >= X.shape[0]:
+            raise ValueError("rows must index rows of X")
     if rows.shape[0] == 0:
         return
+    leaves = np.empty(rows.shape[0], dtype=np.intp)
+    node_for = np.empty((max(n_nodes, 1), n_candidates), dtype=np.intp)
     with nogil:
         # node_for[leaf, c]: the deepest node on the leaf's path with at least
         # m_c cases (the root at least), each split node filling its children
