@@ -399,7 +399,10 @@ cdef class ExactSplitter(Splitter):
         self.table_offsets = offsets
         if offsets.shape[0] != X.shape[1] + 1 or offsets[-1] != values.shape[0]:
             raise ValueError("tables must hold one table per feature")
-        self.present = <unsigned char*> malloc(max(int(np.max(np.diff(offsets), initial=0)), 1))
+        cdef idx_t j, longest = 1
+        for j in range(X.shape[1]):
+            longest = max(longest, self.table_offsets[j + 1] - self.table_offsets[j])
+        self.present = <unsigned char*> malloc(longest)
         self.xf = <X_t*> malloc(max(self.n_active, 1) * sizeof(X_t))
         self.sort_keys = <uint64_t*> malloc(max(self.n_active, 1) * sizeof(uint64_t))
         self.sort_scratch = <uint64_t*> malloc(max(self.n_active, 1) * sizeof(uint64_t))

@@ -17,6 +17,9 @@ from ._tree import build_tree
 
 MAX_SEED = np.iinfo(np.int32).max
 
+# max_depth=None: no bound (build_tree takes an index-sized int)
+LARGEST_INDEX = np.iinfo(np.intp).max
+
 TREE_PARAMETER_CONSTRAINTS = {
     "criterion": [StrOptions(set(CRITERIA))],
     "max_features": [
@@ -203,8 +206,8 @@ def grow_tree(X, y_encoded, weights, n_classes, *, criterion, max_features, max_
             tables = distinct_value_tables(X)
         splitter = ExactSplitter(X, y_encoded, weights, *settings, nsplit=nsplit or 0,
                                  tables=tables)
-    largest = np.iinfo(np.intp).max
-    return build_tree(splitter, largest if max_depth is None else min(max_depth, largest))
+    return build_tree(splitter, LARGEST_INDEX if max_depth is None
+                      else min(max_depth, LARGEST_INDEX))
 
 
 class AUCTreeClassifier(ClassifierMixin, BaseEstimator):
