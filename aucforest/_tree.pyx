@@ -665,11 +665,9 @@ def accumulate_oob_proba(Tree tree, const X_t[::1, :] X, const idx_t[::1] rows,
     if (X.shape[1] != tree.n_features or out.shape[0] != n_candidates
             or out.shape[1] != X.shape[0] or out.shape[2] != n_classes):
         raise ValueError("X and out do not match the tree and the candidates")
-    for c in range(n_candidates):
-        if sizes[c] < 1 or (c > 0 and sizes[c] <= sizes[c - 1]):
+    for c in range(max(n_candidates, 1)):
+        if c == n_candidates or sizes[c] < 1 or (c > 0 and sizes[c] <= sizes[c - 1]):
             raise ValueError("min_samples must be increasing positive ints and not empty")
-    if n_candidates == 0:
-        raise ValueError("min_samples must be increasing positive ints and not empty")
     for i in range(rows.shape[0]):
         if rows[i] < 0 or rows[i] >= X.shape[0]:
             raise ValueError("rows must index rows of X")
