@@ -3,9 +3,7 @@ hundred to a few thousand rows, where each tree takes a few milliseconds.
 
 Fit wall time with ``n_jobs=1`` and ``n_jobs=2``, alternating in one run,
 median of ROUNDS fits (environment variable, default 5); the speed-up is
-one-thread time over two-thread time. aucforest only: in a process that has
-just fitted scikit-learn's forest with two threads, aucforest's two-thread fits
-of small trees ran 20-40% slower for a while (seen, not understood).
+one-thread time over two-thread time.
 
     python benchmarks/small_data_threads.py
 """
