@@ -660,11 +660,9 @@ class _OutOfBag:
 
     def add(self, tree, counts):
         """Add a tree's OOB proportions, given its multiplicities of `cases`."""
-        out_of_bag = np.flatnonzero(counts == 0)
-        if out_of_bag.size:
-            # one traversal per row serves every candidate node size
-            accumulate_oob_proba(tree.tree_, self.X, out_of_bag, self._sizes, self.proba_sum)
-            self.n_trees[out_of_bag] += 1
+        # one compiled call: a traversal per row serves every candidate node size
+        accumulate_oob_proba(tree.tree_, self.X, counts, self._sizes, self.proba_sum,
+                             self.n_trees)
 
     def decision_functions(self, warn_missing):
         """Mean OOB proportions for each node size (views of the sums, divided in

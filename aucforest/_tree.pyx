@@ -634,10 +634,12 @@ def _common_n_features(trees):
     return counts.pop() if counts else None
 
 
-def accumulate_oob_proba(Tree tree, const X_t[::1, :] X, const idx_t[::1] rows,
-                         min_samples, double[:, :, ::1] out):
-    """Add, for each candidate node size m_c, the class proportions the tree
-    gives each row of ``X[rows]`` to ``out[c, row]``, from one traversal per row.
+def accumulate_oob_proba(Tree tree, const X_t[::1, :] X, const idx_t[::1] counts,
+                         min_samples, double[:, :, ::1] out, double[::1] n_trees):
+    """For the tree's out-of-bag rows of X (``counts == 0``), add the class
+    proportions the tree gives each row to ``out[c, row]`` for each candidate
+    node size m_c, and 1 to ``n_trees[row]``; one traversal per row, and one
+    call without the GIL per tree.
 
     The node for m_c is the one ``Tree.apply(x, m_c)`` returns: the deepest on
     the row's path holding at least m_c training cases. Node sizes shrink
@@ -649,32 +651,37 @@ def accumulate_oob_proba(Tree tree, const X_t[::1, :] X, const idx_t[::1] rows,
     ----------
     tree : Tree
     X : float32 (n_samples, n_features), Fortran order (the fit's training matrix)
-    rows : the rows to send down (a tree's out-of-bag cases)
+    counts : intp (n_samples,), the tree's multiplicity of each row (0: out of bag)
     min_samples : increasing positive ints, the candidate node sizes (an
         int32 array is taken as it is: the forest calls this once per tree)
     out : float64 (n_candidates, n_samples, n_classes), added to
+    n_trees : float64 (n_samples,), added to
     """
     cdef const int32_t[::1] sizes = _node_sizes(min_samples)
     cdef idx_t n_candidates = sizes.shape[0], n_classes = tree.n_classes
-    cdef idx_t n_nodes = tree.node_count
+    cdef idx_t n_nodes = tree.node_count, n_rows = X.shape[0], n_oob = 0
     cdef const Node* nodes = <const Node*> cnp.PyArray_DATA(tree._nodes)
     cdef const double[:, ::1] value = tree.value
-    cdef idx_t[::1] leaves
+    cdef idx_t[::1] rows, leaves
     cdef idx_t[:, ::1] node_for
     cdef idx_t i, c, k, row, node, leaf, side, child
     if (X.shape[1] != tree.n_features or out.shape[0] != n_candidates
-            or out.shape[1] != X.shape[0] or out.shape[2] != n_classes):
+            or out.shape[1] != n_rows or out.shape[2] != n_classes):
         raise ValueError("X and out do not match the tree and the candidates")
+    if counts.shape[0] != n_rows or n_trees.shape[0] != n_rows:
+        raise ValueError("counts and n_trees must have one entry per row of X")
     for c in range(max(n_candidates, 1)):
         if c == n_candidates or sizes[c] < 1 or (c > 0 and sizes[c] <= sizes[c - 1]):
             raise ValueError("min_samples must be increasing positive ints and not empty")
-    for i in range(rows.shape[0]):
-        if rows[i] < 0 or rows[i] >= X.shape[0]:
-            raise ValueError("rows must index rows of X")
-    if rows.shape[0] == 0:
-        return
-    leaves = np.empty(rows.shape[0], dtype=np.intp)
+    rows = np.empty(max(n_rows, 1), dtype=np.intp)
+    leaves = np.empty(max(n_rows, 1), dtype=np.intp)
     node_for = np.empty((max(n_nodes, 1), n_candidates), dtype=np.intp)
+    with nogil:
+        for i in range(n_rows):  # the out-of-bag rows, ascending, without a branch
+            rows[n_oob] = i
+            n_oob += counts[i] == 0
+    if n_oob == 0:
+        return
     with nogil:
         # node_for[leaf, c]: the deepest node on the leaf's path with at least
         # m_c cases (the root at least), each split node filling its children
@@ -688,11 +695,11 @@ def accumulate_oob_proba(Tree tree, const X_t[::1, :] X, const idx_t[::1] rows,
                 for c in range(n_candidates):
                     node_for[child, c] = (child if nodes[child].n_samples >= sizes[c]
                                           else node_for[node, c])
-        _walk_rows(&X[0, 0], &rows[0], rows.shape[0], 1, X.shape[0], 0, nodes, 1,
-                   &leaves[0])
-        for i in range(rows.shape[0]):
+        _walk_rows(&X[0, 0], &rows[0], n_oob, 1, n_rows, 0, nodes, 1, &leaves[0])
+        for i in range(n_oob):
             row = rows[i]
             leaf = leaves[i]
+            n_trees[row] += 1
             for c in range(n_candidates):
                 node = node_for[leaf, c]
                 for k in range(n_classes):

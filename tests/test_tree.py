@@ -168,17 +168,25 @@ def test_one_pass_out_of_bag_sums_equal_apply_at_each_node_size():
     rows = np.sort(rng.choice(600, size=300, replace=False))
     sizes = (1, 2, 5, 10, 20, 50, 1000)
     out = np.zeros((len(sizes), 600, tree.n_classes))
-    accumulate_oob_proba(tree, X_f, rows, sizes, out)
-    accumulate_oob_proba(tree, X_f, rows[:10], sizes, out)  # adds
+    n_trees = np.zeros(600)
+
+    def counts_leaving_out(out_of_bag):  # multiplicities: 0 for the rows left out
+        counts = rng.integers(1, 4, size=600)
+        counts[out_of_bag] = 0
+        return counts
+
+    accumulate_oob_proba(tree, X_f, counts_leaving_out(rows), sizes, out, n_trees)
+    accumulate_oob_proba(tree, X_f, counts_leaving_out(rows[:10]), sizes, out, n_trees)  # adds
     for c, m in enumerate(sizes):
         expected = np.zeros((600, tree.n_classes))
         expected[rows] += tree.predict_proba(X[rows], m)
         expected[rows[:10]] += tree.predict_proba(X[rows[:10]], m)
         np.testing.assert_array_equal(out[c], expected)
+    np.testing.assert_array_equal(n_trees, np.bincount(np.r_[rows, rows[:10]], minlength=600))
     with pytest.raises(ValueError, match="increasing"):
-        accumulate_oob_proba(tree, X_f, rows, (5, 2), out[:2])
-    with pytest.raises(ValueError, match="rows"):
-        accumulate_oob_proba(tree, X_f, np.array([600]), sizes, out)
+        accumulate_oob_proba(tree, X_f, counts_leaving_out(rows), (5, 2), out[:2], n_trees)
+    with pytest.raises(ValueError, match="counts"):
+        accumulate_oob_proba(tree, X_f, np.zeros(599, dtype=np.intp), sizes, out, n_trees)
 
 
 @pytest.mark.parametrize("params", [dict(), dict(nsplit=3), dict(max_bins=16),
