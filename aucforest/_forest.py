@@ -542,10 +542,13 @@ class _TreeSampler:
             weights = _product(self.sample_weight,
                                compute_sample_weight("balanced", self.y, indices=indices))
         tree_weights = counts.astype(np.float64) if weights is None else weights * counts
-        if not np.any(tree_weights > 0):
+        top = tree_weights.max()
+        if not top > 0:
             # every drawn case has zero weight: fall back to the full weights
             tree_weights = np.ones(self.n_samples) if weights is None else weights.copy()
-        tree_weights /= tree_weights.max()  # in place: grow_tree then needs no copy
+            top = tree_weights.max()
+        if top != 1.0:  # in place: grow_tree then needs no copy
+            tree_weights /= top
         return tree_weights
 
 

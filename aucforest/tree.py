@@ -193,7 +193,7 @@ def grow_tree(X, y_encoded, weights, n_classes, *, criterion, max_features, max_
     top = weights.max()
     if top != 1.0:  # a forest's tree weights come rescaled: no second copy
         weights = weights / top
-    min_weight_leaf = min_weight_fraction_leaf * weights.sum()
+    min_weight_leaf = min_weight_fraction_leaf * weights.sum() if min_weight_fraction_leaf else 0.0
     # a leaf bound of n cases already forbids every split: larger bounds (such as
     # 2**63) mean the same and must not overflow 2 * bound in C; likewise max_depth
     settings = (n_classes, CRITERIA[criterion], resolve_max_features(max_features, X.shape[1]),
