@@ -149,8 +149,7 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
     n_jobs : int or None, default=None
         Threads used to fit and predict (joblib, ``prefer="threads"``). The
         fitted forest does not depend on it. On small data each task grows
-        several trees (about 20,000 training rows' worth); below about 1,000
-        rows one thread is as fast (each tree's Python holds the GIL).
+        several trees (about 20,000 training rows' worth).
     random_state : int, RandomState instance or None, default=None
     verbose : int, default=0
         1 or more: a progress bar over trees on stderr while fitting.

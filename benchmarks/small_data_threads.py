@@ -27,6 +27,8 @@ def fit_time(model, X, y):
 
 def main():
     rounds = int(os.environ.get("ROUNDS", 5))
+    X, y = make_classification(200, 20, n_classes=3, n_informative=10, random_state=1)
+    AUCForestClassifier(20, n_jobs=2).fit(X, y)  # warm-up: joblib's first thread pool
     print(f"default forest, {TREES} trees, p = 20, K = 3; median of {rounds} fits, seconds")
     print("| rows | one thread | two threads | speed-up |")
     print("|---|---|---|---|")
