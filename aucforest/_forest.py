@@ -248,11 +248,8 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
     def _fit(self, X, y, sample_weight):
         check_counts_are_not_booleans(self)
         self._check_sampling_params()
-        unit_weights = sample_weight is None
         X, y, self.classes_, y_encoded, sample_weight = validate_training_data(
-            self, X, y, sample_weight)
-        if unit_weights:
-            sample_weight = None  # no n-sized vector of ones held through the fit
+            self, X, y, sample_weight)  # sample_weight None: all one
         self.n_classes_ = n_classes = self.classes_.shape[0]
         validate_decision(self.decision, n_classes)
         class_weights = self._class_weights(y)

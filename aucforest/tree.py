@@ -117,9 +117,11 @@ def validate_training_data(estimator, X, y, sample_weight):
     """Validate fit inputs with scikit-learn's utilities.
 
     Returns X as float32 in Fortran order (columns contiguous, what the
-    splitter scans), y, the encoded classes, and the sample weights. NaN in X
-    marks a missing value; raises ValueError for infinite X, fewer than two
-    classes, and negative, non-finite or all-zero weights.
+    splitter scans), y, the encoded classes, and the sample weights rescaled
+    to a maximum of 1 (None when none were given: all one, and no n-sized
+    vector of ones). NaN in X marks a missing value; raises ValueError for
+    infinite X, fewer than two classes, and negative, non-finite or all-zero
+    weights.
     """
     X, y = validate_data(estimator, X, y, dtype=np.float32, order="F",
                          ensure_all_finite="allow-nan", multi_output=False)
@@ -128,14 +130,16 @@ def validate_training_data(estimator, X, y, sample_weight):
     if classes.shape[0] < 2:
         raise ValueError(
             f"y has only one class ({classes.tolist()[0]!r}); a classifier needs at least two classes.")
+    y_encoded = y_encoded.astype(np.intp, copy=False)
+    if sample_weight is None:
+        return X, y, classes, y_encoded, None
     weights = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
     if not np.any(weights > 0):
         raise ValueError("sample_weight is zero for every sample; at least one must be positive.")
     # Fits depend on weights only up to scale: rescale to a maximum of 1 before
     # any sum, so that weights such as 1e307 cannot overflow.
     top = weights.max()  # not in place: weights may be the caller's array
-    return X, y, classes, y_encoded.astype(np.intp, copy=False), \
-        (weights if top == 1.0 else weights / top)
+    return X, y, classes, y_encoded, (weights if top == 1.0 else weights / top)
 
 
 def training_matrix(X, max_bins, random_state):
@@ -292,6 +296,8 @@ class AUCTreeClassifier(ClassifierMixin, BaseEstimator):
         check_counts_are_not_booleans(self)
         X, _, self.classes_, y_encoded, weights = validate_training_data(
             self, X, y, sample_weight)
+        if weights is None:
+            weights = np.ones(X.shape[0])
         self.n_classes_ = self.classes_.shape[0]
         random_state = check_random_state(self.random_state)
         seed = random_state.randint(MAX_SEED)
