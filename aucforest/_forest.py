@@ -594,7 +594,6 @@ def _fit_tree(sampler, X, y_encoded, n_classes, params, seed, tables=None, count
     return tree_, kept
 
 
-
 def _trees_per_task(n_samples, n_estimators, n_jobs):
     """Trees one parallel task grows: enough for ROWS_PER_TASK training rows
     (one tree from that many rows on), and at most an eighth of each

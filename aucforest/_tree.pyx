@@ -670,8 +670,10 @@ def accumulate_oob_proba(Tree tree, const X_t[::1, :] X, const idx_t[::1] counts
         raise ValueError("X and out do not match the tree and the candidates")
     if counts.shape[0] != n_rows or n_trees.shape[0] != n_rows:
         raise ValueError("counts and n_trees must have one entry per row of X")
-    for c in range(max(n_candidates, 1)):
-        if c == n_candidates or sizes[c] < 1 or (c > 0 and sizes[c] <= sizes[c - 1]):
+    if n_candidates == 0:
+        raise ValueError("min_samples must be increasing positive ints and not empty")
+    for c in range(n_candidates):
+        if sizes[c] < 1 or (c > 0 and sizes[c] <= sizes[c - 1]):
             raise ValueError("min_samples must be increasing positive ints and not empty")
     rows = np.empty(max(n_rows, 1), dtype=np.intp)
     leaves = np.empty(max(n_rows, 1), dtype=np.intp)
