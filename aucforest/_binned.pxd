@@ -1,5 +1,5 @@
 # The binned splitter: per-node class-count histograms of pre-binned features.
-from libc.stdint cimport uint8_t
+from libc.stdint cimport uint8_t, uint64_t
 
 from ._criterion cimport X_t, idx_t
 from ._split cimport SplitRecord, Splitter
@@ -19,5 +19,8 @@ cdef class BinnedSplitter(Splitter):
     cdef idx_t nsplit                  # 0: every occupied bin's edge; else nsplit drawn edges
     cdef idx_t* drawn_positions        # (N_CODES,) draw of positions in occupied_bins
     cdef idx_t* drawn_bins             # (N_CODES,) bins whose edges were drawn, ascending, + the last
-    cdef unsigned char* drawn_flags    # (N_CODES,) 1 at the drawn positions during a merge, else 0
-    cdef idx_t _merge_at_drawn_bins(self, idx_t n_occupied) noexcept nogil
+    cdef unsigned char* drawn_flags    # (N_CODES,) 1 at the drawn positions during a draw, else 0
+    cdef uint8_t* bin_target           # (N_CODES,) bin whose histogram entry takes a code's cases:
+                                       #   the code itself, or its bucket's bin during a draw
+    cdef idx_t _list_occupied_bins(self, uint64_t* occupied) noexcept nogil
+    cdef idx_t _draw_bins(self, idx_t n_occupied) noexcept nogil

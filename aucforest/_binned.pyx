@@ -14,8 +14,9 @@ so a node costs O(cases + occupied bins x K), small nodes included.
 With ``nsplit`` > 0 only the edges of nsplit of the node's occupied bins,
 drawn uniformly without replacement (the last one excepted), are candidate
 thresholds, as the exact splitter draws among the node's distinct values
-(randomForestSRC's ``nsplit``): the histogram is merged into the buckets
-between the drawn edges before the scan.
+(randomForestSRC's ``nsplit``): a pass over the cases finds the occupied
+bins, and the histogram pass then adds each case to the bucket between the
+drawn edges that holds its bin.
 
 Candidates, tie rule, missing values (scanned right, then left) and leaf
 bounds (min_samples_leaf counts distinct cases) are those of the exact
@@ -69,6 +70,7 @@ cdef class BinnedSplitter(Splitter):
                  idx_t nsplit=0):
         if edges.shape[0] != codes.shape[1] or n_bins.shape[0] != codes.shape[1]:
             raise ValueError("edges and n_bins must have one row per feature")
+        cdef int code
         if nsplit < 0:
             raise ValueError(f"nsplit must be >= 0; got {nsplit}")
         self.nsplit = nsplit
@@ -84,7 +86,11 @@ cdef class BinnedSplitter(Splitter):
         self.drawn_positions = <idx_t*> malloc(N_CODES * sizeof(idx_t))
         self.drawn_bins = <idx_t*> malloc(N_CODES * sizeof(idx_t))
         self.drawn_flags = <unsigned char*> calloc(N_CODES, sizeof(unsigned char))
-        if (self.hist_weight == NULL or self.hist_count == NULL or self.occupied_bins == NULL
+        self.bin_target = <uint8_t*> malloc(N_CODES * sizeof(uint8_t))
+        if (self.bin_target != NULL):
+            for code in range(N_CODES):
+                self.bin_target[code] = <uint8_t> code
+        if (self.bin_target == NULL or self.hist_weight == NULL or self.hist_count == NULL or self.occupied_bins == NULL
                 or self.partition_scratch == NULL or self.drawn_positions == NULL
                 or self.drawn_bins == NULL or self.drawn_flags == NULL):
             raise MemoryError("cannot allocate the binned splitter's histograms")
@@ -97,6 +103,7 @@ cdef class BinnedSplitter(Splitter):
         free(self.drawn_positions)
         free(self.drawn_bins)
         free(self.drawn_flags)
+        free(self.bin_target)
 
     cdef int _examine_feature(self, idx_t feature, idx_t start, idx_t end,
                               SplitRecord* best) noexcept nogil:
@@ -106,8 +113,11 @@ cdef class BinnedSplitter(Splitter):
         A 256-bit mask records which bins are occupied, so that the scan and the
         clearing of the histogram (left all zero for the next feature) cost the
         number of occupied bins, not the number of bins: small nodes stay cheap.
+        When nsplit thresholds may be drawn, a first pass finds the occupied
+        bins, the draw assigns each to the bucket that takes it (`_draw_bins`),
+        and the histogram pass adds each case straight into its bucket.
         """
-        cdef idx_t K = self.n_classes, i, s, b, k, word, n_occupied = 0, n_missing
+        cdef idx_t K = self.n_classes, i, s, b, k, n_occupied, n_missing
         cdef int missing_left
         cdef const uint8_t* column = &self.codes[0, 0] + feature * self.n_rows
         cdef const idx_t* y = &self.y[0]
@@ -115,19 +125,63 @@ cdef class BinnedSplitter(Splitter):
         cdef const idx_t* samples = self.samples
         cdef double* hist_weight = self.hist_weight
         cdef idx_t* hist_count = self.hist_count
+        cdef uint8_t* bin_target = self.bin_target
         cdef uint64_t occupied[4]
-        cdef uint64_t bits
         cdef uint8_t code
-        cdef idx_t* buckets
+        cdef idx_t* buckets = self.occupied_bins
         cdef idx_t n_buckets
+        cdef bint drawn = False
         occupied[0] = occupied[1] = occupied[2] = occupied[3] = 0
-        for i in range(start, end):
-            s = samples[i]
-            code = column[s]
-            occupied[code >> 6] |= (<uint64_t> 1) << (code & 63)
-            hist_count[code] += 1
-            hist_weight[code * K + y[s]] += w[s]
+        if 0 < self.nsplit < end - start - 1:  # enough cases for a draw: find the bins first
+            for i in range(start, end):
+                code = column[samples[i]]
+                occupied[code >> 6] |= (<uint64_t> 1) << (code & 63)
+            n_occupied = self._list_occupied_bins(occupied)
+            if self.nsplit < n_occupied - 1:
+                n_buckets = self._draw_bins(n_occupied)
+                buckets, drawn = self.drawn_bins, True
+            for i in range(start, end):
+                s = samples[i]
+                code = bin_target[column[s]]
+                hist_count[code] += 1
+                hist_weight[code * K + y[s]] += w[s]
+        else:
+            for i in range(start, end):
+                s = samples[i]
+                code = column[s]
+                occupied[code >> 6] |= (<uint64_t> 1) << (code & 63)
+                hist_count[code] += 1
+                hist_weight[code * K + y[s]] += w[s]
+            n_occupied = self._list_occupied_bins(occupied)
+        if not drawn:
+            n_buckets = n_occupied
         n_missing = hist_count[MISSING_CODE]
+        if n_occupied > 1 or (n_occupied == 1 and n_missing > 0):
+            # split after each bucket (codes <= b left), as the exact scan does
+            # after each distinct value, or after each drawn one
+            for missing_left in range(2 if n_missing > 0 else 1):
+                self._scan_buckets(feature, hist_weight, hist_count, buckets, n_buckets,
+                                   hist_weight + MISSING_CODE * K, n_missing,
+                                   end - start, missing_left, best)
+        for i in range(n_buckets):
+            b = buckets[i]
+            hist_count[b] = 0
+            for k in range(K):
+                hist_weight[b * K + k] = 0.0
+        if drawn:
+            for i in range(n_occupied):
+                b = self.occupied_bins[i]
+                bin_target[b] = <uint8_t> b
+        hist_count[MISSING_CODE] = 0
+        for k in range(K):
+            hist_weight[MISSING_CODE * K + k] = 0.0
+        return n_occupied > 1 or (n_occupied == 1 and n_missing > 0)
+
+    cdef idx_t _list_occupied_bins(self, uint64_t* occupied) noexcept nogil:
+        """Fill occupied_bins with the value bins set in the 256-bit mask,
+        ascending (the missing code left out); returns their number."""
+        cdef idx_t word, n_occupied = 0
+        cdef uint64_t bits
         occupied[MISSING_CODE >> 6] &= ~((<uint64_t> 1) << (MISSING_CODE & 63))
         for word in range(4):
             bits = occupied[word]
@@ -135,38 +189,20 @@ cdef class BinnedSplitter(Splitter):
                 self.occupied_bins[n_occupied] = word * 64 + _lowest_bit(bits)
                 n_occupied += 1
                 bits &= bits - 1
-        if n_occupied > 1 or (n_occupied == 1 and n_missing > 0):
-            # split after each occupied bin (codes <= b left), as the exact scan
-            # does after each distinct value, or after each drawn one
-            buckets, n_buckets = self.occupied_bins, n_occupied
-            if 0 < self.nsplit < n_occupied - 1:
-                buckets, n_buckets = self.drawn_bins, self._merge_at_drawn_bins(n_occupied)
-            for missing_left in range(2 if n_missing > 0 else 1):
-                self._scan_buckets(feature, hist_weight, hist_count, buckets, n_buckets,
-                                   hist_weight + MISSING_CODE * K, n_missing,
-                                   end - start, missing_left, best)
-        for i in range(n_occupied):
-            b = self.occupied_bins[i]
-            hist_count[b] = 0
-            for k in range(K):
-                hist_weight[b * K + k] = 0.0
-        hist_count[MISSING_CODE] = 0
-        for k in range(K):
-            hist_weight[MISSING_CODE * K + k] = 0.0
-        return n_occupied > 1 or (n_occupied == 1 and n_missing > 0)
+        return n_occupied
 
-    cdef idx_t _merge_at_drawn_bins(self, idx_t n_occupied) noexcept nogil:
+    cdef idx_t _draw_bins(self, idx_t n_occupied) noexcept nogil:
         """Draw nsplit of the first n_occupied - 1 occupied bins (uniformly,
-        without replacement) and add to each drawn bin the histogram of the
-        undrawn bins below it, down to the previous drawn one; the last occupied
-        bin takes those above the last drawn one. Fills drawn_bins (ascending,
-        the last occupied bin at the end) and returns their number, nsplit + 1.
+        without replacement) and point every occupied bin at its bucket: the
+        first drawn bin at or above it, or the last occupied bin above the last
+        drawn one (bin_target, restored by the caller). Fills drawn_bins
+        (ascending, the last occupied bin at the end) and returns their number,
+        nsplit + 1.
         """
-        cdef idx_t K = self.n_classes, m = self.nsplit, n_choices = n_occupied - 1
-        cdef idx_t i, j, q, r, k, b, target, swap, n_buckets = 0, first = 0
+        cdef idx_t m = self.nsplit, n_choices = n_occupied - 1
+        cdef idx_t i, j, q, r, target, swap, n_buckets = 0, first = 0
         cdef idx_t* positions = self.drawn_positions
         cdef unsigned char* drawn = self.drawn_flags
-        cdef double* hist_weight = self.hist_weight
         for i in range(n_choices):
             positions[i] = i
         for i in range(m):  # partial Fisher-Yates: positions[0:m] is the draw
@@ -179,11 +215,8 @@ cdef class BinnedSplitter(Splitter):
             if q < n_choices and not drawn[q]:
                 continue
             target = self.occupied_bins[q]
-            for r in range(first, q):
-                b = self.occupied_bins[r]
-                self.hist_count[target] += self.hist_count[b]
-                for k in range(K):
-                    hist_weight[target * K + k] += hist_weight[b * K + k]
+            for r in range(first, q + 1):
+                self.bin_target[self.occupied_bins[r]] = <uint8_t> target
             self.drawn_bins[n_buckets] = target
             n_buckets += 1
             first = q + 1
