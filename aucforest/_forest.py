@@ -29,8 +29,10 @@ from .tree import (MAX_SEED, TREE_PARAMETER_CONSTRAINTS, check_counts_are_not_bo
 SUBSAMPLE_FRACTION = 0.632
 
 # max_bins="auto": the binned splitter (MAX_BINS bins) from this many training rows
-# on, the exact splitter below (README, "Speed": same test AUC, faster fits).
-AUTO_BINNED_ROWS = 100_000
+# on, the exact splitter below (README, "Speed": same test AUC, faster fits;
+# benchmarks/results/auto_bins_grid). Below it stay the small imbalanced sets of
+# issue 10's evidence.
+AUTO_BINNED_ROWS = 10_000
 
 # Node sizes tried by predict_min_samples="oob" (1 is the leaf).
 MIN_SAMPLES_CANDIDATES = (1, 2, 5, 10, 20, 50)
@@ -82,7 +84,7 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         None: the exact splitter. An int: X is binned once per fit into at
         most max_bins quantile bins per feature and every tree splits on
         per-bin class counts (much faster on large data); see AUCTreeClassifier.
-        "auto": 255 bins from 100,000 training rows on (AUTO_BINNED_ROWS),
+        "auto": 255 bins from 10,000 training rows on (AUTO_BINNED_ROWS),
         the exact splitter below; ``max_bins_`` tells which was used.
     nsplit : int or None, default=10
         An int k: each node evaluates, per examined feature, only thresholds
