@@ -6,8 +6,9 @@ them alike), the median of `--rounds` rounds reported, with the test AUC of
 each system beside its time. All systems grow fully grown trees with
 max_features="sqrt" and bootstrap on float32 make_classification data.
 
-Systems: aucforest's default forest (exact splitter with nsplit=10 drawn
-thresholds, subsampling without replacement, node size chosen out of bag);
+Systems: aucforest's default forest (nsplit=10 drawn thresholds, subsampling
+without replacement, node size chosen out of bag; the binned splitter from
+10,000 rows on, so on every row here);
 aucforest at the issue's settings (bootstrap, leaf predictions) with the
 exact splitter taking every threshold and with the binned one
 (max_bins=255), each with criterion "auc" and "gini"; scikit-learn-intelex
@@ -73,8 +74,10 @@ def systems(n_estimators, n_jobs):
                                                             **classic),
         "aucforest binned gini": lambda: AUCForestClassifier(criterion="gini", max_bins=255,
                                                              **classic),
-        "aucforest exact auc": lambda: AUCForestClassifier(criterion="auc", **classic),
-        "aucforest exact gini": lambda: AUCForestClassifier(criterion="gini", **classic),
+        "aucforest exact auc": lambda: AUCForestClassifier(criterion="auc", max_bins=None,
+                                                           **classic),
+        "aucforest exact gini": lambda: AUCForestClassifier(criterion="gini", max_bins=None,
+                                                            **classic),
     }
     if _installed("sklearnex"):
         from sklearnex.ensemble import RandomForestClassifier as OneDALForest
@@ -108,11 +111,12 @@ def test_auc(model, X_test, y_test):
     return roc_auc_score(y_test, proba, multi_class="ovo")
 
 
-def run_row(n, p, k, n_estimators, n_jobs, rounds, log):
-    """Median fit time, predict_proba time and test AUC of every system on one row."""
+def run_row(n, p, k, n_estimators, n_jobs, rounds, log, only=None):
+    """Median fit time, predict_proba time and test AUC of every system on one row
+    (of the systems named in ``only``, when given)."""
     X, y, X_test, y_test = make_data(n, p, k)
     factories = {name: make for name, make in systems(n_estimators, n_jobs).items()
-                 if n < SKIP_FROM.get(name, np.inf)}
+                 if n < SKIP_FROM.get(name, np.inf) and (only is None or name in only)}
     fit_times = {name: [] for name in factories}
     predict_times = {name: [] for name in factories}
     aucs = {}
@@ -220,6 +224,9 @@ def main(argv=None):
     parser.add_argument("--memory", action="store_true",
                         help="also measure peak memory of a binned fit at n = 10^7")
     parser.add_argument("--output", default=None, help="also write the tables to this file")
+    parser.add_argument("--systems", nargs="+", default=None, metavar="NAME",
+                        help='run only these systems (default: all installed), e.g. '
+                             '"aucforest binned auc" sklearnex')
     args = parser.parse_args(argv)
     rows = QUICK_ROWS if args.quick else FULL_ROWS
     if args.rows is not None:
@@ -232,7 +239,7 @@ def main(argv=None):
     names = []
     for n, p, k, trees in rows:
         for jobs in args.threads:
-            row = run_row(n, p, k, trees, jobs, args.rounds, log)
+            row = run_row(n, p, k, trees, jobs, args.rounds, log, args.systems)
             results.append(((n, p, k, trees, jobs), row))
             names += [name for name in row if name not in names]
     lines = header(args.threads, args.rounds) + [""] + table(results, names) + ratios(results)
@@ -240,6 +247,8 @@ def main(argv=None):
         memory = memory_at(10_000_000, 20, 3)
         lines += ["", "Peak memory growth of a 3-tree binned fit at n = 10^7, p = 20 (MiB): "
                   + ", ".join(f"{key} {value / 2**20:.0f}" for key, value in memory.items())]
+    lines += ["", "Command: python benchmarks/compare_peers.py " + " ".join(
+        f'"{arg}"' if " " in arg else arg for arg in (sys.argv[1:] if argv is None else argv))]
     print("\n".join(lines))
     if args.output:
         with open(args.output, "w") as handle:
