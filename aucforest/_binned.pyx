@@ -29,20 +29,16 @@ from libc.stdint cimport uint64_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy
 
+from ._bits cimport lowest_bit as _lowest_bit
 from ._criterion cimport X_t
 from ._random cimport random_below as _random_below
 
-cdef extern from *:
-    """
-    #if defined(_MSC_VER)
-    #include <intrin.h>
-    static inline int aucforest_lowest_bit(unsigned long long x) {
-        unsigned long i; _BitScanForward64(&i, x); return (int) i; }
-    #else
-    static inline int aucforest_lowest_bit(unsigned long long x) { return __builtin_ctzll(x); }
-    #endif
-    """
-    int _lowest_bit "aucforest_lowest_bit"(unsigned long long x) noexcept nogil
+# From this many classes on (and up to 64), a pass over the node records which
+# classes each bin holds, so that the scan moves only those instead of looking
+# at all K per bin (at K = 3 such records cost more than they save).
+cdef enum:
+    CLASS_MASK_MIN_CLASSES = 8
+    CLASS_MASK_MAX_CLASSES = 64
 
 
 cdef class BinnedSplitter(Splitter):
@@ -81,23 +77,25 @@ cdef class BinnedSplitter(Splitter):
                           max_features, min_samples_leaf, min_weight_leaf, seed)
         self.hist_weight = <double*> calloc(N_CODES * n_classes, sizeof(double))
         self.hist_count = <idx_t*> calloc(N_CODES, sizeof(idx_t))
+        self.hist_classes = <uint64_t*> calloc(N_CODES, sizeof(uint64_t))
         self.occupied_bins = <idx_t*> malloc(N_CODES * sizeof(idx_t))
         self.partition_scratch = <idx_t*> malloc(max(self.n_active, 1) * sizeof(idx_t))
         self.drawn_positions = <idx_t*> malloc(N_CODES * sizeof(idx_t))
         self.drawn_bins = <idx_t*> malloc(N_CODES * sizeof(idx_t))
         self.drawn_flags = <unsigned char*> calloc(N_CODES, sizeof(unsigned char))
         self.bin_target = <uint8_t*> malloc(N_CODES * sizeof(uint8_t))
-        if (self.bin_target != NULL):
-            for code in range(N_CODES):
-                self.bin_target[code] = <uint8_t> code
-        if (self.bin_target == NULL or self.hist_weight == NULL or self.hist_count == NULL or self.occupied_bins == NULL
-                or self.partition_scratch == NULL or self.drawn_positions == NULL
-                or self.drawn_bins == NULL or self.drawn_flags == NULL):
+        if (self.hist_weight == NULL or self.hist_count == NULL or self.hist_classes == NULL
+                or self.occupied_bins == NULL or self.partition_scratch == NULL
+                or self.drawn_positions == NULL or self.drawn_bins == NULL
+                or self.drawn_flags == NULL or self.bin_target == NULL):
             raise MemoryError("cannot allocate the binned splitter's histograms")
+        for code in range(N_CODES):
+            self.bin_target[code] = <uint8_t> code
 
     def __dealloc__(self):
         free(self.hist_weight)
         free(self.hist_count)
+        free(self.hist_classes)
         free(self.occupied_bins)
         free(self.partition_scratch)
         free(self.drawn_positions)
@@ -125,6 +123,8 @@ cdef class BinnedSplitter(Splitter):
         cdef const idx_t* samples = self.samples
         cdef double* hist_weight = self.hist_weight
         cdef idx_t* hist_count = self.hist_count
+        cdef uint64_t* hist_classes = self.hist_classes
+        cdef bint track_classes = CLASS_MASK_MIN_CLASSES <= K <= CLASS_MASK_MAX_CLASSES
         cdef uint8_t* bin_target = self.bin_target
         cdef uint64_t occupied[4]
         cdef uint8_t code
@@ -155,17 +155,23 @@ cdef class BinnedSplitter(Splitter):
             n_occupied = self._list_occupied_bins(occupied)
         if not drawn:
             n_buckets = n_occupied
+        if track_classes:  # a pass of its own: no test per case in the histogram pass
+            for i in range(start, end):
+                s = samples[i]
+                hist_classes[bin_target[column[s]]] |= (<uint64_t> 1) << y[s]
         n_missing = hist_count[MISSING_CODE]
         if n_occupied > 1 or (n_occupied == 1 and n_missing > 0):
             # split after each bucket (codes <= b left), as the exact scan does
             # after each distinct value, or after each drawn one
             for missing_left in range(2 if n_missing > 0 else 1):
-                self._scan_buckets(feature, hist_weight, hist_count, buckets, n_buckets,
+                self._scan_buckets(feature, hist_weight, hist_count,
+                                   hist_classes if track_classes else NULL, buckets, n_buckets,
                                    hist_weight + MISSING_CODE * K, n_missing,
                                    end - start, missing_left, best)
         for i in range(n_buckets):
             b = buckets[i]
             hist_count[b] = 0
+            hist_classes[b] = 0
             for k in range(K):
                 hist_weight[b * K + k] = 0.0
         if drawn:
@@ -173,6 +179,7 @@ cdef class BinnedSplitter(Splitter):
                 b = self.occupied_bins[i]
                 bin_target[b] = <uint8_t> b
         hist_count[MISSING_CODE] = 0
+        hist_classes[MISSING_CODE] = 0
         for k in range(K):
             hist_weight[MISSING_CODE * K + k] = 0.0
         return n_occupied > 1 or (n_occupied == 1 and n_missing > 0)

@@ -56,7 +56,8 @@ cdef class Splitter:
     cdef void _scan_sorted(self, idx_t start, idx_t end, idx_t n_missing, bint missing_left,
                            idx_t feature, SplitRecord* best) noexcept nogil
     cdef void _scan_buckets(self, idx_t feature, const double* weights, const idx_t* cases,
-                            const idx_t* order, idx_t n_buckets, const double* missing_weights,
+                            const uint64_t* classes, const idx_t* order, idx_t n_buckets,
+                            const double* missing_weights,
                             idx_t n_missing, idx_t n_cases, bint missing_left,
                             SplitRecord* best) noexcept nogil
     cdef double _bucket_threshold(self, idx_t feature, idx_t bucket) noexcept nogil

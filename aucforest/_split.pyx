@@ -23,6 +23,7 @@ from ._criterion cimport (criterion_alloc, criterion_free, criterion_improvement
                           criterion_init, criterion_move_left, criterion_proxy,
                           criterion_proxy_scale, criterion_reset)
 from ._sort cimport RADIX_BUCKETS, sort_by_value
+from ._bits cimport lowest_bit as _lowest_bit
 from ._random cimport random_below as _random_below
 
 import numpy as np
@@ -63,6 +64,24 @@ cdef inline bint _take_if_better(Criterion* crit, double min_weight_leaf, double
     best.n_missing = n_missing
     best.proxy = proxy
     return True
+
+
+cdef inline bint _bucket_ends_scan(Splitter splitter, idx_t bucket, idx_t n_left,
+                                   idx_t n_cases, double scale, idx_t feature,
+                                   bint missing_left, idx_t n_missing,
+                                   SplitRecord* best) noexcept nogil:
+    """After `_scan_buckets` moved a bucket left: record the split there if it
+    is allowed and better; True when the right side fell below the leaf bound
+    (no later split is allowed)."""
+    if n_left < splitter.min_samples_leaf:
+        return False
+    if n_cases - n_left < splitter.min_samples_leaf:
+        return True
+    if _take_if_better(&splitter.crit, splitter.min_weight_leaf, scale, feature, missing_left,
+                       n_missing, best):
+        best.bin = bucket
+        best.threshold = splitter._bucket_threshold(feature, bucket)
+    return False
 
 
 # ---------------------------------------------------------------------------
@@ -250,7 +269,8 @@ cdef class Splitter:
                 best.threshold = _midpoint(xf[i], xf[i + 1]) if i + 1 < observed_end else xf[i]
 
     cdef void _scan_buckets(self, idx_t feature, const double* weights, const idx_t* cases,
-                            const idx_t* order, idx_t n_buckets, const double* missing_weights,
+                            const uint64_t* classes, const idx_t* order, idx_t n_buckets,
+                            const double* missing_weights,
                             idx_t n_missing, idx_t n_cases, bint missing_left,
                             SplitRecord* best) noexcept nogil:
         """Evaluate the split after each bucket of cases (bins of the binned
@@ -259,16 +279,17 @@ cdef class Splitter:
 
         Bucket b (taken in the order ``order[0..n_buckets-1]``, or 0, 1, ...
         when order is NULL) holds ``cases[b]`` cases of class weights
-        ``weights[b * K:(b + 1) * K]``. The missing cases (``missing_weights``)
-        are moved left first when missing_left; with them right, the split after
-        the last bucket ("all observed left") is evaluated too. An improving
-        split records its bucket in best.bin and `_bucket_threshold` gives its
-        threshold.
+        ``weights[b * K:(b + 1) * K]``; bit k of ``classes[b]`` is set when
+        class k has cases in it (NULL: every class is looked at). The missing
+        cases (``missing_weights``) are moved left first when missing_left;
+        with them right, the split after the last bucket ("all observed left")
+        is evaluated too. An improving split records its bucket in best.bin and
+        `_bucket_threshold` gives its threshold.
         """
         cdef idx_t K = self.n_classes, i, b, k, n_left = 0
-        cdef idx_t msl = self.min_samples_leaf
         cdef idx_t n_candidates = n_buckets if (n_missing > 0 and not missing_left) else n_buckets - 1
         cdef double scale = criterion_proxy_scale(&self.crit), weight
+        cdef uint64_t present
         criterion_reset(&self.crit)
         if missing_left:
             for k in range(K):
@@ -276,21 +297,29 @@ cdef class Splitter:
                 if weight > 0.0:
                     criterion_move_left(&self.crit, k, weight)
             n_left = n_missing
-        for i in range(n_candidates):
-            b = order[i] if order != NULL else i
-            for k in range(K):
-                weight = weights[b * K + k]
-                if weight > 0.0:
-                    criterion_move_left(&self.crit, k, weight)
-            n_left += cases[b]
-            if n_left < msl:
-                continue
-            if n_cases - n_left < msl:
-                break
-            if _take_if_better(&self.crit, self.min_weight_leaf, scale, feature, missing_left,
-                               n_missing, best):
-                best.bin = b
-                best.threshold = self._bucket_threshold(feature, b)
+        if classes == NULL:
+            for i in range(n_candidates):
+                b = order[i] if order != NULL else i
+                for k in range(K):
+                    weight = weights[b * K + k]
+                    if weight > 0.0:
+                        criterion_move_left(&self.crit, k, weight)
+                n_left += cases[b]
+                if _bucket_ends_scan(self, b, n_left, n_cases, scale, feature, missing_left,
+                                     n_missing, best):
+                    break
+        else:  # the same moves, in the same (ascending) class order
+            for i in range(n_candidates):
+                b = order[i] if order != NULL else i
+                present = classes[b]
+                while present:
+                    k = _lowest_bit(present)
+                    present &= present - 1
+                    criterion_move_left(&self.crit, k, weights[b * K + k])
+                n_left += cases[b]
+                if _bucket_ends_scan(self, b, n_left, n_cases, scale, feature, missing_left,
+                                     n_missing, best):
+                    break
 
     cdef double _bucket_threshold(self, idx_t feature, idx_t bucket) noexcept nogil:
         """Threshold of the split after `bucket` of `_scan_buckets` (x <= it goes left)."""
@@ -620,7 +649,7 @@ cdef class ExactSplitter(Splitter):
             counts[(m + 1) * n_classes + y[s]] += w[s]
         cases[m + 1] = n_missing
         for missing_left in range(2 if n_missing > 0 else 1):
-            self._scan_buckets(feature, self.bucket_counts, self.bucket_cases, NULL, m + 1,
+            self._scan_buckets(feature, self.bucket_counts, self.bucket_cases, NULL, NULL, m + 1,
                                self.bucket_counts + (m + 1) * n_classes, n_missing,
                                end - start, missing_left, best)
 

@@ -1,0 +1,14 @@
+# Bit tricks shared by the splitters.
+
+cdef extern from *:
+    """
+    #if defined(_MSC_VER)
+    #include <intrin.h>
+    static inline int aucforest_lowest_bit(unsigned long long x) {
+        unsigned long i; _BitScanForward64(&i, x); return (int) i; }
+    #else
+    static inline int aucforest_lowest_bit(unsigned long long x) { return __builtin_ctzll(x); }
+    #endif
+    """
+    # index of the lowest set bit of a non-zero x
+    int lowest_bit "aucforest_lowest_bit"(unsigned long long x) noexcept nogil
