@@ -14,7 +14,7 @@ cdef class BinnedSplitter(Splitter):
     cdef const idx_t[::1] n_bins       # (n_features,) value bins of each feature
     cdef double* hist_weight           # (N_CODES * n_classes,) weighted class counts per bin
     cdef idx_t* hist_count             # (N_CODES,) distinct cases per bin
-    cdef uint64_t* hist_classes        # (N_CODES,) bit k set when the bin holds class k (K <= 64)
+    cdef uint64_t* hist_classes        # (N_CODES,) bit k set when the bin holds class k (8 <= K <= 64)
     cdef idx_t* occupied_bins          # (N_CODES,) non-empty value bins of the feature, ascending
     cdef idx_t* partition_scratch      # (n_active,) right-going samples during a stable partition
     cdef idx_t nsplit                  # 0: every occupied bin's edge; else nsplit drawn edges
