@@ -287,7 +287,9 @@ cdef class Tree:
     node_count, n_features, n_classes, max_depth : int
     children_left, children_right : intp arrays, -1 at leaves
     feature : intp array, -2 at leaves
-    threshold : float64 array, x <= threshold goes left; -2 at leaves
+    threshold : float64 array, x <= threshold goes left; -2 at leaves. Exact
+        splitter: the midpoint between the node's largest value sent left and
+        smallest sent right (randomForestSRC splits at the former); binned: a bin edge
     missing_go_to_left : uint8 array, 1 where NaN goes left (learnt when the node
         saw missing values, else the child with more training weight)
     value : float64 array (node_count, n_classes), weighted class proportions
