@@ -19,7 +19,6 @@ means of the seed-averaged per-set scores, with a Wilcoxon signed-rank test
 import argparse
 import os
 import sys
-import warnings
 
 import numpy as np
 import pandas as pd
@@ -30,8 +29,6 @@ from sklearn.model_selection import RepeatedStratifiedKFold
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import imbalance_peers as peers  # noqa: E402
 
-from aucforest import AUCForestClassifier  # noqa: E402
-
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 SYSTEMS = ["aucforest-default", "rfsrc-imb"]
 SEED_STEP = 1000
@@ -41,7 +38,6 @@ def seed_rows(name, loader, seeds, n_trees, lib):
     """Per-fold scores of both systems on one binary set, for each extra seed."""
     X, y = loader()
     X, y, _ = peers.cap_rows(X, y, 3000)
-    classes = np.unique(y)
     splits = list(RepeatedStratifiedKFold(n_splits=3, n_repeats=5,
                                           random_state=peers.SEED).split(X, y))
     rows = []
@@ -50,13 +46,9 @@ def seed_rows(name, loader, seeds, n_trees, lib):
         for row in peers.run_rfsrc(X, y, splits, n_trees, lib, seed_offset=offset):
             rows.append(dict(row, seed=seed))
         for f, (train, test) in enumerate(splits):
-            forest = AUCForestClassifier(n_trees, n_jobs=1, random_state=peers.SEED + f + offset)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                forest.fit(X[train], y[train])
-            rows.append(dict(fold=f, system="aucforest-default", seed=seed,
-                             **peers.scores(y[test], forest.predict_proba(X[test]),
-                                            forest.predict(X[test]), classes)))
+            for row in peers.run_python_fold(X, y, train, test, {SYSTEMS[0]: {}}, n_trees, 1,
+                                             peers.SEED + f + offset, skip=peers.PEER_ORDER):
+                rows.append(dict(row, fold=f, seed=seed))
     for row in rows:
         row["dataset"] = name
     return rows
