@@ -12,9 +12,12 @@ forest of imbalance_peers.py, read from its CSV (--peers-csv).
 
 Reported (results/forest_seeds.md): per seed, the means over data sets; the
 means of the seed-averaged per-set scores, with a Wilcoxon signed-rank test
-(scipy) of the default against randomForestSRC over data sets.
+(scipy) of the default against randomForestSRC over data sets. With another
+--trees than the benchmark's 250 the benchmark's forests are not comparable:
+seed 0 is left out and the files are named forest_seeds_<trees>.md/.csv.
 
     python benchmarks/forest_seeds.py --seeds 2 --jobs 2
+    python benchmarks/forest_seeds.py --trees 1000 --seeds 1 --jobs 2
 """
 import argparse
 import os
@@ -32,6 +35,7 @@ import imbalance_peers as peers  # noqa: E402
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 SYSTEMS = ["aucforest-default", "rfsrc-imb"]
 SEED_STEP = 1000
+PEERS_TREES = 250  # the trees of imbalance_peers.py's committed run (its --trees default)
 
 
 def seed_rows(name, loader, seeds, n_trees, lib):
@@ -54,12 +58,23 @@ def seed_rows(name, loader, seeds, n_trees, lib):
     return rows
 
 
+def seed_spread(table):
+    """The sd of the per-seed mean differences, when there are two seeds or more."""
+    if len(table) < 2:
+        return ""
+    spread = table[SYSTEMS[0]].sub(table[SYSTEMS[1]]).std(ddof=1)
+    return f" Spread of the seed-to-seed difference: sd {spread:.4f}."
+
+
 def report(frame, command):
     """Markdown: per-seed means, seed-averaged means and the paired test."""
     per_set = frame.groupby(["seed", "system", "dataset"])[["auc", "gmean", "bacc"]].mean()
+    seed_zero = ("Seed 0 is the forest of `imbalance_peers.py` (its CSV)."
+                 if 0 in frame["seed"].values else
+                 "Every forest was grown by this run (no seed 0: the benchmark's forests have "
+                 f"{PEERS_TREES} trees).")
     out = ["# The default against randomForestSRC over forest seeds (issue 10)", "",
-           f"`{command}`; the protocol is in the script's docstring. Seed 0 is the forest of "
-           "`imbalance_peers.py` (its CSV).", ""]
+           f"`{command}`; the protocol is in the script's docstring. {seed_zero}", ""]
     for metric, label in peers.METRICS.items():
         table = per_set[metric].groupby(["seed", "system"]).mean().unstack("system")[SYSTEMS]
         averaged = per_set[metric].groupby(["system", "dataset"]).mean().unstack("system")
@@ -73,8 +88,7 @@ def report(frame, command):
                 f"Seed-averaged per-set scores, {len(diff)} data sets: the default ahead on "
                 f"{(diff > 0).sum()}, tied on {(diff == 0).sum()}, behind on {(diff < 0).sum()}; "
                 f"median difference {diff.median():+.4f}; Wilcoxon signed-rank p = "
-                f"{wilcoxon(diff).pvalue:.2g}. Spread of the seed-to-seed difference: sd "
-                f"{table[SYSTEMS[0]].sub(table[SYSTEMS[1]]).std(ddof=1):.4f}.", ""]
+                f"{wilcoxon(diff).pvalue:.2g}." + seed_spread(table), ""]
     return "\n".join(out)
 
 
@@ -96,15 +110,18 @@ def main(argv=None):
     jobs = Parallel(n_jobs=args.jobs)(
         delayed(seed_rows)(n, registry[n][2], seeds, args.trees, args.rfsrc_lib) for n in names)
     extra = pd.DataFrame([row for rows in jobs for row in rows])
-    first = pd.read_csv(args.peers_csv)
-    first = first[first["system"].isin(SYSTEMS) & first["dataset"].isin(names)].assign(seed=0)
-    frame = pd.concat([first[extra.columns], extra], ignore_index=True)
+    frame = extra
+    stem = "forest_seeds" if args.trees == PEERS_TREES else f"forest_seeds_{args.trees}"
+    if args.trees == PEERS_TREES:
+        first = pd.read_csv(args.peers_csv)
+        first = first[first["system"].isin(SYSTEMS) & first["dataset"].isin(names)].assign(seed=0)
+        frame = pd.concat([first[extra.columns], extra], ignore_index=True)
     os.makedirs(args.out_dir, exist_ok=True)
-    extra.to_csv(os.path.join(args.out_dir, "forest_seeds.csv"), index=False)
+    extra.to_csv(os.path.join(args.out_dir, stem + ".csv"), index=False)
     command = "python " + " ".join([os.path.relpath(sys.argv[0])] + sys.argv[1:])
-    with open(os.path.join(args.out_dir, "forest_seeds.md"), "w", encoding="utf-8") as f:
+    with open(os.path.join(args.out_dir, stem + ".md"), "w", encoding="utf-8") as f:
         f.write(report(frame, command) + "\n")
-    print(f"wrote {args.out_dir}/forest_seeds.md, .csv")
+    print(f"wrote {args.out_dir}/{stem}.md, .csv")
 
 
 if __name__ == "__main__":

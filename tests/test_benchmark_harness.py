@@ -129,3 +129,19 @@ def test_forest_seeds_report_averages_seeds_before_the_paired_test():
     diff = averaged["aucforest-default"] - averaged["rfsrc-imb"]
     assert f"| mean over seeds | {averaged['aucforest-default'].mean():.4f} |" in text
     assert f"Wilcoxon signed-rank p = {wilcoxon(diff).pvalue:.2g}." in text
+
+
+def test_forest_seeds_report_of_one_seed_without_the_benchmarks_forests():
+    """A run at another tree count has one seed and no seed 0: the report
+    says so and gives no seed-to-seed spread (an sd of one value)."""
+    import forest_seeds
+    rng = np.random.default_rng(1)
+    frame = pd.DataFrame([dict(dataset=f"d{d}", seed=1, fold=f, system=system,
+                               auc=rng.uniform(0.6, 1), gmean=rng.uniform(0.4, 1),
+                               bacc=rng.uniform(0.5, 1))
+                          for d in range(7) for f in range(3)
+                          for system in forest_seeds.SYSTEMS])
+    text = forest_seeds.report(frame, "cmd")
+    assert "no seed 0" in text and "Seed 0 is the forest" not in text
+    assert "Spread" not in text and "nan" not in text
+    assert text.count("| 1 | ") == 3
