@@ -37,6 +37,12 @@ AUTO_BINNED_ROWS = 10_000
 # Node sizes tried by predict_min_samples="oob" (1 is the leaf).
 MIN_SAMPLES_CANDIDATES = (1, 2, 5, 10, 20, 50)
 
+# predict_min_samples="oob" chooses only when every class has at least this many
+# training cases; below, the out-of-bag figures of a class are too few to choose
+# among six sizes and the trees predict from their leaves
+# (benchmarks/results/node_size_rules.md, small data sets).
+MIN_CLASS_CASES_TO_CHOOSE = 15
+
 # Training rows the trees of one parallel task should add up to (`_trees_per_task`).
 ROWS_PER_TASK = 20_000
 
@@ -137,7 +143,10 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         ``oob_score`` the score is taken over at most ``OOB_CHOICE_MAX_CASES``
         (100,000) cases, an equal share per class (a rarer class whole), which
         bounds the memory of the choice (6 x cases x classes doubles). Without
-        out-of-bag cases (``bootstrap=False``) the leaf is used. The default
+        out-of-bag cases (``bootstrap=False``), or when a class has fewer than
+        ``MIN_CLASS_CASES_TO_CHOOSE`` (15) training cases of positive weight,
+        the leaf is used and no candidate is scored: so few out-of-bag cases
+        choose noise (README, "Imbalanced data"). The default
         "oob" had the best mean AUC on 66 imbalanced KEEL sets
         (benchmarks/results/imbalance_peers.md); it costs about 1.1 times the
         fit time of predicting from the leaves (n = 20,000, p = 20, K = 3,
@@ -181,10 +190,11 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
     predict_min_samples_ : int
         The node size the trees predict from (see ``predict_min_samples``).
     oob_scores_by_min_samples_ : dict of int to float
-        Under ``predict_min_samples="oob"``: the OOB score of every candidate.
+        Under ``predict_min_samples="oob"``, when a choice was made: the OOB
+        score of every candidate.
     oob_gmeans_by_min_samples_ : dict of int to float
-        Under ``predict_min_samples="oob"``: the OOB G-mean of every
-        candidate under the ``decision`` of the fit.
+        Under ``predict_min_samples="oob"``, when a choice was made: the OOB
+        G-mean of every candidate under the ``decision`` of the fit.
     """
 
     _parameter_constraints = {
@@ -264,7 +274,7 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         self._case_draws = sampler.draws  # for estimators_samples_
         self.max_bins_ = resolve_max_bins(self.max_bins, X.shape[0])
         params = dict(tree_params(self), max_bins=self.max_bins_)
-        candidates = self._min_samples_candidates()
+        candidates = self._min_samples_candidates(y_encoded, sample_weight, n_classes)
         fit_X = training_matrix(X, self.max_bins_, random_state)  # bin codes when max_bins_ is set
         tables = distinct_value_tables(X) if self.max_bins_ is None and self.nsplit else None
         oob = None
@@ -291,11 +301,18 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         if oob is not None:
             self._set_oob_estimates(oob.labels(y_encoded), oob)
 
-    def _min_samples_candidates(self):
-        """Node sizes to predict from: the one given, or the candidates for "oob"."""
+    def _min_samples_candidates(self, y_encoded, sample_weight, n_classes):
+        """Node sizes to predict from: the one given, or the candidates for "oob"
+        (the leaf alone without out-of-bag cases, or with fewer than
+        MIN_CLASS_CASES_TO_CHOOSE cases of positive weight in some class)."""
         if self.predict_min_samples != "oob":
             return (self.predict_min_samples,)
-        return MIN_SAMPLES_CANDIDATES if self.bootstrap else (1,)
+        if not self.bootstrap:
+            return (1,)
+        cases = y_encoded if sample_weight is None else y_encoded[sample_weight > 0]
+        if np.bincount(cases, minlength=n_classes).min() < MIN_CLASS_CASES_TO_CHOOSE:
+            return (1,)
+        return MIN_SAMPLES_CANDIDATES
 
     def __sklearn_is_fitted__(self):
         """Fitted once a fit has published at least one tree."""

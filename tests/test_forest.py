@@ -327,6 +327,31 @@ def test_oob_choice_of_node_size_takes_the_best_auc_plus_gmean(imbalanced):
     assert no_oob.predict_min_samples_ == 1
 
 
+@pytest.mark.parametrize("rare", [14, 15])
+def test_oob_choice_needs_fifteen_cases_of_every_class(rare):
+    """Below MIN_CLASS_CASES_TO_CHOOSE cases in some class the forest predicts
+    from its leaves, exactly as predict_min_samples=1 would; from 15 on it chooses."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((200 + rare, 4))
+    y = np.r_[np.zeros(200, int), np.ones(rare, int)]
+    X[y == 1, 0] += 1.5
+    params = dict(n_estimators=30, oob_score=True, random_state=0)
+    forest = AUCForestClassifier(**params).fit(X, y)
+    chose = hasattr(forest, "oob_scores_by_min_samples_")
+    assert chose == (rare >= 15)
+    if not chose:
+        leaves = AUCForestClassifier(predict_min_samples=1, **params).fit(X, y)
+        assert forest.predict_min_samples_ == 1
+        np.testing.assert_array_equal(forest.predict_proba(X), leaves.predict_proba(X))
+        assert forest.oob_score_ == leaves.oob_score_
+    if rare == 15:  # a case of zero weight is not a case to choose with
+        weight = np.ones(y.size)
+        weight[-1] = 0
+        weighted = AUCForestClassifier(**params).fit(X, y, sample_weight=weight)
+        assert weighted.predict_min_samples_ == 1
+        assert not hasattr(weighted, "oob_scores_by_min_samples_")
+
+
 def test_oob_choice_on_large_data_scores_a_class_balanced_share_of_the_cases(imbalanced,
                                                                              monkeypatch):
     from aucforest import _forest
