@@ -145,3 +145,28 @@ def test_forest_seeds_report_of_one_seed_without_the_benchmarks_forests():
     assert "no seed 0" in text and "Seed 0 is the forest" not in text
     assert "Spread" not in text and "nan" not in text
     assert text.count("| 1 | ") == 3
+
+
+def test_node_size_rules_default_rule_takes_the_leaf_below_fifteen_cases():
+    """node_size_rules' default rule is the forest's: the largest OOB AUC + OOB
+    G-mean, but the leaf (m = 1) where the training fold's smallest class has
+    fewer than MIN_CLASS_CASES_TO_CHOOSE cases; checked by hand per fold."""
+    import node_size_rules as rules
+    from aucforest._forest import MIN_CLASS_CASES_TO_CHOOSE, MIN_SAMPLES_CANDIDATES
+    rng = np.random.default_rng(2)
+    frame = pd.DataFrame([dict(dataset=f"d{d}", kind="binary", fold=f, m=m, n_min=n_min,
+                               oob_auc=rng.uniform(0.6, 1), oob_g=rng.uniform(0.4, 1),
+                               auc=rng.uniform(0.6, 1), gmean=rng.uniform(0.4, 1))
+                          for d, n_min in enumerate([5, 14, 15, 40]) for f in range(3)
+                          for m in MIN_SAMPLES_CANDIDATES])
+    means = rules.rule_means(frame, rules.RULES[rules.DEFAULT_RULE])
+    for d, n_min in enumerate([5, 14, 15, 40]):
+        folds = frame[frame.dataset == f"d{d}"]
+        picked = []
+        for _, fold in folds.groupby("fold"):
+            if n_min < MIN_CLASS_CASES_TO_CHOOSE:
+                picked.append(fold[fold.m == 1].iloc[0])
+            else:
+                picked.append(fold.loc[(fold.oob_auc + fold.oob_g).idxmax()])
+        assert means.loc[f"d{d}", "auc"] == pytest.approx(np.mean([r.auc for r in picked]))
+        assert means.loc[f"d{d}", "gmean"] == pytest.approx(np.mean([r.gmean for r in picked]))
