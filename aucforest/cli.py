@@ -29,7 +29,7 @@ from ._compare import (Dataset, check_fold_sizes, compare, comparison_json, defa
                        fold_records, format_paired_tests, format_table, matplotlib_figure,
                        paired_tests, plot_comparison)
 from ._encoding import DEFAULT_NA_VALUES, ColumnEncoding, numeric_values, parse_labels
-from ._forest import AUCForestClassifier
+from ._forest import MIN_CLASS_CASES_TO_CHOOSE, AUCForestClassifier
 from ._progress import progress
 from ._table import read_table
 from .metrics import auc, auc_ci, imbalance_report, multiclass_auc, plot_roc
@@ -239,7 +239,8 @@ def _add_forest_options(parser):
     parser.add_argument("--predict-min-samples", type=_node_size, default=default_node_size,
                         metavar="N",
                         help="trees predict from the deepest node with at least N training "
-                             "cases; 'oob' chooses N out of bag (default: "
+                             "cases; 'oob' chooses N out of bag (the leaf when a class has "
+                             f"fewer than {MIN_CLASS_CASES_TO_CHOOSE} cases; default: "
                              f"{default_node_size})")
     parser.add_argument("--max-one-hot", type=_positive_int, default=10, metavar="LEVELS",
                         help="text columns with more levels are ordinal encoded (default: 10)")
