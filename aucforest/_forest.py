@@ -145,8 +145,10 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         bounds the memory of the choice (6 x cases x classes doubles). Without
         out-of-bag cases (``bootstrap=False``), or when a class has fewer than
         ``MIN_CLASS_CASES_TO_CHOOSE`` (15) training cases of positive weight,
-        the leaf is used and no candidate is scored: so few out-of-bag cases
-        choose noise (README, "Imbalanced data"). The default
+        the leaf is used without a choice (``oob_score_`` is then the leaf's):
+        from so few out-of-bag cases the choice among six picked noise and
+        lost AUC and G-mean to the leaf on small KEEL sets (README,
+        "Imbalanced data"). The default
         "oob" had the best mean AUC on 66 imbalanced KEEL sets
         (benchmarks/results/imbalance_peers.md); it costs about 1.1 times the
         fit time of predicting from the leaves (n = 20,000, p = 20, K = 3,
