@@ -17,9 +17,11 @@ KEEL sets it does not use).
 
     python benchmarks/node_size_rules.py run OUT.csv [PARAMS_JSON] [--kinds binary]
     python benchmarks/node_size_rules.py run OUT.csv --min-rows 100 --max-rows 499
+    python benchmarks/node_size_rules.py run OUT.csv --generated
     python benchmarks/node_size_rules.py report OUT.csv
 """
 import argparse
+import itertools
 import json
 import os
 import sys
@@ -29,6 +31,7 @@ import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed
 from scipy.stats import wilcoxon
+from sklearn.datasets import make_classification
 from sklearn.model_selection import RepeatedStratifiedKFold
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -132,6 +135,21 @@ def report(path):
         print(line)
 
 
+def generated_registry():
+    """36 binary sets from make_classification asking for 12, 18 or 21 minority
+    cases (12-31 once flip_y has moved labels; 8-21 in a training fold) and
+    150-1,000 majority cases, 10 or 30 features: data no rule here was chosen
+    on. name -> (kind, source, loader)."""
+    def load(minority, majority, p, seed):
+        return make_classification(minority + majority, n_features=p, n_informative=4,
+                                   n_redundant=2, weights=[majority / (minority + majority)],
+                                   flip_y=0.02, class_sep=0.8, random_state=seed)
+    grid = itertools.product([12, 18, 21], [150, 400, 1000], [10, 30], [1, 2])
+    return {f"gen-{a}-{b}-{p}-{seed}": ("binary", "make_classification",
+                                        lambda a=a, b=b, p=p, seed=seed: load(a, b, p, seed))
+            for a, b, p, seed in grid}
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("command", choices=["run", "report"])
@@ -140,14 +158,20 @@ def main(argv=None):
     ap.add_argument("--kinds", default="binary,multiclass")
     ap.add_argument("--min-rows", type=int, default=500)
     ap.add_argument("--max-rows", type=int, help="largest data set (rows before the cap)")
+    ap.add_argument("--generated", action="store_true",
+                    help="the generated sets of generated_registry instead of KEEL's")
     ap.add_argument("--trees", type=int, default=250)
     ap.add_argument("--jobs", type=int, default=2)
     args = ap.parse_args(argv)
     if args.command == "run":
-        registry = peers.dataset_registry(args.min_rows)
-        larger = peers.dataset_registry(args.max_rows + 1) if args.max_rows else {}
-        names = [n for n, v in registry.items()
-                 if v[0] in args.kinds.split(",") and n not in larger]
+        if args.generated:
+            registry = generated_registry()
+            names = list(registry)
+        else:
+            registry = peers.dataset_registry(args.min_rows)
+            larger = peers.dataset_registry(args.max_rows + 1) if args.max_rows else {}
+            names = [n for n, v in registry.items()
+                     if v[0] in args.kinds.split(",") and n not in larger]
         out = Parallel(n_jobs=args.jobs)(
             delayed(fold_rows)(n, registry[n][0], registry[n][2], json.loads(args.params),
                                args.trees) for n in names)

@@ -170,3 +170,18 @@ def test_node_size_rules_default_rule_takes_the_leaf_below_fifteen_cases():
                 picked.append(fold.loc[(fold.oob_auc + fold.oob_g).idxmax()])
         assert means.loc[f"d{d}", "auc"] == pytest.approx(np.mean([r.auc for r in picked]))
         assert means.loc[f"d{d}", "gmean"] == pytest.approx(np.mean([r.gmean for r in picked]))
+
+
+def test_node_size_rules_generated_sets_are_fixed_small_minority_binary_sets():
+    """The generated pool is the same on every call, binary, with the minority
+    sizes its docstring states."""
+    import node_size_rules as rules
+    registry = rules.generated_registry()
+    assert len(registry) == 36
+    for name, (kind, _, load) in registry.items():
+        X, y = load()
+        X2, y2 = load()
+        np.testing.assert_array_equal(X, X2)
+        counts = np.bincount(y)
+        assert kind == "binary" and counts.size == 2 and 12 <= counts.min() <= 31
+        assert X.shape == (y.size, int(name.split("-")[3]))
