@@ -36,7 +36,7 @@ extensions = [
         extra_link_args=link_args,
     )
     for name in ("_criterion", "_sort", "_split", "_binned", "_tree", "inspection/_permute",
-                 "metrics/_rank_sums")
+                 "inspection/_treeshap", "metrics/_rank_sums")
 ]
 
 setup(ext_modules=cythonize(extensions, compiler_directives=directives))
