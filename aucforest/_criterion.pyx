@@ -154,8 +154,8 @@ cdef double auc_statistic(const double* left, const double* right, idx_t n_class
 cdef double node_impurity(const double* counts, idx_t n_classes, int criterion) noexcept nogil:
     """Gini impurity 1 - sum p_k^2, or entropy -sum p_k log2 p_k (in bits).
 
-    Under the AUC criterion the Gini impurity is reported, as a purity measure
-    comparable across criteria.
+    Under the AUC criteria `aucforest._tree.build_tree` stores the split's
+    theta in the tree's ``impurity`` instead.
     """
     cdef idx_t k
     cdef double total = 0.0, p, acc = 0.0

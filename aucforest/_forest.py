@@ -5,6 +5,7 @@ from numbers import Integral, Real
 
 import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs
+from scipy import sparse
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -152,10 +153,13 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         "oob" had the best mean AUC on 66 imbalanced KEEL sets
         (benchmarks/results/imbalance_peers.md); it costs about 1.1 times the
         fit time of predicting from the leaves (n = 20,000, p = 20, K = 3,
-        one thread). The forest's probabilities
-        are the mean of ``estimators_[i].tree_.predict_proba(X,
-        predict_min_samples_)``; an estimator's own ``predict_proba`` uses
-        its leaves.
+        one thread). Once the size is known every tree is collapsed to it
+        (`Tree.collapsed`: a node below it predicts its parent's
+        proportions), so the trees are the model: ``predict_proba`` is the
+        mean of ``estimators_[i].predict_proba``, and ``apply``,
+        ``decision_path``, ``tree_.value`` and SHAP values describe it. To
+        predict from another node size, fit with that int (the trees grow
+        the same for the same ``random_state``).
     oob_score : bool, default=False
         Compute out-of-bag class probabilities, the OOB AUC (Hand & Till for
         more than two classes) and the OOB G-mean.
@@ -166,6 +170,15 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
     random_state : int, RandomState instance or None, default=None
     verbose : int, default=0
         1 or more: a progress bar over trees on stderr while fitting.
+    warm_start : bool, default=False
+        True: a further ``fit`` on the same data keeps the fitted trees and
+        adds ``n_estimators - len(estimators_)`` new ones, giving the forest
+        a single fit of ``n_estimators`` trees with the same int
+        ``random_state`` gives (out-of-bag estimates and the node-size choice
+        are made again over all trees). To choose the node size again the
+        forest keeps its trees as grown beside the collapsed ones
+        (``_grown_trees_``; not written to model files), which costs their
+        memory.
 
     Notes
     -----
@@ -190,7 +203,7 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
     max_bins_ : int or None
         The ``max_bins`` the trees were grown with ("auto" resolved).
     predict_min_samples_ : int
-        The node size the trees predict from (see ``predict_min_samples``).
+        The node size the trees were collapsed to (see ``predict_min_samples``).
     oob_scores_by_min_samples_ : dict of int to float
         Under ``predict_min_samples="oob"``, when a choice was made: the OOB
         score of every candidate.
@@ -218,6 +231,7 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         "oob_score": ["boolean"],
         "n_jobs": [Integral, None],
         "verbose": ["verbose"],
+        "warm_start": ["boolean"],
     }
 
     def __init__(self, n_estimators=500, *, criterion="auc", max_features="ceil_sqrt",
@@ -225,7 +239,7 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
                  max_bins="auto", nsplit=10, bootstrap=True, max_samples=None, replacement=False,
                  balanced_bootstrap=False, class_weight=None, decision="rfq",
                  predict_min_samples="oob", oob_score=False, n_jobs=None, random_state=None,
-                 verbose=0):
+                 verbose=0, warm_start=False):
         self.n_estimators = n_estimators
         self.criterion = criterion
         self.max_features = max_features
@@ -245,6 +259,7 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
+        self.warm_start = warm_start
 
     # ------------------------------------------------------------------ fit
 
@@ -256,10 +271,28 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         assignment: a fit that fails or is interrupted leaves the previous
         model intact, and a concurrent reader sees the old model or the new
         one, never a mix (see `fit_atomically`).
-        """
-        return fit_atomically(self, lambda staging: staging._fit(X, y, sample_weight))
 
-    def _fit(self, X, y, sample_weight):
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data; NaN marks a missing value.
+        y : array-like of shape (n_samples,)
+            Class labels.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative case weights (None: all one).
+
+        Returns
+        -------
+        self : AUCForestClassifier
+        """
+        previous = vars(self) if self.warm_start and self.__sklearn_is_fitted__() else None
+        if previous is not None and self.n_estimators == len(previous["estimators_"]):
+            warnings.warn("Warm-start fitting without increasing n_estimators does not fit "
+                          "new trees.", UserWarning)
+            return self
+        return fit_atomically(self, lambda staging: staging._fit(X, y, sample_weight, previous))
+
+    def _fit(self, X, y, sample_weight, previous=None):
         check_counts_are_not_booleans(self)
         self._check_sampling_params()
         X, y, self.classes_, y_encoded, sample_weight = validate_training_data(
@@ -285,23 +318,62 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         elif len(candidates) > 1:
             oob = _OutOfBag(X, n_classes, candidates,
                             _cases_choosing_node_size(y_encoded, n_classes, random_state))
+        # (random_state, parameters, tree as grown) of every tree, kept ones first
+        grown = self._warm_start_trees(previous, X.shape[1], candidates)
+        for tree_seed, _, tree_ in grown:  # their OOB sums, in the order of a single fit
+            if oob is not None:
+                oob.add(tree_, sampler.draw(seeded_rng(tree_seed))[oob.cases])
+        new_seeds = seeds[len(grown):]
         fitted = Parallel(n_jobs=self.n_jobs, prefer="threads", return_as="generator",
-                          batch_size=_trees_per_task(X.shape[0], self.n_estimators,
+                          batch_size=_trees_per_task(X.shape[0], len(new_seeds),
                                                      self.n_jobs))(
             delayed(_fit_tree)(sampler, fit_X, y_encoded, n_classes, params, seed, tables,
                                counts_of=None if oob is None else oob.cases)
-            for seed in seeds)
-        self.estimators_ = []
-        with progress(total=self.n_estimators, enabled=self.verbose > 0,
+            for seed in new_seeds)
+        with progress(total=len(new_seeds), enabled=self.verbose > 0,
                       description="trees") as bar:
-            for seed, (tree_, counts) in zip(seeds, fitted):  # as they arrive: counts not kept
-                tree = fitted_tree(tree_, self.classes_, X.shape[1], seed, params)
-                self.estimators_.append(bar.step(tree))
+            for seed, (tree_, counts) in zip(new_seeds, fitted):  # as they arrive
+                grown.append(bar.step((seed, params, tree_)))
                 if oob is not None:
-                    oob.add(tree, counts)
+                    oob.add(tree_, counts)
         self.predict_min_samples_ = candidates[0]
         if oob is not None:
             self._set_oob_estimates(oob.labels(y_encoded), oob)
+        # the trees are the model: each predicts from the node size chosen
+        self.estimators_ = [
+            fitted_tree(tree_.collapsed(self.predict_min_samples_), self.classes_, X.shape[1],
+                        tree_seed, tree_params_)
+            for tree_seed, tree_params_, tree_ in grown]
+        if self.warm_start and self.predict_min_samples_ > 1:  # to choose again later
+            self._grown_trees_ = [tree_ for _, _, tree_ in grown]
+
+    def _warm_start_trees(self, previous, n_features, candidates):
+        """(random_state, parameters, tree as grown) of the trees a warm start keeps
+        from the ``previous`` model (None: a new forest, no tree kept)."""
+        if previous is None:
+            return []
+        estimators = previous["estimators_"]
+        if self.n_estimators < len(estimators):
+            raise ValueError(f"n_estimators={self.n_estimators} must be at least the "
+                             f"{len(estimators)} trees of the fitted forest when "
+                             "warm_start=True")
+        if (previous["n_features_in_"] != n_features
+                or not np.array_equal(previous["classes_"], self.classes_)):
+            raise ValueError("warm_start=True adds trees grown on the data of the first fit: "
+                             "X and y must have the same features and classes")
+        fitted_size = previous["predict_min_samples_"]
+        trees = previous.get("_grown_trees_")
+        if trees is None:
+            if fitted_size > 1 and tuple(candidates) != (fitted_size,):
+                raise ValueError(
+                    "warm_start=True chooses the node size again over all trees, which needs "
+                    "the trees as grown; this forest kept only its trees collapsed to "
+                    f"predict_min_samples_={fitted_size}. Fit with warm_start=True from the "
+                    "first fit (the forest then keeps them), or set predict_min_samples="
+                    f"{fitted_size}")
+            trees = [estimator.tree_ for estimator in estimators]
+        return [(estimator.random_state, tree_params(estimator), tree_)
+                for estimator, tree_ in zip(estimators, trees)]
 
     def _min_samples_candidates(self, y_encoded, sample_weight, n_classes):
         """Node sizes to predict from: the one given, or the candidates for "oob"
@@ -409,17 +481,52 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
                              ensure_all_finite="allow-nan")
 
     def predict_proba(self, X):
-        """Mean over trees of the leaf class proportions (columns follow classes_).
+        """Class probabilities: the mean of the trees' ``predict_proba``.
 
-        Reads the fitted model once, so a concurrent refit cannot mix two
-        models; Ctrl-C stops it between trees.
+        Each tree gives the weighted class proportions of the leaf a row falls
+        in (the trees are collapsed to ``predict_min_samples_`` when they are
+        grown). Reads the fitted model once, so a concurrent refit cannot mix
+        two models; Ctrl-C stops it between trees.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            NaN marks a missing value.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Columns follow ``classes_``.
         """
         X = self._validate_X_predict(X)
         model = vars(self)  # a refit replaces this dict whole, it never mutates it
         return _predict_proba(X, model, self.n_jobs)
 
+    def predict_log_proba(self, X):
+        """Natural logarithm of `predict_proba` (-inf where a probability is 0).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+        """
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
+
     def predict(self, X):
-        """Class of each row under the fitted decision rule (see ``decision``)."""
+        """Class of each row under the fitted decision rule (see ``decision``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y : ndarray of shape (n_samples,)
+        """
         X = self._validate_X_predict(X)
         model = vars(self)
         return _decide(_predict_proba(X, model, self.n_jobs), model, self.decision)
@@ -433,9 +540,39 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         save(self, path)
 
     def apply(self, X):
-        """Leaf index of each row in each tree, shape (n_samples, n_estimators)."""
+        """Leaf of each row in each tree.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        leaves : ndarray of shape (n_samples, n_estimators)
+            ``estimators_[i].tree_.value[leaves[:, i]]`` is tree i's
+            ``predict_proba``.
+        """
         X = self._validate_X_predict(X)
         return np.column_stack([tree.tree_.apply(X) for tree in self.estimators_])
+
+    def decision_path(self, X):
+        """The nodes of every tree each row passes through, as scikit-learn's forests give them.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        indicator : scipy.sparse.csr_matrix of shape (n_samples, n_nodes)
+            1 where a row passes through a node; tree i's nodes are the columns
+            ``n_nodes_ptr[i]:n_nodes_ptr[i + 1]``.
+        n_nodes_ptr : ndarray of shape (n_estimators + 1,)
+        """
+        X = self._validate_X_predict(X)
+        paths = [tree.tree_.decision_path(X) for tree in self.estimators_]
+        n_nodes_ptr = np.cumsum([0] + [path.shape[1] for path in paths])
+        return sparse.hstack(paths, format="csr"), n_nodes_ptr
 
     @property
     def feature_importances_(self):
@@ -677,10 +814,10 @@ class _OutOfBag:
         """y of the cases the sums are over."""
         return y if self.rows is None else y[self.rows]
 
-    def add(self, tree, counts):
-        """Add a tree's OOB proportions, given its multiplicities of `cases`."""
+    def add(self, tree_, counts):
+        """Add the OOB proportions of a grown `Tree`, given its multiplicities of `cases`."""
         # one compiled call: a traversal per row serves every candidate node size
-        accumulate_oob_proba(tree.tree_, self.X, counts, self._sizes, self.proba_sum,
+        accumulate_oob_proba(tree_, self.X, counts, self._sizes, self.proba_sum,
                              self.n_trees)
 
     def decision_functions(self, warn_missing):
@@ -748,11 +885,11 @@ def _predict_proba(X, model, n_jobs):
     n_blocks = max(1, min(effective_n_jobs(n_jobs), X.shape[0]))
     bounds = np.linspace(0, X.shape[0], n_blocks + 1).astype(int)
     trees = [estimator.tree_ for estimator in model["estimators_"]]
-    n_classes, min_samples = model["classes_"].shape[0], model["predict_min_samples_"]
+    n_classes = model["classes_"].shape[0]
     stop = np.zeros(1, dtype=np.uint8)
     try:
         blocks = Parallel(n_jobs=n_blocks, prefer="threads")(
-            delayed(_predict_block)(X[lo:hi], trees, n_classes, stop, min_samples)
+            delayed(_predict_block)(X[lo:hi], trees, n_classes, stop)
             for lo, hi in zip(bounds[:-1], bounds[1:]))
     except BaseException:
         stop[0] = 1  # the worker threads return at their next tree
@@ -760,10 +897,10 @@ def _predict_proba(X, model, n_jobs):
     return np.concatenate(blocks) / len(trees)
 
 
-def _predict_block(X, trees, n_classes, stop, min_samples):
-    """Sum over trees of the node class proportions for the rows of X."""
+def _predict_block(X, trees, n_classes, stop):
+    """Sum over trees of the leaf class proportions for the rows of X."""
     proba = np.zeros((X.shape[0], n_classes))
-    accumulate_proba(X, trees, proba, stop, min_samples)
+    accumulate_proba(X, trees, proba, stop)
     return proba
 
 

@@ -21,6 +21,7 @@ cdef inline bint goes_left(const Node* node, X_t v) noexcept nogil:
 
 
 cdef class Tree:
-    cdef readonly idx_t node_count, n_features, n_classes, max_depth
-    cdef readonly object value, n_node_samples, weighted_n_node_samples, impurity, improvement
+    cdef readonly idx_t node_count, n_features, max_n_classes, max_depth
+    cdef readonly object proba   # (node_count, max_n_classes): what each node predicts
+    cdef readonly object n_node_samples, weighted_n_node_samples, impurity, improvement
     cdef object _nodes           # NODE_DTYPE records, one per node

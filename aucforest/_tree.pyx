@@ -6,6 +6,7 @@ than its parent's; `Tree` checks this (and every other invariant) when it is
 constructed, which makes a tree loaded from a file safe to traverse.
 """
 import numpy as np
+from scipy.sparse import csr_matrix
 
 cimport numpy as cnp
 from libc.stdint cimport int32_t, uint64_t
@@ -14,7 +15,7 @@ from libc.string cimport memcpy
 from cpython.exc cimport PyErr_CheckSignals
 
 from ._prefetch cimport prefetch
-from ._criterion cimport X_t, idx_t, node_impurity
+from ._criterion cimport (CRITERION_AUC, CRITERION_AUC_ECP, X_t, idx_t, node_impurity)
 from ._split cimport SplitRecord, Splitter
 
 cnp.import_array()
@@ -246,9 +247,31 @@ def build_tree(Splitter splitter, idx_t max_depth):
     if failed:
         raise MemoryError("out of memory while growing the tree")
     # well formed by construction (tests check it): not validated again like a loaded tree
+    arrays = nodes.to_arrays()
+    if criterion == CRITERION_AUC or criterion == CRITERION_AUC_ECP:
+        arrays["impurity"] = _split_statistics(arrays, criterion == CRITERION_AUC_ECP)
     cdef Tree tree = Tree.__new__(Tree)
-    _fill_tree(tree, splitter.n_features, n_classes, tree_depth, nodes.to_arrays())
+    _fill_tree(tree, splitter.n_features, n_classes, tree_depth, arrays)
     return tree
+
+
+def _split_statistics(arrays, end_cut):
+    """theta, the AUC statistic of each node's split (1/2 at leaves): what
+    ``impurity`` holds under the AUC criteria, so that scikit-learn's tree
+    plots, which label it with the criterion's name, show theta.
+
+    ``improvement`` is theta - 1/2, divided under "auc_ecp" by
+    2 sqrt(q (1 - q)), q the share of the node's weight sent right.
+    """
+    split = arrays["feature"] >= 0
+    theta = np.full(split.shape[0], 0.5)
+    gain = arrays["improvement"][split]
+    if end_cut:
+        weight = arrays["weighted_n_node_samples"]
+        q = weight[arrays["children_right"][split]] / weight[split]
+        gain = gain * 2.0 * np.sqrt(q * (1.0 - q))
+    theta[split] += gain
+    return theta
 
 
 # ---------------------------------------------------------------------------
@@ -282,9 +305,19 @@ cdef class Tree:
     i + 1. Traversal reads one packed 24-byte record per node; the arrays
     below are derived from it or stored beside it.
 
+    The attributes scikit-learn's tree tools read (``sklearn.tree.export_text``,
+    ``plot_tree``, ``export_graphviz``) are those of scikit-learn's ``Tree``
+    with one output.
+
     Attributes
     ----------
-    node_count, n_features, n_classes, max_depth : int
+    node_count, n_features, max_depth : int
+    max_n_classes : int
+        Number of classes.
+    n_classes : intp array of shape (1,)
+        ``[max_n_classes]``, as in scikit-learn (one entry per output).
+    n_outputs : int
+        1.
     children_left, children_right : intp arrays, -1 at leaves
     feature : intp array, -2 at leaves
     threshold : float64 array, x <= threshold goes left; -2 at leaves. Exact
@@ -292,20 +325,30 @@ cdef class Tree:
         smallest sent right (randomForestSRC splits at the former); binned: a bin edge
     missing_go_to_left : uint8 array, 1 where NaN goes left (learnt when the node
         saw missing values, else the child with more training weight)
-    value : float64 array (node_count, n_classes), weighted class proportions
+    proba : float64 array (node_count, max_n_classes)
+        The class proportions the tree predicts at each node: the node's
+        weighted class proportions; for a leaf that `collapsed` made from a node
+        below its node size, those of its parent.
+    value : float64 array (node_count, 1, max_n_classes)
+        ``proba`` in scikit-learn's layout (a read-only view).
     n_node_samples : intp array, distinct training cases in the node
     weighted_n_node_samples : float64 array, their total weight
-    impurity : float64 array, Gini impurity (entropy in bits under "entropy")
+    impurity : float64 array, Gini impurity under "gini", entropy in bits under
+        "entropy"; under "auc" and "auc_ecp" the AUC statistic theta of the
+        node's split (1/2 at leaves)
     improvement : float64 array, theta - 1/2 of the split under "auc",
         impurity decrease under "gini"/"entropy"; 0 at leaves
     """
-    # attributes declared in _tree.pxd: node_count, n_features, n_classes, max_depth,
-    # value, n_node_samples, weighted_n_node_samples, impurity, improvement (read only)
+    # attributes declared in _tree.pxd: node_count, n_features, max_n_classes, max_depth,
+    # proba, n_node_samples, weighted_n_node_samples, impurity, improvement (read only)
     # and _nodes (NODE_DTYPE records, one per node)
 
     def __init__(self, n_features, n_classes, *, max_depth, children_left, children_right,
                  feature, threshold, missing_go_to_left, value, n_node_samples,
                  weighted_n_node_samples, impurity, improvement):
+        value = np.asarray(value)
+        if value.ndim == 3 and value.shape[1] == 1:  # scikit-learn's layout
+            value = value[:, 0, :]
         arrays = dict(children_left=children_left, children_right=children_right,
                       feature=feature, threshold=threshold,
                       missing_go_to_left=missing_go_to_left, value=value,
@@ -314,6 +357,18 @@ cdef class Tree:
                       impurity=impurity, improvement=improvement)
         _fill_tree(self, n_features, n_classes, max_depth,
                    _validated_node_arrays(int(n_features), int(n_classes), arrays))
+
+    @property
+    def n_classes(self):
+        return np.array([self.max_n_classes], dtype=np.intp)
+
+    @property
+    def n_outputs(self):
+        return 1
+
+    @property
+    def value(self):
+        return self.proba[:, np.newaxis, :]
 
     @property
     def children_left(self):
@@ -336,41 +391,143 @@ cdef class Tree:
         return self._nodes["missing_left"].copy()
 
     def node_arrays(self):
-        """The node arrays as a dict (what `__init__` takes, with max_depth)."""
-        return {name: getattr(self, name) for name in NODE_ARRAYS}
+        """The node arrays as a dict (what `__init__` takes, with max_depth);
+        ``value`` is `proba`, one row per node."""
+        return {name: self.proba if name == "value" else getattr(self, name)
+                for name in NODE_ARRAYS}
 
     def __reduce__(self):
-        return (_tree_from_state, (self.n_features, self.n_classes, self.max_depth,
+        return (_tree_from_state, (self.n_features, self.max_n_classes, self.max_depth,
                                    self.node_arrays()))
 
     @property
     def nbytes(self):
         """Memory held by the tree's arrays, in bytes (24 + 32 + 8 K per node)."""
         return int(self._nodes.nbytes + sum(getattr(self, name).nbytes for name in (
-            "value", "n_node_samples", "weighted_n_node_samples", "impurity", "improvement")))
+            "proba", "n_node_samples", "weighted_n_node_samples", "impurity", "improvement")))
 
     @property
     def n_leaves(self):
         return int(np.count_nonzero(self._nodes["feature"] < 0))
 
-    def apply(self, X, min_samples=1):
-        """Node index of each row of X (float32, C order, n_features columns).
-
-        The row's leaf, or with ``min_samples`` > 1 the deepest node on its
-        path holding at least ``min_samples`` training cases.
-        """
+    def apply(self, X):
+        """Index of the leaf each row of X (float32, C order, n_features columns)
+        falls in."""
         cdef const X_t[:, ::1] Xv = _check_predict_input(X, self.n_features)
         cdef idx_t[::1] out = np.empty(Xv.shape[0], dtype=np.intp)
         cdef const Node* nodes = <const Node*> cnp.PyArray_DATA(self._nodes)
-        cdef int32_t smallest = _check_min_samples(min_samples)
         if Xv.shape[0] > 0:
             with nogil:
-                _apply_rows(Xv, nodes, smallest, &out[0])
+                _apply_rows(Xv, nodes, &out[0])
         return np.asarray(out)
 
-    def predict_proba(self, X, min_samples=1):
-        """Class proportions of the node each row falls in (see `apply`)."""
-        return self.value[self.apply(X, min_samples)]
+    def predict_proba(self, X):
+        """Class proportions the tree predicts for each row: `proba` at its leaf."""
+        return self.proba[self.apply(X)]
+
+    def decision_path(self, X):
+        """The nodes each row of X passes through, root to leaf.
+
+        Returns
+        -------
+        indicator : scipy.sparse.csr_matrix of shape (n_samples, node_count)
+            ``indicator[i, j]`` is 1 where row i passes through node j, as in
+            scikit-learn's ``decision_path``.
+        """
+        cdef const X_t[:, ::1] Xv = _check_predict_input(X, self.n_features)
+        cdef const Node* nodes = <const Node*> cnp.PyArray_DATA(self._nodes)
+        cdef idx_t i, node, position
+        indptr_array = np.zeros(Xv.shape[0] + 1, dtype=np.intp)
+        if Xv.shape[0] > 0:  # a path's length is its leaf's depth + 1
+            np.cumsum(self.node_depths()[self.apply(Xv)] + 1, out=indptr_array[1:])
+        cdef idx_t[::1] indptr = indptr_array
+        cdef idx_t[::1] indices = np.empty(max(indptr_array[-1], 1), dtype=np.intp)
+        with nogil:
+            for i in range(Xv.shape[0]):
+                node = 0
+                position = indptr[i]
+                indices[position] = 0
+                while nodes[node].feature >= 0:
+                    node = _child_of(nodes, node, &Xv[i, 0], 1)
+                    position += 1
+                    indices[position] = node
+        n_paths = int(indptr_array[-1])
+        return csr_matrix((np.ones(n_paths, dtype=np.intp), np.asarray(indices)[:n_paths],
+                           indptr_array), shape=(Xv.shape[0], self.node_count))
+
+    def node_depths(self):
+        """Depth of every node (the root's is 0), intp array of shape (node_count,)."""
+        cdef const Node* nodes = <const Node*> cnp.PyArray_DATA(self._nodes)
+        cdef idx_t[::1] depth = np.zeros(self.node_count, dtype=np.intp)
+        cdef idx_t node
+        with nogil:
+            for node in range(self.node_count):  # preorder: parents first
+                if nodes[node].feature >= 0:
+                    depth[node + 1] = depth[node] + 1
+                    depth[nodes[node].right] = depth[node] + 1
+        return np.asarray(depth)
+
+    def collapsed(self, min_samples):
+        """The tree that predicts from the deepest node on each row's path
+        holding at least ``min_samples`` training cases (``n_node_samples``).
+
+        Node sizes shrink along a path. A child below ``min_samples`` becomes a
+        leaf predicting its parent's `proba` (its subtree is dropped); a node
+        both of whose children are below it becomes a leaf. Leaves keep their
+        own ``n_node_samples``, ``weighted_n_node_samples`` and ``impurity``.
+        ``collapsed(m).predict_proba(X)`` therefore gives each row the class
+        proportions of the deepest node on its path in this tree with at least
+        m cases (the root at least). Collapsing again at the same size changes
+        nothing.
+
+        Parameters
+        ----------
+        min_samples : int >= 1
+
+        Returns
+        -------
+        Tree
+            This tree itself when no node is below ``min_samples``.
+        """
+        smallest = _check_min_samples(min_samples)
+        small = self._nodes["n_samples"] < smallest  # clipped as the node records are
+        if not small.any():
+            return self
+        index = np.arange(self.node_count)
+        feature, right = self.feature, self.children_right
+        split = feature >= 0
+        parent = np.full(self.node_count, -1, dtype=np.intp)
+        parent[index[split] + 1] = index[split]
+        parent[right[split]] = index[split]
+        collapse = split.copy()
+        collapse[split] = small[index[split] + 1] & small[right[split]]
+        # a node stays when its parent is kept as a split: neither small nor collapsed
+        # (an ancestor of a node that is not small is neither)
+        present = np.ones(self.node_count, dtype=bool)
+        present[1:] = ~small[parent[1:]] & ~collapse[parent[1:]]
+        proba = self.proba.copy()
+        borrows = present & small
+        borrows[0] = False
+        proba[borrows] = self.proba[parent[borrows]]
+        leaf = ~split | collapse
+        new_index = np.cumsum(present) - 1
+        kept = lambda array: np.ascontiguousarray(array[present])
+        arrays = {
+            "children_left": kept(np.where(leaf, _LEAF, new_index + 1)),
+            "children_right": kept(np.where(leaf, _LEAF, new_index[np.maximum(right, 0)])),
+            "feature": kept(np.where(leaf, _UNDEFINED, feature)),
+            "threshold": kept(np.where(leaf, _UNDEFINED, self.threshold)),
+            "missing_go_to_left": kept(np.where(leaf, 0, self.missing_go_to_left)
+                                       .astype(np.uint8)),
+            "value": kept(proba),
+            "improvement": kept(np.where(leaf, 0.0, self.improvement)),
+        }
+        for name in ("n_node_samples", "weighted_n_node_samples", "impurity"):
+            arrays[name] = kept(getattr(self, name))
+        cdef Tree tree = Tree.__new__(Tree)
+        _fill_tree(tree, self.n_features, self.max_n_classes,
+                   int(self.node_depths()[present].max()), arrays)
+        return tree
 
     def compute_feature_importances(self):
         """Weighted decrease of the node statistic per feature, normalised to
@@ -388,7 +545,7 @@ cdef class Tree:
 cdef _fill_tree(Tree tree, n_features, n_classes, max_depth, dict arrays):
     """Set a tree's fields from well-formed node arrays of the right dtypes."""
     tree.n_features = n_features
-    tree.n_classes = n_classes
+    tree.max_n_classes = n_classes
     tree.max_depth = max_depth
     tree.node_count = arrays["children_left"].shape[0]
     tree._nodes = np.empty(tree.node_count, dtype=NODE_DTYPE)
@@ -397,12 +554,12 @@ cdef _fill_tree(Tree tree, n_features, n_classes, max_depth, dict arrays):
     tree._nodes["feature"] = arrays["feature"]
     tree._nodes["missing_left"] = arrays["missing_go_to_left"]
     tree._nodes["n_samples"] = np.minimum(arrays["n_node_samples"], INT32_MAX)
-    tree.value = arrays["value"]
+    tree.proba = arrays["value"]
     tree.n_node_samples = arrays["n_node_samples"]
     tree.weighted_n_node_samples = arrays["weighted_n_node_samples"]
     tree.impurity = arrays["impurity"]
     tree.improvement = arrays["improvement"]
-    for name in ("value", "n_node_samples", "weighted_n_node_samples", "impurity",
+    for name in ("proba", "n_node_samples", "weighted_n_node_samples", "impurity",
                  "improvement"):
         getattr(tree, name).flags.writeable = False
 
@@ -504,9 +661,8 @@ cdef inline const X_t* _take_lane(const X_t* base, const idx_t* rows, idx_t i,
 
 cdef void _walk_rows(const X_t* base, const idx_t* rows, idx_t n, idx_t row_stride,
                      idx_t col_stride, idx_t n_contiguous, const Node* nodes,
-                     int32_t min_samples, idx_t* out) noexcept nogil:
-    """For rows i < n, the node where row i's path ends: the leaf, or the
-    deepest node on the path holding at least min_samples training cases.
+                     idx_t* out) noexcept nogil:
+    """For rows i < n, the leaf where row i's path ends.
 
     Row i starts at base + (rows[i] if rows else i) * row_stride, its value j
     at j * col_stride from there (C order: row_stride = p, col_stride = 1 and
@@ -535,23 +691,19 @@ cdef void _walk_rows(const X_t* base, const idx_t* rows, idx_t n, idx_t row_stri
                     next_row += 1
                 continue
             node = lane_node[lane]
-            # branches predicted "go on": the next step need not wait for them
+            # branch predicted "go on": the next step need not wait for it
             if nodes[node].feature >= 0:
-                child = _child_of(nodes, node, lane_start[lane], col_stride)
-                if nodes[child].n_samples >= min_samples:
-                    lane_node[lane] = child
-                    continue
+                lane_node[lane] = _child_of(nodes, node, lane_start[lane], col_stride)
+                continue
             out[i] = node
             lane_row[lane] = -1
             finished += 1
 
 
-cdef void _apply_rows(const X_t[:, ::1] X, const Node* nodes, int32_t min_samples,
-                      idx_t* out) noexcept nogil:
+cdef void _apply_rows(const X_t[:, ::1] X, const Node* nodes, idx_t* out) noexcept nogil:
     """`_walk_rows` over the rows of a C-ordered X."""
     if X.shape[0] > 0:
-        _walk_rows(&X[0, 0], NULL, X.shape[0], X.shape[1], 1, X.shape[1], nodes,
-                   min_samples, out)
+        _walk_rows(&X[0, 0], NULL, X.shape[0], X.shape[1], 1, X.shape[1], nodes, out)
 
 
 def _node_sizes(min_samples):
@@ -578,8 +730,7 @@ def _check_predict_input(X, n_features):
     return X
 
 
-def accumulate_proba(X, trees, double[:, ::1] out, const unsigned char[::1] stop=None,
-                     min_samples=1):
+def accumulate_proba(X, trees, double[:, ::1] out, const unsigned char[::1] stop=None):
     """Add the leaf class proportions of every tree to `out` (rows of X).
 
     Parameters
@@ -593,9 +744,6 @@ def accumulate_proba(X, trees, double[:, ::1] out, const unsigned char[::1] stop
         Checked between trees: set it to 1 from another thread to make the
         call return early. In the main thread a pending signal (Ctrl-C) is
         raised between trees.
-    min_samples : int, default=1
-        Predict from the deepest node on each row's path with at least this
-        many training cases (1: the leaf); see `Tree.apply`.
 
     Runs without the GIL per tree, so row blocks can be predicted in threads.
     """
@@ -605,21 +753,21 @@ def accumulate_proba(X, trees, double[:, ::1] out, const unsigned char[::1] stop
     cdef const double[:, ::1] value
     cdef idx_t i, k, leaf, n_classes = out.shape[1]
     cdef idx_t[::1] leaves = np.empty(max(Xv.shape[0], 1), dtype=np.intp)
-    cdef int32_t smallest = _check_min_samples(min_samples)
     if out.shape[0] != Xv.shape[0]:
         raise ValueError(f"out has {out.shape[0]} rows, X has {Xv.shape[0]}")
     for tree in trees:
-        if tree.n_classes != n_classes:
-            raise ValueError(f"a tree has {tree.n_classes} classes, out has {n_classes} columns")
+        if tree.max_n_classes != n_classes:
+            raise ValueError(f"a tree has {tree.max_n_classes} classes, out has {n_classes} "
+                             "columns")
     if Xv.shape[0] == 0:
         return
     for tree in trees:
         if stop is not None and stop[0]:
             return
         nodes = <const Node*> cnp.PyArray_DATA(tree._nodes)
-        value = tree.value
+        value = tree.proba
         with nogil:
-            _apply_rows(Xv, nodes, smallest, &leaves[0])
+            _apply_rows(Xv, nodes, &leaves[0])
             for i in range(Xv.shape[0]):
                 leaf = leaves[i]
                 for k in range(n_classes):
@@ -643,9 +791,9 @@ def accumulate_oob_proba(Tree tree, const X_t[::1, :] X, const idx_t[::1] counts
     node size m_c, and 1 to ``n_trees[row]``; one traversal per row, and one
     call without the GIL per tree.
 
-    The node for m_c is the one ``Tree.apply(x, m_c)`` returns: the deepest on
-    the row's path holding at least m_c training cases. Node sizes shrink
-    along a path, so it is the deepest such ancestor of the row's leaf: each
+    The node for m_c is the one whose `proba` ``Tree.collapsed(m_c)`` predicts:
+    the deepest on the row's path holding at least m_c training cases. Node
+    sizes shrink along a path, so it is the deepest such ancestor of the row's leaf: each
     row is sent to its leaf, and a table of those ancestors, made in one pass
     over the nodes, gives every candidate's node.
 
@@ -660,10 +808,10 @@ def accumulate_oob_proba(Tree tree, const X_t[::1, :] X, const idx_t[::1] counts
     n_trees : float64 (n_samples,), added to
     """
     cdef const int32_t[::1] sizes = _node_sizes(min_samples)
-    cdef idx_t n_candidates = sizes.shape[0], n_classes = tree.n_classes
+    cdef idx_t n_candidates = sizes.shape[0], n_classes = tree.max_n_classes
     cdef idx_t n_nodes = tree.node_count, n_rows = X.shape[0], n_oob = 0
     cdef const Node* nodes = <const Node*> cnp.PyArray_DATA(tree._nodes)
-    cdef const double[:, ::1] value = tree.value
+    cdef const double[:, ::1] value = tree.proba
     cdef idx_t[::1] rows, leaves
     cdef idx_t[:, ::1] node_for
     cdef idx_t i, c, k, row, node, leaf, side, child
@@ -699,7 +847,7 @@ def accumulate_oob_proba(Tree tree, const X_t[::1, :] X, const idx_t[::1] counts
                 for c in range(n_candidates):
                     node_for[child, c] = (child if nodes[child].n_samples >= sizes[c]
                                           else node_for[node, c])
-        _walk_rows(&X[0, 0], &rows[0], n_oob, 1, n_rows, 0, nodes, 1, &leaves[0])
+        _walk_rows(&X[0, 0], &rows[0], n_oob, 1, n_rows, 0, nodes, &leaves[0])
         for i in range(n_oob):
             row = rows[i]
             leaf = leaves[i]

@@ -21,8 +21,10 @@ Layout (format version 1)
     which is the loading user's choice), ``dropped_params``
     (names of the others, which load as their defaults), ``n_trees``,
     ``n_features_in``, ``classes_dtype`` ("object" when ``classes_`` was an
-    object array), ``predict_min_samples`` (the node size the trees predict
-    from; 1 when absent), ``max_bins`` (the ``max_bins_`` the trees were
+    object array), ``predict_min_samples`` (the node size the trees were
+    collapsed to; 1 when absent; files written before trees were collapsed at
+    fit hold the trees as grown, and loading collapses them), ``max_bins``
+    (the ``max_bins_`` the trees were
     grown with; the parameter's value when absent, which it cannot be for
     ``max_bins="auto"``), ``oob_score``/``oob_gmean`` (when fitted with
     ``oob_score=True``) and ``extra`` (plain data stored by the caller, e.g.
@@ -709,6 +711,8 @@ def _model_from_arrays(arrays):
                                    if "predict_min_samples" in metadata else 1)
     forest.max_bins_ = _checked_max_bins(metadata.get("max_bins", forest.max_bins))
     forest.estimators_ = _trees_from_arrays(arrays, forest, metadata["n_trees"])
+    for estimator in forest.estimators_:  # earlier files hold the trees as grown
+        estimator.tree_ = estimator.tree_.collapsed(forest.predict_min_samples_)
     _set_oob(forest, arrays, metadata)
     for attribute, name in _MIN_SAMPLES_TABLES.items():
         if name in arrays:

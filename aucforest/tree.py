@@ -5,6 +5,7 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.tree import DecisionTreeClassifier
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, InvalidParameterError, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
@@ -324,6 +325,17 @@ class AUCTreeClassifier(ClassifierMixin, BaseEstimator):
         X = self._validate_X_predict(X)
         return self.tree_.predict_proba(X)
 
+    def predict_log_proba(self, X):
+        """Natural logarithm of `predict_proba` (-inf where a proportion is 0)."""
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
+
+    def decision_path(self, X):
+        """The nodes each row passes through, a scipy.sparse CSR matrix of shape
+        (n_samples, node_count) with 1 where row i passes through node j."""
+        X = self._validate_X_predict(X)
+        return self.tree_.decision_path(X)
+
     def predict(self, X):
         """Most frequent class of the leaf of each row."""
         proba = self.predict_proba(X)
@@ -342,3 +354,10 @@ class AUCTreeClassifier(ClassifierMixin, BaseEstimator):
     def get_n_leaves(self):
         check_is_fitted(self)
         return self.tree_.n_leaves
+
+
+# scikit-learn's export_text and plot_tree take DecisionTreeClassifier instances only.
+# An AUCTreeClassifier has what they read (``tree_`` with scikit-learn's node arrays,
+# ``classes_``, ``criterion``), so it is registered as a virtual subclass (abc): it
+# passes their isinstance checks and inherits nothing.
+DecisionTreeClassifier.register(AUCTreeClassifier)

@@ -143,7 +143,7 @@ def test_two_threads_fitting_one_forest_end_with_one_consistent_model():
     assert len(forest.estimators_) == 30
     widths = {tree.tree_.n_features for tree in forest.estimators_}
     assert widths == {forest.n_features_in_}
-    assert {tree.tree_.n_classes for tree in forest.estimators_} == {forest.n_classes_}
+    assert {tree.tree_.max_n_classes for tree in forest.estimators_} == {forest.n_classes_}
     X = data[0][0] if forest.n_features_in_ == 3 else data[1][0]
     np.testing.assert_allclose(forest.predict_proba(X).sum(axis=1), 1.0)
 

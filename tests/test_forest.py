@@ -50,12 +50,15 @@ def test_predict_proba_is_the_mean_of_tree_leaf_proportions(imbalanced):
     expected = np.mean([tree.predict_proba(X) for tree in forest.estimators_], axis=0)
     np.testing.assert_allclose(forest.predict_proba(X), expected, rtol=1e-12)
     assert forest.apply(X).shape == (X.shape[0], 9)
-    # by default, the mean over trees of the node each row reaches at the chosen size
+    # by default too: the trees are collapsed to the size chosen
     chosen = AUCForestClassifier(9, random_state=0).fit(X, y)
-    expected = np.mean([tree.tree_.predict_proba(X.astype(np.float32),
-                                                 chosen.predict_min_samples_)
-                        for tree in chosen.estimators_], axis=0)
-    np.testing.assert_allclose(chosen.predict_proba(X), expected, rtol=1e-12)
+    assert chosen.predict_min_samples_ > 1
+    expected = np.mean([tree.predict_proba(X) for tree in chosen.estimators_], axis=0)
+    np.testing.assert_array_equal(chosen.predict_proba(X), expected)
+    # ... the trees grown with predict_min_samples=1, collapsed to that size
+    grown = np.mean([tree.tree_.collapsed(chosen.predict_min_samples_).predict_proba(
+        X.astype(np.float32)) for tree in forest.estimators_], axis=0)
+    np.testing.assert_allclose(chosen.predict_proba(X), grown, rtol=1e-12)
 
 
 def test_columns_follow_classes_when_a_bootstrap_misses_a_class():
@@ -64,7 +67,7 @@ def test_columns_follow_classes_when_a_bootstrap_misses_a_class():
     y = np.array(["a"] * 150 + ["b"] * 49 + ["rare"])
     X[-1] += 10  # the rare case is easy to recognise
     forest = AUCForestClassifier(40, random_state=0).fit(X, y)
-    missing = [t for t in forest.estimators_ if t.tree_.value[0, 2] == 0]
+    missing = [t for t in forest.estimators_ if t.tree_.proba[0, 2] == 0]
     assert missing, "some bootstrap sample should miss the single rare case"
     proba = forest.predict_proba(X)
     assert proba.shape == (200, 3)
@@ -85,8 +88,7 @@ def test_documented_bootstrap_scheme_and_out_of_bag_predictions(imbalanced):
         root_counts = tree.tree_.n_node_samples[0]
         assert root_counts == np.count_nonzero(in_bag)
         out = in_bag == 0
-        total[out] += tree.tree_.predict_proba(X[out].astype(np.float32),
-                                               forest.predict_min_samples_)
+        total[out] += tree.predict_proba(X[out])
         used[out] += 1
     has_oob = used > 0
     np.testing.assert_allclose(forest.oob_decision_function_[has_oob],
@@ -161,7 +163,7 @@ def test_balanced_bootstrap_draws_equal_class_counts(imbalanced):
     forest = AUCForestClassifier(10, balanced_bootstrap=True, random_state=0).fit(X, y)
     minority = np.bincount(y).min()
     for tree in forest.estimators_:
-        np.testing.assert_allclose(tree.tree_.value[0], 1 / 3)  # equal weighted counts
+        np.testing.assert_allclose(tree.tree_.proba[0], 1 / 3)  # equal weighted counts
         assert tree.tree_.weighted_n_node_samples[0] > 0
     np.testing.assert_allclose(forest.class_prior_, 1 / 3)
     half = AUCForestClassifier(3, balanced_bootstrap=True, max_samples=0.5, random_state=0).fit(X, y)
@@ -174,11 +176,11 @@ def test_class_weight_balanced_reproduces_sklearn_weights(imbalanced):
                                  random_state=0).fit(X, y)
     expected = np.bincount(y, weights=compute_sample_weight("balanced", y))
     for tree in forest.estimators_:
-        np.testing.assert_allclose(tree.tree_.value[0], expected / expected.sum())
+        np.testing.assert_allclose(tree.tree_.proba[0], expected / expected.sum())
     weights = {0: 1.0, 1: 2.0, 2: 5.0}
     forest.set_params(class_weight=weights).fit(X, y)
     expected = np.bincount(y, weights=compute_sample_weight(weights, y))
-    np.testing.assert_allclose(forest.estimators_[0].tree_.value[0], expected / expected.sum())
+    np.testing.assert_allclose(forest.estimators_[0].tree_.proba[0], expected / expected.sum())
     # pi_k is the frequency before class weights: class weights act on top of RFQ as costs
     np.testing.assert_allclose(forest.class_prior_, np.bincount(y) / y.size)
 
@@ -266,13 +268,13 @@ def test_subsampling_draws_0632_n_distinct_cases_once_each(imbalanced):
         assert in_bag.max() == 1
         assert tree.tree_.n_node_samples[0] == round(0.632 * n)
         assert tree.tree_.weighted_n_node_samples[0] == pytest.approx(round(0.632 * n))
-        np.testing.assert_allclose(tree.tree_.value[0], np.bincount(y, weights=in_bag) / in_bag.sum())
+        np.testing.assert_allclose(tree.tree_.proba[0], np.bincount(y, weights=in_bag) / in_bag.sum())
     balanced = AUCForestClassifier(4, replacement=False, balanced_bootstrap=True,
                                    random_state=0).fit(X, y)
     per_class = round(0.632 * np.bincount(y).min())
     for tree in balanced.estimators_:
         assert tree.tree_.n_node_samples[0] == 3 * per_class
-        np.testing.assert_allclose(tree.tree_.value[0], 1 / 3)
+        np.testing.assert_allclose(tree.tree_.proba[0], 1 / 3)
     with pytest.raises(ValueError, match="without replacement"):
         AUCForestClassifier(2, replacement=False, max_samples=n + 1).fit(X, y)
 
@@ -293,9 +295,13 @@ def test_trees_predict_from_the_deepest_node_with_enough_cases(imbalanced, min_s
     X, y = imbalanced
     X = X.astype(np.float32)
     forest = AUCForestClassifier(5, predict_min_samples=min_samples, random_state=0).fit(X, y)
-    expected = np.mean([t.tree_.value[[_deepest_node_with(t.tree_, x, min_samples) for x in X]]
-                        for t in forest.estimators_], axis=0)
+    # the same trees as grown (the node size does not change how they grow)
+    grown = AUCForestClassifier(5, predict_min_samples=1, random_state=0).fit(X, y)
+    expected = np.mean([t.tree_.proba[[_deepest_node_with(t.tree_, x, min_samples) for x in X]]
+                        for t in grown.estimators_], axis=0)
     np.testing.assert_allclose(forest.predict_proba(X), expected, rtol=1e-12)
+    np.testing.assert_allclose(
+        np.mean([t.predict_proba(X) for t in forest.estimators_], axis=0), expected, rtol=1e-12)
     assert forest.predict_min_samples_ == min_samples
 
 
@@ -369,11 +375,12 @@ def test_oob_choice_on_large_data_scores_a_class_balanced_share_of_the_cases(imb
     # reference: each candidate's OOB AUC over those rows, tree by tree
     total = {m: np.zeros((rows.size, 3)) for m in forest.oob_scores_by_min_samples_}
     used = np.zeros(rows.size)
-    for tree, sample in zip(forest.estimators_, forest.estimators_samples_):
+    grown = AUCForestClassifier(30, predict_min_samples=1, random_state=0).fit(X, y)
+    for tree, sample in zip(grown.estimators_, forest.estimators_samples_):
         out = ~np.isin(rows, sample)
         used[out] += 1
         for m in total:
-            total[m][out] += tree.tree_.predict_proba(X[rows[out]].astype(np.float32), m)
+            total[m][out] += tree.tree_.collapsed(m).predict_proba(X[rows[out]].astype(np.float32))
     has = used > 0
     for m, score in forest.oob_scores_by_min_samples_.items():
         reference = roc_auc_score(y[rows][has], total[m][has] / used[has, None],

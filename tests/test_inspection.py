@@ -42,10 +42,9 @@ def oob_proba_from_samples(forest, X):
 
 
 def node_proba(forest, tree, X):
-    """What the forest's tree predicts for the rows of X (from the deepest node
-    with at least predict_min_samples_ training cases)."""
-    return tree.tree_.predict_proba(np.asarray(X, dtype=np.float32),
-                                    forest.predict_min_samples_)
+    """What the forest's tree predicts for the rows of X (its leaf's proportions:
+    the trees are collapsed to the forest's predict_min_samples_)."""
+    return tree.tree_.predict_proba(np.asarray(X, dtype=np.float32))
 
 
 def brute_force_importance(forest, X, y, score, feature, seed):

@@ -98,6 +98,6 @@ def test_trees_built_in_memory_hold_class_proportions(log_weights, criterion, se
         n_estimators=3, criterion=criterion, class_weight="balanced", random_state=seed,
     ).fit(X, y, sample_weight=10.0 ** np.asarray(log_weights))
     for tree in forest.estimators_:
-        value = tree.tree_.value
+        value = tree.tree_.proba
         assert np.all((value >= 0) & (value <= 1))
         np.testing.assert_allclose(value.sum(axis=1), 1, rtol=0, atol=1e-12)

@@ -85,9 +85,9 @@ def test_pure_nodes_are_leaves_and_values_are_class_proportions():
     y = (X[:, 0] > 0).astype(int) + (X[:, 1] > 0)
     t = AUCTreeClassifier(random_state=0).fit(X, y).tree_
     leaves = t.children_left == -1
-    np.testing.assert_allclose(t.value.sum(axis=1), 1.0)
+    np.testing.assert_allclose(t.proba.sum(axis=1), 1.0)
     # grown to purity: every leaf holds one class
-    assert np.all(np.isclose(t.value[leaves].max(axis=1), 1.0))
+    assert np.all(np.isclose(t.proba[leaves].max(axis=1), 1.0))
     internal = ~leaves
     assert np.all(t.children_left[internal] > np.flatnonzero(internal))
     assert np.all(t.children_right[internal] > np.flatnonzero(internal))
@@ -157,7 +157,7 @@ def test_feature_importances_point_at_the_informative_feature():
 
 def test_one_pass_out_of_bag_sums_equal_apply_at_each_node_size():
     # accumulate_oob_proba finds every candidate's node in one traversal;
-    # reference: Tree.predict_proba(rows, m) for each m separately
+    # reference: the tree collapsed to each m separately
     from aucforest._tree import accumulate_oob_proba
     rng = np.random.default_rng(5)
     X = rng.normal(size=(600, 4)).astype(np.float32)
@@ -167,7 +167,7 @@ def test_one_pass_out_of_bag_sums_equal_apply_at_each_node_size():
     X_f = np.asfortranarray(X)
     rows = np.sort(rng.choice(600, size=300, replace=False))
     sizes = (1, 2, 5, 10, 20, 50, 1000)
-    out = np.zeros((len(sizes), 600, tree.n_classes))
+    out = np.zeros((len(sizes), 600, tree.max_n_classes))
     n_trees = np.zeros(600)
 
     def counts_leaving_out(out_of_bag):  # multiplicities: 0 for the rows left out
@@ -178,9 +178,9 @@ def test_one_pass_out_of_bag_sums_equal_apply_at_each_node_size():
     accumulate_oob_proba(tree, X_f, counts_leaving_out(rows), sizes, out, n_trees)
     accumulate_oob_proba(tree, X_f, counts_leaving_out(rows[:10]), sizes, out, n_trees)  # adds
     for c, m in enumerate(sizes):
-        expected = np.zeros((600, tree.n_classes))
-        expected[rows] += tree.predict_proba(X[rows], m)
-        expected[rows[:10]] += tree.predict_proba(X[rows[:10]], m)
+        expected = np.zeros((600, tree.max_n_classes))
+        expected[rows] += tree.collapsed(m).predict_proba(X[rows])
+        expected[rows[:10]] += tree.collapsed(m).predict_proba(X[rows[:10]])
         np.testing.assert_array_equal(out[c], expected)
     np.testing.assert_array_equal(n_trees, np.bincount(np.r_[rows, rows[:10]], minlength=600))
     with pytest.raises(ValueError, match="increasing"):
@@ -201,7 +201,7 @@ def test_grown_trees_pass_the_checks_of_loaded_trees(params):
     y = rng.integers(0, 3, 400) + (X[:, 0] > 0)
     tree = AUCTreeClassifier(random_state=0, **params).fit(X, y).tree_
     arrays = tree.node_arrays()
-    checked = _validated_node_arrays(tree.n_features, tree.n_classes, arrays)
+    checked = _validated_node_arrays(tree.n_features, tree.max_n_classes, arrays)
     for name, array in arrays.items():
         assert checked[name].dtype == array.dtype
         np.testing.assert_array_equal(checked[name], array, err_msg=name)
@@ -211,7 +211,9 @@ def test_grown_trees_pass_the_checks_of_loaded_trees(params):
 @pytest.mark.parametrize("min_samples", [1, 3])
 def test_apply_sends_rows_side_by_side_to_the_nodes_of_a_plain_walk(n_rows, min_samples):
     """Tree.apply moves many rows down at once (lanes handed from row to row):
-    each row must end where a walk of its own path ends, NaN included."""
+    each row must end where a walk of its own path ends, NaN included; the
+    tree collapsed to min_samples predicts what the walk's last node with at
+    least min_samples cases holds."""
     rng = np.random.default_rng(n_rows)
     X = rng.normal(size=(300, 4)).astype(np.float32)
     X[rng.random(X.shape) < 0.15] = np.nan
@@ -231,4 +233,8 @@ def test_apply_sends_rows_side_by_side_to_the_nodes_of_a_plain_walk(n_rows, min_
             node = child
         return node
 
-    np.testing.assert_array_equal(tree.apply(rows, min_samples), [walk(x) for x in rows])
+    collapsed = tree.collapsed(min_samples)
+    np.testing.assert_array_equal(collapsed.predict_proba(rows), tree.proba[[walk(x) for x in rows]])
+    if min_samples == 1:
+        assert collapsed is tree
+        np.testing.assert_array_equal(tree.apply(rows), [walk(x) for x in rows])

@@ -13,23 +13,17 @@ from ._permute import add_permuted_oob
 
 
 class OutOfBagTree:
-    """One tree's out-of-bag rows, the nodes they are predicted from, and its
-    node arrays.
+    """One tree's out-of-bag rows, the leaves they fall in (``Tree.apply``),
+    and its node arrays."""
 
-    ``leaves`` are ``Tree.apply(rows, min_samples)``: the leaf, or the deepest
-    node on the row's path with at least ``min_samples`` training cases (the
-    forest's ``predict_min_samples_``).
-    """
-
-    def __init__(self, tree_, rows, X, min_samples=1):
-        self.rows, self.min_samples = rows, min_samples
-        self.leaves = (tree_.apply(X[rows], min_samples) if rows.size
-                       else np.empty(0, dtype=np.intp))
+    def __init__(self, tree_, rows, X):
+        self.rows = rows
+        self.leaves = tree_.apply(X[rows]) if rows.size else np.empty(0, dtype=np.intp)
         self.tree_ = tree_
 
     def proba(self, leaves):
         """Class proportions of the given leaves (``Tree.predict_proba``'s values)."""
-        return self.tree_.value[leaves]
+        return self.tree_.proba[leaves]
 
     def add_permuted(self, X, feature, seed, out):
         """Add to ``out[rows]`` the class proportions of the OOB rows with column
@@ -39,8 +33,7 @@ class OutOfBagTree:
         (compiled; a row is sent down again only from a split on ``feature`` where
         its permuted value turns away from its path)."""
         if self.rows.size:
-            add_permuted_oob(X, self.rows, self.leaves, seed, feature, self.tree_,
-                             self.min_samples, out)
+            add_permuted_oob(X, self.rows, self.leaves, seed, feature, self.tree_, out)
 
 
 class OutOfBag:
@@ -69,10 +62,9 @@ class OutOfBag:
         check_consistent_length(self.X, self.y)
         self.y_encoded = _encode(self.y, forest.classes_)
         draws = case_draws(forest, self.y_encoded)
-        min_samples = getattr(forest, "predict_min_samples_", 1)
         batch = _trees_per_task(self.X.shape[0], len(forest.estimators_), n_jobs)
         trees = Parallel(n_jobs=n_jobs, prefer="threads", batch_size=batch)(
-            delayed(_tree_out_of_bag)(tree, draws, self.X, min_samples)
+            delayed(_tree_out_of_bag)(tree, draws, self.X)
             for tree in forest.estimators_)
         self.trees = trees
         self.n_trees = np.zeros(self.y.shape[0])
@@ -96,9 +88,9 @@ class OutOfBag:
         return proba_sum[self.has_oob] / self.n_trees[self.has_oob, None]
 
 
-def _tree_out_of_bag(tree, draws, X, min_samples):
+def _tree_out_of_bag(tree, draws, X):
     counts = draws.counts(draws.tree_rng(tree))
-    return OutOfBagTree(tree.tree_, np.flatnonzero(counts == 0), X, min_samples)
+    return OutOfBagTree(tree.tree_, np.flatnonzero(counts == 0), X)
 
 
 def case_draws(forest, y_encoded):

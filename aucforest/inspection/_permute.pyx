@@ -2,8 +2,7 @@
 
 Traversal follows `aucforest._tree._apply_rows` exactly: ``x <= threshold`` (or
 NaN where ``missing_go_to_left``) goes to the left child, node + 1 in
-preorder, otherwise to ``children_right``; it stops at the leaf, or before a
-child holding fewer than ``min_samples`` training cases.
+preorder, otherwise to ``children_right``, down to the leaf.
 """
 import numpy as np
 
@@ -12,8 +11,6 @@ from libc.stdint cimport int32_t, uint32_t, uint64_t
 
 from .._random cimport splitmix64
 from .._tree cimport Node, Tree, goes_left
-
-from .._tree import _check_min_samples
 
 cnp.import_array()
 
@@ -77,8 +74,7 @@ def random_permutation(idx_t n, uint64_t seed):
 
 
 def add_permuted_oob(const float[:, ::1] X, const idx_t[::1] rows, const idx_t[::1] leaves,
-                     uint64_t seed, idx_t feature, Tree tree, idx_t min_samples,
-                     double[:, ::1] out):
+                     uint64_t seed, idx_t feature, Tree tree, double[:, ::1] out):
     """Add to ``out[rows[i]]`` the class proportions of the node that OOB row i
     reaches in ``tree`` when its value of ``feature`` is
     ``X[rows[permutation[i]], feature]``, with ``permutation =
@@ -87,31 +83,27 @@ def add_permuted_oob(const float[:, ::1] X, const idx_t[::1] rows, const idx_t[:
     Parameters
     ----------
     X : float32 (n_samples, n_features), C order
-    rows : the tree's OOB rows; leaves : the node each reaches unpermuted
-        (``tree.apply(X[rows], min_samples)``)
+    rows : the tree's OOB rows; leaves : the leaf each reaches unpermuted
+        (``tree.apply(X[rows])``)
     seed : seed of the permutation of the OOB rows
     feature : the permuted feature
     tree : `aucforest._tree.Tree`, read through its packed node records
-    min_samples : predict from the deepest node on the path with at least this
-        many training cases (1: the leaf)
     out : float64 (n_samples, n_classes), added to
 
     Only the splits on ``feature`` along a row's path can send it elsewhere:
     they are visited bottom-up through ``nearest`` (the nearest ancestor
-    splitting on ``feature``), from the row's node itself when it is not a
-    leaf. A row whose permuted value goes the way of its
+    splitting on ``feature``). A row whose permuted value goes the way of its
     path at all of them keeps its node; the others are sent down again from
     the topmost split where it goes the other way (the nodes above it send
     the row the same way as before).
     """
-    cdef idx_t n_nodes = tree.node_count, n_classes = tree.n_classes
-    cdef const double[:, ::1] value = tree.value
+    cdef idx_t n_nodes = tree.node_count, n_classes = tree.max_n_classes
+    cdef const double[:, ::1] value = tree.proba
     cdef const Node* nodes = <const Node*> cnp.PyArray_DATA(tree._nodes)
     cdef const Node* current
     cdef idx_t[::1] nearest = np.empty(max(n_nodes, 1), dtype=np.intp)
     cdef float[::1] permuted_values = np.empty(max(rows.shape[0], 1), dtype=np.float32)
-    cdef idx_t i, k, node, child, leaf, row, split, diverges, via
-    cdef int32_t smallest = _check_min_samples(min_samples)
+    cdef idx_t i, k, node, leaf, row, split, diverges, via
     cdef float v, permuted
     if X.shape[1] != tree.n_features or out.shape[1] != n_classes \
             or rows.shape[0] != leaves.shape[0] or not 0 <= feature < X.shape[1]:
@@ -135,26 +127,20 @@ def add_permuted_oob(const float[:, ::1] X, const idx_t[::1] rows, const idx_t[:
             row = rows[i]
             leaf = leaves[i]
             split = nearest[leaf]
-            # a node that is not a leaf (min_samples > 1) and splits on `feature` may
-            # send the permuted row on to its other child
-            diverges = leaf if nodes[leaf].feature == feature else -1
-            if split >= 0 or diverges >= 0:
-                permuted = permuted_values[i]
-                while split >= 0:
-                    # `leaf` lies in the left subtree of `split` iff leaf < right child
-                    if goes_left(nodes + split, permuted) != (leaf < nodes[split].right):
-                        diverges = split
-                    split = nearest[split]
-                if diverges >= 0:
-                    node = diverges
+            diverges = -1
+            permuted = permuted_values[i]
+            while split >= 0:
+                # `leaf` lies in the left subtree of `split` iff leaf < right child
+                if goes_left(nodes + split, permuted) != (leaf < nodes[split].right):
+                    diverges = split
+                split = nearest[split]
+            if diverges >= 0:
+                node = diverges
+                current = nodes + node
+                while current.feature >= 0:
+                    v = permuted if current.feature == feature else X[row, current.feature]
+                    node = node + 1 if goes_left(current, v) else current.right
                     current = nodes + node
-                    while current.feature >= 0:
-                        v = permuted if current.feature == feature else X[row, current.feature]
-                        child = node + 1 if goes_left(current, v) else current.right
-                        if nodes[child].n_samples < smallest:
-                            break
-                        node = child
-                        current = nodes + node
-                    leaf = node
+                leaf = node
             for k in range(n_classes):
                 out[row, k] += value[leaf, k]
