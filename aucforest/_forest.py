@@ -44,6 +44,9 @@ MIN_SAMPLES_CANDIDATES = (1, 2, 5, 10, 20, 50)
 # (benchmarks/results/node_size_rules.md, small data sets).
 MIN_CLASS_CASES_TO_CHOOSE = 15
 
+# Criteria under which a tree's impurity is theta of each node's split (build_tree)
+SPLIT_STATISTIC_CRITERIA = ("auc", "auc_ecp")
+
 # Training rows the trees of one parallel task should add up to (`_trees_per_task`).
 ROWS_PER_TASK = 20_000
 
@@ -341,8 +344,8 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
             self._set_oob_estimates(oob.labels(y_encoded), oob)
         # the trees are the model: each predicts from the node size chosen
         self.estimators_ = [
-            fitted_tree(tree_.collapsed(self.predict_min_samples_), self.classes_, X.shape[1],
-                        tree_seed, tree_params_)
+            fitted_tree(collapsed(tree_, self.predict_min_samples_, tree_params_["criterion"]),
+                        self.classes_, X.shape[1], tree_seed, tree_params_)
             for tree_seed, tree_params_, tree_ in grown]
         if self.warm_start and self.predict_min_samples_ > 1:  # to choose again later
             self._grown_trees_ = [tree_ for _, _, tree_ in grown]
@@ -719,6 +722,11 @@ def seeded_rng(seed):
         rng = _THREAD_STATE.rng = np.random.RandomState()
     rng.seed(seed)
     return rng
+
+
+def collapsed(tree_, min_samples, criterion):
+    """`Tree.collapsed` to min_samples, for a tree grown under `criterion`."""
+    return tree_.collapsed(min_samples, split_impurity=criterion in SPLIT_STATISTIC_CRITERIA)
 
 
 def _product(weights, other):

@@ -467,14 +467,15 @@ cdef class Tree:
                     depth[nodes[node].right] = depth[node] + 1
         return np.asarray(depth)
 
-    def collapsed(self, min_samples):
+    def collapsed(self, min_samples, split_impurity=False):
         """The tree that predicts from the deepest node on each row's path
         holding at least ``min_samples`` training cases (``n_node_samples``).
 
         Node sizes shrink along a path. A child below ``min_samples`` becomes a
         leaf predicting its parent's `proba` (its subtree is dropped); a node
         both of whose children are below it becomes a leaf. Leaves keep their
-        own ``n_node_samples``, ``weighted_n_node_samples`` and ``impurity``.
+        own ``n_node_samples``, ``weighted_n_node_samples`` and ``impurity``
+        (with ``split_impurity``, a leaf made from a split node gets 1/2).
         ``collapsed(m).predict_proba(X)`` therefore gives each row the class
         proportions of the deepest node on its path in this tree with at least
         m cases (the root at least). Collapsing again at the same size changes
@@ -483,6 +484,9 @@ cdef class Tree:
         Parameters
         ----------
         min_samples : int >= 1
+        split_impurity : bool, default=False
+            Whether ``impurity`` holds theta of each node's split (trees grown
+            under "auc" or "auc_ecp"), which is 1/2 at a leaf.
 
         Returns
         -------
@@ -522,8 +526,10 @@ cdef class Tree:
             "value": kept(proba),
             "improvement": kept(np.where(leaf, 0.0, self.improvement)),
         }
-        for name in ("n_node_samples", "weighted_n_node_samples", "impurity"):
+        for name in ("n_node_samples", "weighted_n_node_samples"):
             arrays[name] = kept(getattr(self, name))
+        arrays["impurity"] = kept(np.where(leaf, 0.5, self.impurity) if split_impurity
+                                  else self.impurity)
         cdef Tree tree = Tree.__new__(Tree)
         _fill_tree(tree, self.n_features, self.max_n_classes,
                    int(self.node_depths()[present].max()), arrays)

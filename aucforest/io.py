@@ -691,7 +691,7 @@ def _check_dtype(name, dtype):
 
 def _model_from_arrays(arrays):
     from ._decision import validate_decision
-    from ._forest import AUCForestClassifier
+    from ._forest import AUCForestClassifier, collapsed
 
     metadata = _parse_metadata(arrays["metadata"])
     forest = _forest_with_params(AUCForestClassifier, metadata["params"])
@@ -712,7 +712,8 @@ def _model_from_arrays(arrays):
     forest.max_bins_ = _checked_max_bins(metadata.get("max_bins", forest.max_bins))
     forest.estimators_ = _trees_from_arrays(arrays, forest, metadata["n_trees"])
     for estimator in forest.estimators_:  # earlier files hold the trees as grown
-        estimator.tree_ = estimator.tree_.collapsed(forest.predict_min_samples_)
+        estimator.tree_ = collapsed(estimator.tree_, forest.predict_min_samples_,
+                                    estimator.criterion)
     _set_oob(forest, arrays, metadata)
     for attribute, name in _MIN_SAMPLES_TABLES.items():
         if name in arrays:
