@@ -83,10 +83,10 @@ def forest_trees(forest):
 
 # ---------------------------------------------------------- brute force
 
-@pytest.mark.parametrize("min_samples", [1, 4])
-def test_forest_matches_brute_force_with_missing_values(min_samples):
+@pytest.mark.parametrize("min_samples, max_depth", [(1, 5), (4, 5), (1, None), (1, 1)])
+def test_forest_matches_brute_force_with_missing_values(min_samples, max_depth):
     X, y = imbalanced(120, n_features=5, missing=0.15, seed=1)
-    forest = AUCForestClassifier(8, max_depth=5, predict_min_samples=min_samples,
+    forest = AUCForestClassifier(8, max_depth=max_depth, predict_min_samples=min_samples,
                                  random_state=0).fit(X, y)
     trees = forest_trees(forest)
     # the rows explained take both missing directions at splits on their NaN features

@@ -33,7 +33,6 @@ proportions); ``offsets[t]`` is the first node of tree t.
 import numpy as np
 
 from libc.stdint cimport int32_t
-from libc.stdlib cimport free, malloc
 from cpython.exc cimport PyErr_CheckSignals
 
 ctypedef Py_ssize_t idx_t
@@ -46,6 +45,10 @@ cdef struct PathElement:
     int32_t feature   # -1 for the leading dummy element
 
 
+PATH_DTYPE = np.dtype([("zero", np.float64), ("one", np.float64), ("weight", np.float64),
+                       ("feature", np.int32)], align=True)
+assert PATH_DTYPE.itemsize == sizeof(PathElement), "numpy and C disagree on the path layout"
+
 cdef struct PackedTree:
     # one tree's node arrays (node 0 its root)
     const int32_t* right
@@ -57,96 +60,154 @@ cdef struct PackedTree:
 
 
 cdef struct RowState:
-    # what the recursion reads and writes for one row
+    # what the recursion reads and writes for one row, and its scratch space
     const float* x             # the row
     double* phi                # (n_features, n_classes), added to
     idx_t n_classes
-    double* scale              # leaf scratch: l / (j + 1)
-    double* shrink             # leaf scratch: (l - 1 - j) / (j + 1)
+    idx_t stride               # row length of the tables below
+    # tables, row l: path length (l = 1, 2, ...), column i or j: element or subset size
+    const double* grow_down    # EXTEND to l + 1 elements: (l - i) / (l + 1)
+    const double* grow_up      # EXTEND to l + 1 elements: i / (l + 1)
+    const double* scale        # UNWIND of l elements: l / (j + 1)
+    const double* shrink       # UNWIND of l elements: (l - 1 - j) / (j + 1)
+    const double* cold         # UNWIND of l elements with o = 0: l / (l - 1 - j)
+    double* hot_zero           # leaf scratch: z of the elements with o = 1
+    double* hot_total          # leaf scratch: sum(UNWIND(path, i).w) of each
+    int32_t* hot_feature       # leaf scratch: their features
 
 
 cdef inline void _extend(PathElement* path, idx_t l, double zero, double one,
-                         int32_t feature) noexcept nogil:
+                         int32_t feature, const RowState* row) noexcept nogil:
     """EXTEND: append ``feature`` with fractions (zero, one) to the path of
-    length l, updating the weights of every subset size."""
+    length l, updating the weights of every subset size:
+    w'[i] = z w[i] (l - i) / (l + 1) + o w[i - 1] i / (l + 1)."""
     cdef idx_t i
-    cdef double inv = 1.0 / (l + 1)
+    cdef const double* down = row.grow_down + l * row.stride
+    cdef const double* up = row.grow_up + l * row.stride
+    cdef double below = 0.0, held
     path[l].feature = feature
     path[l].zero = zero
     path[l].one = one
-    path[l].weight = 1.0 if l == 0 else 0.0
-    for i in range(l - 1, -1, -1):
-        path[i + 1].weight += one * path[i].weight * (i + 1) * inv
-        path[i].weight = zero * path[i].weight * (l - i) * inv
+    if l == 0:
+        path[0].weight = 1.0
+        return
+    for i in range(l):  # the old weights carried in a register: no chain through memory
+        held = path[i].weight
+        path[i].weight = zero * held * down[i] + one * below * up[i]
+        below = held
+    path[l].weight = one * below * up[l]
 
 
-cdef inline void _unwind(PathElement* path, idx_t l, idx_t k) noexcept nogil:
+cdef inline void _unwind(PathElement* path, idx_t l, idx_t k,
+                         const RowState* row) noexcept nogil:
     """UNWIND: remove element k from the path of length l (undo its EXTEND);
     the path then has length l - 1."""
     cdef double one = path[k].one, zero = path[k].zero
-    cdef double n = path[l - 1].weight, held
+    cdef double n = path[l - 1].weight, held, inverse
+    cdef const double* scale = row.scale + l * row.stride
+    cdef const double* shrink = row.shrink + l * row.stride
+    cdef const double* cold = row.cold + l * row.stride
     cdef idx_t j
-    if one != 0:
+    if one != 0:  # o = 1 (o is 0 or 1)
         for j in range(l - 2, -1, -1):
             held = path[j].weight
-            path[j].weight = n * l / ((j + 1) * one)
-            n = held - path[j].weight * zero * (l - 1 - j) / l
+            path[j].weight = n * scale[j]
+            n = held - n * zero * shrink[j]
     else:
-        for j in range(l - 2, -1, -1):
-            path[j].weight = path[j].weight * l / (zero * (l - 1 - j))
+        inverse = 1.0 / zero
+        for j in range(l - 1):
+            path[j].weight = path[j].weight * cold[j] * inverse
     for j in range(k, l - 1):
         path[j].feature = path[j + 1].feature
         path[j].zero = path[j + 1].zero
         path[j].one = path[j + 1].one
 
 
-cdef inline void _leaf(const PathElement* path, idx_t l, const double* value,
-                       RowState* row) noexcept nogil:
-    """Add each path feature's share of the leaf's value (all classes).
+cdef inline void _unwound_sums4(const PathElement* path, idx_t l, const double* scale,
+                                const double* shrink, const double* zero,
+                                double* total) noexcept nogil:
+    """sum(UNWIND(path, i).w) for four elements with o = 1 and zero fractions
+    zero[0:4]: the recurrence of `_unwind` summed as it goes, four
+    independent chains side by side."""
+    cdef double z0 = zero[0], z1 = zero[1], z2 = zero[2], z3 = zero[3]
+    cdef double n0, n1, n2, n3, t0 = 0.0, t1 = 0.0, t2 = 0.0, t3 = 0.0, w, a, c
+    cdef idx_t j
+    n0 = n1 = n2 = n3 = path[l - 1].weight
+    for j in range(l - 2, -1, -1):
+        w, a, c = path[j].weight, scale[j], shrink[j]
+        t0 += n0 * a
+        t1 += n1 * a
+        t2 += n2 * a
+        t3 += n3 * a
+        n0 = w - n0 * (z0 * c)
+        n1 = w - n1 * (z1 * c)
+        n2 = w - n2 * (z2 * c)
+        n3 = w - n3 * (z3 * c)
+    total[0], total[1], total[2], total[3] = t0, t1, t2, t3
 
-    sum(UNWIND(path, i).w) without unwinding: with o_i = 0 it is
-    S0 / z_i, S0 = sum_j w_j l / (l - 1 - j), the same S0 for every such
-    element; with o_i = 1 the UNWIND recurrence, summed as it goes."""
-    cdef idx_t i, j, k, K = row.n_classes
-    cdef double s0 = 0.0, total, n, zero, share
-    cdef double* scale = row.scale
-    cdef double* shrink = row.shrink
+
+cdef inline void _leaf(const PathElement* path, idx_t l, const double* value,
+                       RowState* row, double* cold_sum) noexcept nogil:
+    """Add the leaf's value times each hot path feature's share to phi, and
+    set ``cold_sum`` to S0 x the leaf's value (all classes).
+
+    The share of element i is sum(UNWIND(path, i).w) (o_i - z_i). With o_i = 0
+    it is -S0, S0 = sum_j w_j l / (l - 1 - j), the same for every cold element:
+    the caller subtracts the sum of S0 x value over a cold subtree once per
+    feature (see `_recurse`). With o_i = 1 it is the UNWIND recurrence,
+    summed as it goes, for all such elements side by side (independent
+    chains)."""
+    cdef idx_t i, j, e, k, K = row.n_classes, n_hot = 0
+    cdef double s0 = 0.0, share, w, a, c
+    cdef const double* scale = row.scale + l * row.stride
+    cdef const double* shrink = row.shrink + l * row.stride
+    cdef const double* cold = row.cold + l * row.stride
+    cdef double* hot_zero = row.hot_zero
+    cdef double* hot_total = row.hot_total
     cdef double* phi
     for j in range(l - 1):
-        s0 += path[j].weight * l / (l - 1 - j)
-        scale[j] = (<double> l) / (j + 1)
-        shrink[j] = (<double> (l - 1 - j)) / (j + 1)
+        s0 += path[j].weight * cold[j]
+    for k in range(K):
+        cold_sum[k] = s0 * value[k]
     for i in range(1, l):
-        zero = path[i].zero
-        if path[i].one != 0:  # o_i = 1: the recurrence of _unwind with one = 1
-            n = path[l - 1].weight
-            total = 0.0
-            for j in range(l - 2, -1, -1):
-                total += n * scale[j]
-                n = path[j].weight - n * zero * shrink[j]
-            share = total * (1.0 - zero)
-        else:
-            share = -s0  # s0 / z_i times (0 - z_i)
-        phi = row.phi + path[i].feature * K
+        if path[i].one != 0:
+            hot_zero[n_hot] = path[i].zero
+            row.hot_feature[n_hot] = path[i].feature
+            n_hot += 1
+    if n_hot == 0:
+        return
+    for e in range(0, n_hot, 4):  # four chains at a time (the scratch is padded)
+        _unwound_sums4(path, l, scale, shrink, hot_zero + e, hot_total + e)
+    for e in range(n_hot):
+        share = hot_total[e] * (1.0 - hot_zero[e])
+        phi = row.phi + row.hot_feature[e] * K
         for k in range(K):
             phi[k] += share * value[k]
 
 
 cdef void _recurse(const PackedTree* tree, idx_t node, PathElement* path, idx_t l,
-                   double zero, double one, int32_t feature, RowState* row) noexcept nogil:
+                   double zero, double one, int32_t feature, RowState* row,
+                   double* cold_sum) noexcept nogil:
     """RECURSE of Algorithm 2: ``path`` holds the parent's path (length l),
     which is extended here by (zero, one, feature); the children's paths
-    are copied after it."""
-    cdef idx_t k, hot, cold
+    go after it. Sets ``cold_sum`` (n_classes) to the sum over the leaves
+    below of S0 x value (see `_leaf`).
+
+    A feature whose o turns 0 at this split (the cold child) stays cold in
+    every leaf below (o is a product): its share there, -S0 x value per
+    leaf, is subtracted here once, from the cold child's ``cold_sum``."""
+    cdef idx_t k, hot, cold, K = row.n_classes
     cdef int32_t split
     cdef double incoming_zero = 1.0, incoming_one = 1.0
     cdef float v
     cdef PathElement* child_path
-    _extend(path, l, zero, one, feature)
+    cdef double* child_sum = cold_sum + K
+    cdef double* phi
+    _extend(path, l, zero, one, feature, row)
     l += 1
     split = tree.feature[node]
     if split < 0:
-        _leaf(path, l, tree.value + node * row.n_classes, row)
+        _leaf(path, l, tree.value + node * K, row, cold_sum)
         return
     v = row.x[split]
     if (v <= tree.threshold[node]) | ((v != v) & tree.missing_left[node]):
@@ -158,22 +219,38 @@ cdef void _recurse(const PackedTree* tree, idx_t node, PathElement* path, idx_t 
         if path[k].feature == split:
             incoming_zero = path[k].zero
             incoming_one = path[k].one
-            _unwind(path, l, k)
+            _unwind(path, l, k, row)
             l -= 1
             break
+    # the hot child works on a copy after this path; the cold child, last to
+    # need it, on this path itself
     child_path = path + l + 1
-    _copy_path(path, child_path, l)
+    for k in range(l):
+        child_path[k] = path[k]
     _recurse(tree, hot, child_path, l, incoming_zero * tree.ratio[hot], incoming_one,
-             split, row)
-    _copy_path(path, child_path, l)
-    _recurse(tree, cold, child_path, l, incoming_zero * tree.ratio[cold], 0.0, split, row)
+             split, row, child_sum)
+    for k in range(K):
+        cold_sum[k] = child_sum[k]
+    _recurse(tree, cold, path, l, incoming_zero * tree.ratio[cold], 0.0, split, row,
+             child_sum)
+    phi = row.phi + split * K
+    for k in range(K):
+        cold_sum[k] += child_sum[k]
+        if incoming_one != 0:  # the split's feature turns cold here
+            phi[k] -= child_sum[k]
 
 
-cdef inline void _copy_path(const PathElement* source, PathElement* target,
-                            idx_t l) noexcept nogil:
-    cdef idx_t i
-    for i in range(l):
-        target[i] = source[i]
+def _tables(idx_t size):
+    """The EXTEND and UNWIND coefficient tables of `RowState` for path lengths
+    below ``size``, as (size, size) float64 arrays (0 where undefined)."""
+    l = np.arange(size, dtype=np.float64)[:, None]
+    i = np.arange(size, dtype=np.float64)[None, :]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        tables = {"grow_down": (l - i) / (l + 1), "grow_up": i / (l + 1),
+                  "scale": l / (i + 1), "shrink": (l - 1 - i) / (i + 1),
+                  "cold": l / (l - 1 - i)}
+    return {name: np.ascontiguousarray(np.where(np.isfinite(t), t, 0.0))
+            for name, t in tables.items()}
 
 
 def add_shap_values(const float[:, ::1] X, const Py_ssize_t[::1] offsets,
@@ -201,13 +278,10 @@ def add_shap_values(const float[:, ::1] X, const Py_ssize_t[::1] offsets,
     preorder trees whose feature indices are below X.shape[1] and whose
     ratios are positive (`aucforest.inspection._shap` builds them so).
     """
-    cdef idx_t n_rows = X.shape[0], n_classes = value.shape[1], t, i
-    cdef idx_t n_nodes = right.shape[0]
-    cdef idx_t capacity = (max_depth + 2) * (max_depth + 3) // 2
+    cdef idx_t n_rows = X.shape[0], n_classes = value.shape[1], t, i, first
+    cdef idx_t n_nodes = right.shape[0], size = max_depth + 3
     cdef PackedTree tree
     cdef RowState row
-    cdef PathElement* path
-    cdef idx_t first
     if (out.shape[0] != n_rows or out.shape[1] != X.shape[1] or out.shape[2] != n_classes
             or feature.shape[0] != n_nodes or threshold.shape[0] != n_nodes
             or missing_left.shape[0] != n_nodes or ratio.shape[0] != n_nodes
@@ -216,35 +290,40 @@ def add_shap_values(const float[:, ::1] X, const Py_ssize_t[::1] offsets,
         raise ValueError("the packed trees, X and out do not match")
     if n_rows == 0 or n_nodes == 0:
         return
-    path = <PathElement*> malloc(capacity * sizeof(PathElement))
-    row.scale = <double*> malloc((max_depth + 2) * sizeof(double))
-    row.shrink = <double*> malloc((max_depth + 2) * sizeof(double))
-    row.n_classes = n_classes
-    try:
-        if path == NULL or row.scale == NULL or row.shrink == NULL:
-            raise MemoryError("cannot allocate the TreeSHAP path")
-        for t in range(offsets.shape[0] - 1):
-            if stop is not None and stop[0]:
-                return
-            first = offsets[t]
-            if offsets[t + 1] <= first:
-                continue
-            tree.right = &right[first]
-            tree.feature = &feature[first]
-            tree.threshold = &threshold[first]
-            tree.missing_left = &missing_left[first]
-            tree.ratio = &ratio[first]
-            tree.value = &value[first, 0]
-            with nogil:
-                for i in range(n_rows):
-                    row.x = &X[i, 0]
-                    row.phi = &out[i, 0, 0]
-                    _recurse(&tree, 0, path, 0, 1.0, 1.0, -1, &row)
-            PyErr_CheckSignals()
-    finally:
-        free(path)
-        free(row.scale)
-        free(row.shrink)
+    # a call at depth d has a path of at most d + 1 elements (with the dummy),
+    # starting at most d (d + 3) / 2 elements in: each hot child's path starts
+    # after its parent's, a cold child's where its parent's does
+    cdef PathElement[::1] path = np.empty(size * size // 2 + size, dtype=PATH_DTYPE)
+    tables = _tables(size)
+    cdef const double[:, ::1] grow_down = tables["grow_down"], grow_up = tables["grow_up"]
+    cdef const double[:, ::1] scale = tables["scale"], shrink = tables["shrink"]
+    cdef const double[:, ::1] cold = tables["cold"]
+    cdef double[:, ::1] scratch = np.zeros((2, size + 4))
+    cdef int32_t[::1] hot_feature = np.empty(size, dtype=np.int32)
+    cdef double[:, ::1] cold_sums = np.empty((size, n_classes))  # one per depth
+    row.n_classes, row.stride = n_classes, size
+    row.grow_down, row.grow_up = &grow_down[0, 0], &grow_up[0, 0]
+    row.scale, row.shrink, row.cold = &scale[0, 0], &shrink[0, 0], &cold[0, 0]
+    row.hot_zero, row.hot_total = &scratch[0, 0], &scratch[1, 0]
+    row.hot_feature = &hot_feature[0]
+    for t in range(offsets.shape[0] - 1):
+        if stop is not None and stop[0]:
+            return
+        first = offsets[t]
+        if offsets[t + 1] <= first:
+            continue
+        tree.right = &right[first]
+        tree.feature = &feature[first]
+        tree.threshold = &threshold[first]
+        tree.missing_left = &missing_left[first]
+        tree.ratio = &ratio[first]
+        tree.value = &value[first, 0]
+        with nogil:
+            for i in range(n_rows):
+                row.x = &X[i, 0]
+                row.phi = &out[i, 0, 0]
+                _recurse(&tree, 0, &path[0], 0, 1.0, 1.0, -1, &row, &cold_sums[0, 0])
+        PyErr_CheckSignals()
 
 
 def root_expectations(const Py_ssize_t[::1] offsets, const int32_t[::1] right,
