@@ -7,6 +7,7 @@ ones ``evaluate`` uses.
 """
 import numpy as np
 
+from ._atomic import save_figure
 from .inspection import importance_intervals, oob_importance, plot_importance
 
 HELP = "out-of-bag permutation importance of each feature (needs the training data)"
@@ -51,11 +52,9 @@ def add_importance_arguments(parser):
 def run_importance(args):
     """``aucforest importance``: print the VIMP table (and save a plot)."""
     from . import cli  # cli imports this module: import it here, not at module level
-    from ._compare import matplotlib_figure
 
     if args.plot:
-        cli._check_output(args.plot, "--plot", inputs=[args.model, args.data])
-        matplotlib_figure()
+        cli.check_plot(args.plot, inputs=[args.model, args.data])
     model, table, y = cli.model_and_labelled_data(args)
     forest = model.forest
     X = _named(forest, cli._model_features(model, table, [args.target], args.na_values))
@@ -75,7 +74,7 @@ def run_importance(args):
     print(format_table(names, result, intervals, forest.classes_))
     if args.plot:
         ax = plot_importance(intervals if intervals else result, names, max_features=30)
-        ax.figure.savefig(args.plot)
+        save_figure(ax.figure, args.plot)  # whole or not at all
         print(f"plot saved to {args.plot}")
 
 

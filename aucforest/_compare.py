@@ -31,6 +31,8 @@ from scipy import stats
 from sklearn.datasets import load_breast_cancer, load_wine
 from sklearn.model_selection import RepeatedStratifiedKFold
 
+from ._atomic import save_figure
+
 CRITERIA = ("auc", "gini")
 DECISIONS = ("rfq", "argmax")
 SCORES = ("auc", "gmean", "balanced_accuracy")
@@ -370,7 +372,7 @@ def plot_comparison(rows, path):
             axes[i, j].boxplot([row.scores[score] for row in mine])
             axes[i, j].set_xticks(range(1, len(mine) + 1), captions)
             axes[i, j].set_title(f"{name}: {SCORE_TITLES[score]}", fontsize="medium")
-    figure.savefig(path)
+    save_figure(figure, path)  # whole or not at all; the format follows the extension
 
 
 def matplotlib_figure():

@@ -14,6 +14,13 @@ Long work draws a progress bar on stderr (``--quiet`` silences it). Every
 error prints one line, ``aucforest: error: ...``, and exits with status 1
 (2 for a bad command line); ``--traceback`` shows the full traceback instead,
 for bug reports.
+
+Output files (models, predictions, per-fold scores, plots) are written whole
+or not at all (:mod:`aucforest._atomic`): to a temporary file beside the
+destination, renamed over it once complete, so a failed or interrupted
+command leaves the previous file intact. A symbolic link is written through
+to its target (the link is kept); a folder, FIFO or device is refused before
+any work. ``predict --output -`` writes to stdout, as without ``--output``.
 """
 import argparse
 import csv
@@ -25,6 +32,7 @@ import warnings
 import numpy as np
 
 from . import __version__, _cli_importance, io
+from ._atomic import atomic_output, figure_format, output_target, save_figure
 from ._compare import (Dataset, check_fold_sizes, compare, comparison_json, default_datasets,
                        fold_records, format_paired_tests, format_table, matplotlib_figure,
                        paired_tests, plot_comparison)
@@ -124,7 +132,9 @@ def _add_fit(commands, common):
                     "is saved with the model. Prints the out-of-bag AUC and G-mean.")
     fit.add_argument("data", metavar="DATA", help="CSV file with a header row (or Parquet)")
     fit.add_argument("--target", required=True, metavar="COLUMN", help="column of class labels")
-    fit.add_argument("--output", required=True, metavar="MODEL", help="model file to write (.npz)")
+    fit.add_argument("--output", required=True, metavar="MODEL",
+                     help="model file to write (.npz); replaced only once complete, a "
+                          "symbolic link written through to its target")
     fit.add_argument("--criterion", choices=("auc", "auc_ecp", "gini", "entropy"), default="auc",
                      help="split statistic (default: auc)")
     fit.add_argument("--decision", type=_decision, default="rfq", metavar="RULE",
@@ -152,7 +162,10 @@ def _add_predict(commands, common):
     predict.add_argument("data", metavar="DATA", help="CSV (or Parquet) file to predict")
     predict.add_argument("--proba", action="store_true",
                          help="write class probabilities, one column per class")
-    predict.add_argument("--output", metavar="FILE", help="CSV file to write (default: stdout)")
+    predict.add_argument("--output", metavar="FILE",
+                         help="CSV file to write, replaced only once complete (a symbolic link "
+                              "is written through to its target; FIFOs and devices are "
+                              "refused); '-' or none: stdout")
     predict.add_argument("--id", metavar="COLUMN",
                          help="column copied to the output as its first column (default: the "
                               "--id column given to 'fit', when DATA has it)")
@@ -170,7 +183,9 @@ def _add_evaluate(commands, common):
     evaluate.add_argument("data", metavar="DATA", help="labelled CSV (or Parquet) file")
     evaluate.add_argument("--target", required=True, metavar="COLUMN",
                           help="column of true class labels")
-    evaluate.add_argument("--plot", metavar="FILE", help="save ROC curves (e.g. roc.png)")
+    evaluate.add_argument("--plot", metavar="FILE",
+                          help="save ROC curves (e.g. roc.png; the format follows the "
+                               "extension, PNG without one)")
     _add_data_options(evaluate, model_default=True)
     evaluate.add_argument("--json", action="store_true", help="print the results as JSON")
     evaluate.set_defaults(run=run_evaluate)
@@ -386,6 +401,7 @@ def run_fit(args):
         n_estimators=args.n_estimators, criterion=args.criterion, decision=args.decision,
         oob_score=True, n_jobs=args.n_jobs, random_state=args.seed,
         verbose=0 if args.quiet else 1, **_forest_options(args))
+    forest._validate_params()  # a bad option fails before the data is read
     table = read_table(args.data, sep=args.sep)
     na_values = _markers(args.na_values)
     y = _training_labels(table, args.target, na_values)
@@ -414,6 +430,8 @@ def run_fit(args):
 
 def run_predict(args):
     """``aucforest predict``: labels or probabilities as CSV, after the id column if any."""
+    if args.output == "-":
+        args.output = None  # stdout
     if args.output:
         _check_output(args.output, "--output", inputs=[args.model, args.data])
     model = _load_model(args.model)
@@ -451,8 +469,7 @@ def model_and_labelled_data(args):
 def run_evaluate(args):
     """``aucforest evaluate``: imbalance report, AUC with DeLong interval, ROC plot."""
     if args.plot:
-        _check_output(args.plot, "--plot", inputs=[args.model, args.data])
-        matplotlib_figure()
+        check_plot(args.plot, inputs=[args.model, args.data])
     model, table, y = model_and_labelled_data(args)
     forest = model.forest
     if np.unique(y).size < 2:
@@ -488,7 +505,9 @@ def run_compare(args):
     if args.plot and args.folds_csv and _same_file(args.plot, args.folds_csv):
         raise ValueError("--plot and --folds-csv name the same file")
     if args.plot:
-        matplotlib_figure()
+        check_plot(args.plot, inputs=inputs)
+    AUCForestClassifier(n_estimators=args.n_estimators, n_jobs=args.n_jobs,
+                        **_forest_options(args))._validate_params()  # before any work
     datasets = [_user_dataset(args)] if args.data else default_datasets()
     for dataset in datasets:
         check_fold_sizes(dataset.y, args.folds)
@@ -747,7 +766,7 @@ def _save_roc_plot(y, proba, y_pred, forest, path):
                       + f": TPR {tpr:.2f}, FPR {fpr:.2f}")
     title = ax.get_legend().get_title().get_text() or None  # names the positive class
     ax.legend(loc="lower right", fontsize="small", title=title, title_fontsize="small")
-    figure.savefig(path)
+    save_figure(figure, path)
 
 
 def operating_point(y, y_pred, positive):
@@ -779,21 +798,31 @@ def _user_dataset(args):
 
 
 def _check_output(path, option, inputs=()):
-    """Refuse, before any work, an output path that is a folder, lies in a
-    missing or unwritable folder, or is one of the input files (also through
-    links)."""
+    """Refuse, before any work, an output path that is a folder, a FIFO, a
+    device, lies in a missing or unwritable folder, or is one of the input
+    files (also through links). A symbolic link is checked as its target, which
+    the write replaces (:func:`aucforest._atomic.output_target`)."""
     if os.path.isdir(path):
         raise ValueError(f"{option} {path} is a folder; give a file name")
-    folder = os.path.dirname(os.path.abspath(path))
+    target = output_target(path, f"{option} file")
+    folder = os.path.dirname(target)
     if not os.path.isdir(folder):
         raise FileNotFoundError(2, "No such folder for the output file", path)
-    if not os.access(folder, os.W_OK | os.X_OK) or (os.path.exists(path)
-                                                    and not os.access(path, os.W_OK)):
+    if not os.access(folder, os.W_OK | os.X_OK) or (os.path.exists(target)
+                                                    and not os.access(target, os.W_OK)):
         raise PermissionError(13, "Permission denied: cannot write the output file", path)
     for source in inputs:
         if _same_file(path, source):
             raise ValueError(f"{option} {path} is the input file {source}; writing it would "
                              "destroy the input. Choose another output file")
+
+
+def check_plot(path, inputs=()):
+    """Refuse, before any work, a --plot path that cannot be written (as
+    `_check_output`), matplotlib missing, or an image format it cannot write."""
+    _check_output(path, "--plot", inputs=inputs)
+    matplotlib_figure()
+    figure_format(path)
 
 
 def _same_file(first, second):
@@ -813,10 +842,12 @@ def _cell_text(value):
 
 
 def _write_csv(header, rows, path):
+    """CSV to ``path`` (whole or not at all, :func:`aucforest._atomic.atomic_output`),
+    or to stdout when ``path`` is None."""
     if path is None:
         _write_rows(sys.stdout, header, rows)
         return
-    with open(path, "w", newline="", encoding="utf-8") as stream:
+    with atomic_output(path, "w", what="CSV file", newline="", encoding="utf-8") as stream:
         _write_rows(stream, header, rows)
 
 

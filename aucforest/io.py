@@ -57,7 +57,6 @@ Layout (format version 1)
 """
 import json
 import os
-import secrets
 import stat
 import warnings
 import zipfile
@@ -65,6 +64,8 @@ from typing import NamedTuple
 
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
+
+from ._atomic import atomic_output
 
 FORMAT_NAME = "aucforest-model"
 FORMAT_VERSION = 1
@@ -127,9 +128,11 @@ def save(forest, path, *, extra=None):
     """Write a fitted forest to ``path`` as a versioned ``.npz`` model file.
 
     The file is written to a temporary file in the same folder and then moved
-    over ``path`` in one step (:func:`os.replace`), so an interrupted or
-    failed save leaves any existing file at ``path`` intact. A file replaced
-    keeps its permissions (and owner, where allowed). ``path`` is used as
+    over ``path`` in one step (:func:`os.replace`), so a failed save, or one
+    interrupted by Ctrl-C or SIGTERM, leaves any existing file at ``path``
+    intact and no temporary file behind. A file replaced keeps its
+    permissions (and owner, where allowed). A symbolic link is written
+    through: its target is replaced, the link kept. ``path`` is used as
     given (no ``.npz`` suffix is added). ``n_jobs`` is not stored.
 
     Parameters
@@ -151,7 +154,8 @@ def save(forest, path, *, extra=None):
     ValueError
         If the class labels or ``extra`` cannot be stored as plain data
         (labels must be ints, floats, strings or bools; strings may not end
-        in a NUL character; ``extra`` is nested at most 32 levels deep).
+        in a NUL character; ``extra`` is nested at most 32 levels deep), or
+        if ``path`` is a folder, FIFO or device (nothing is written).
     OSError
         If the file cannot be written; it names ``path``.
 
@@ -224,72 +228,18 @@ def forest_to_arrays(forest, *, extra=None):
 
 def write_atomically(path, arrays):
     """Write ``arrays`` as a model file to a temporary file beside ``path``,
-    then move it over ``path`` (:func:`os.replace`).
+    then move it over ``path`` (:func:`os.replace`), with
+    :func:`aucforest._atomic.atomic_output`.
 
     A file that ``path`` replaces keeps its permissions (and, where the
     platform allows, its owner); a new file gets the permissions ``open()``
-    gives (``0o666`` less the umask). If anything fails, the previous file
-    is left as it was, the temporary file is removed, and an ``OSError``
-    names ``path``.
+    gives (``0o666`` less the umask). A symbolic link is written through to
+    its target; a folder, FIFO or device is refused (ValueError). If anything
+    fails, or SIGINT or SIGTERM arrives, the previous file is left as it was,
+    the temporary file is removed, and an ``OSError`` names ``path``.
     """
-    path = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(path))
-    try:
-        descriptor, temporary = _create_temporary(folder)
-    except OSError as error:
-        raise _naming(error, path) from error
-    try:
-        with os.fdopen(descriptor, "w+b") as stream:
-            _keep_permissions(stream.fileno(), path)
-            _write_loadable(stream, arrays)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.replace(temporary, path)
-    except BaseException as error:
-        if os.path.lexists(temporary):
-            os.remove(temporary)
-        if isinstance(error, OSError):
-            raise _naming(error, path) from error
-        raise
-    _sync_folder(folder)
-
-
-def _create_temporary(folder):
-    """A new file in ``folder`` with a short hidden name (fits beside any name
-    the folder allows), created with the permissions ``open()`` would give."""
-    while True:
-        temporary = os.path.join(folder, f".aucforest-{secrets.token_hex(4)}.tmp")
-        try:
-            flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
-            return os.open(temporary, flags, 0o666), temporary
-        except FileExistsError:
-            continue
-
-
-def _keep_permissions(descriptor, path):
-    """Give the new file the mode (and owner, where allowed) of the file it replaces."""
-    try:
-        replaced = os.stat(path)
-    except OSError:
-        return
-    if not stat.S_ISREG(replaced.st_mode):
-        return
-    if hasattr(os, "fchown"):
-        try:
-            os.fchown(descriptor, replaced.st_uid, replaced.st_gid)
-        except OSError:
-            pass  # only root may give a file away; the file stays ours
-    if hasattr(os, "fchmod"):
-        os.fchmod(descriptor, stat.S_IMODE(replaced.st_mode))
-    else:
-        os.chmod(path, stat.S_IMODE(replaced.st_mode))  # pragma: no cover (Windows)
-
-
-def _naming(error, path):
-    """The same kind of OSError, naming the user's path instead of the temporary file."""
-    if error.errno is None:
-        return OSError(f"cannot save the model file {path}: {error}")
-    return OSError(error.errno, f"cannot save the model file: {error.strerror}", path)
+    with atomic_output(path, "w+b", what="model file") as stream:
+        _write_loadable(stream, arrays)
 
 
 def _write_loadable(stream, arrays):
@@ -307,20 +257,6 @@ def _write_loadable(stream, arrays):
         stream.seek(0)
         stream.truncate()
         np.savez(stream, **arrays)
-
-
-def _sync_folder(folder):
-    """Make the rename durable where the platform allows it (POSIX)."""
-    try:
-        descriptor = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(descriptor)
-    except OSError:
-        pass
-    finally:
-        os.close(descriptor)
 
 
 def _package_version():

@@ -494,7 +494,8 @@ def test_evaluate_plot_marks_the_operating_point(capsys, tmp_path, people_csv, m
     from matplotlib.figure import Figure
 
     figures = []
-    monkeypatch.setattr(Figure, "savefig", lambda self, path: figures.append(self))
+    monkeypatch.setattr(Figure, "savefig",
+                        lambda self, path, **options: figures.append(self))
     fit(capsys, people_csv, tmp_path / "m.npz", "--id", "rownames", "--decision", 0.6)
     code, out, err = run(capsys, "evaluate", tmp_path / "m.npz", people_csv, "--target",
                          "outcome", "--plot", tmp_path / "roc.png")
