@@ -1,0 +1,1042 @@
+"""Training and prediction on dask collections, the rows staying on the workers.
+
+`fit` grows an `AUCForestClassifier` on a dask array or DataFrame without any
+process holding all rows, on the ``dask.distributed`` client in scope:
+
+1. **Bins.** Edges from the rows selected by a hash of their global index
+   (at most about ``EDGE_SAMPLE_ROWS``; all rows below), so that neither the
+   sample nor the edges depend on the partitioning; each worker then bins its
+   own partitions (uint8 codes, NaN in the missing bin as in
+   `aucforest._binning`) and keeps them.
+2. **Draws.** A row's multiplicity in a tree is a function of (random_state,
+   tree, global row index) (a counter-based generator,
+   `_dask_kernels.draw_counts`): Bernoulli(0.632) per row for the default
+   subsampling without replacement, Poisson(1) for ``replacement=True``
+   (Spark MLlib's bootstrap), per-class rates for ``balanced_bootstrap``.
+   These are the distributed equivalents of the in-memory draws, not the same
+   draws: the number of cases of a tree varies around its in-memory value.
+3. **Growth** level by level over a batch of trees (PLANET, Panda et al.,
+   VLDB 2009; Spark MLlib's ``RandomForest.findBestSplits``): each worker
+   keeps the node of each of its rows in each tree, and per round adds
+   integer class-weight and case histograms (classes x bins) of the
+   candidate features of every open node; the client sums them (integers:
+   the sums do not depend on the order or grouping of the partitions) and
+   chooses the splits with the binned splitter's scan
+   (`_dask_kernels.HistogramSplitter`). Candidate features and ``nsplit``
+   bins are drawn from keys of (tree seed, path of the node), never from the
+   order in which nodes are reached. Round trips grow with depth, not with
+   nodes. A node with at most ``LOCAL_ROWS`` distinct rows is finished in
+   memory (PLANET's in-memory completion): its rows' codes are gathered to
+   one worker, ordered by global row index, and the in-memory binned
+   splitter (`grow_tree` on `BinnedData`) grows its subtree, which is grafted
+   in. The trees are ordinary `Tree` objects in preorder.
+4. **Out of bag.** The OOB probabilities of a bounded, hash-selected,
+   class-balanced set of rows (at most ``OOB_CHOICE_MAX_CASES``) are computed
+   where the rows are and gathered to choose the node size and give
+   ``oob_score_``; ``oob_decision_function_`` is a lazy dask array.
+
+Weights are integers: sample weight x class weight is rescaled to a maximum
+of 1 and rounded to a multiple of 2**-S (S about 62 - 8 - log2 n; exact for
+unweighted data), times the drawn multiplicity. The forest is therefore the
+same for any chunking and any number of workers.
+
+Prediction on dask collections (`predict_proba`, `predict`, `apply`) is lazy:
+``map_blocks`` with the fitted model as a single key of the graph.
+
+Dask is imported here only, and this module only when a fit or a prediction
+meets a dask collection.
+"""
+import itertools
+import operator
+import sys
+import uuid
+
+import numpy as np
+
+from . import _forest
+from ._binning import LAST_EDGE, MAX_BINS, BinnedData, _codes, bin_edges
+from ._dask_kernels import (HistogramSplitter, draw_counts, feature_order, hash_key,
+                            histograms, node_impurity, route, row_uniforms)
+from ._forest import (MIN_CLASS_CASES_TO_CHOOSE, MIN_SAMPLES_CANDIDATES,
+                      SPLIT_STATISTIC_CRITERIA, _CaseDraws, _check_class_weight_dict,
+                      _decide, _oob_gmean, _OutOfBag, _predict_proba, collapsed)
+from ._split import CRITERIA
+from ._tree import Tree, accumulate_oob_proba
+from .tree import (MAX_SEED, check_counts_are_not_booleans, fit_atomically, fitted_tree,
+                   grow_tree, resolve_max_features, tree_params)
+
+# A node with at most this many distinct rows (of positive weight) in its tree is
+# finished in memory on one worker: the bound of the working set gathered there.
+LOCAL_ROWS = 20_000
+# Rows gathered by one in-memory finishing task (several small nodes share a task).
+LOCAL_ROWS_PER_TASK = 100_000
+# Rows whose values give the bin edges (selected by a hash of the global row index);
+# the in-memory fit's QUANTILE_SAMPLE.
+EDGE_SAMPLE_ROWS = 200_000
+# Trees grown together: node ids (int32) and multiplicities (uint8) of every row in
+# each tree of a batch live on the workers, 5 bytes per row and tree.
+MAX_TREES_PER_BATCH = 32
+BATCH_STATE_BYTES = 1 << 28
+# Histogram bytes summed and sent to the client per round (node groups, as Spark's
+# maxMemoryInMB); open nodes beyond wait for the next round.
+MAX_ROUND_BYTES = 1 << 26
+# A drawn multiplicity is at most 255 (uint8), and weights are rounded to
+# multiples of 2**-S with S = WEIGHT_BITS - 8 - bit_length(n).
+WEIGHT_BITS = 62
+
+_STREAM_DRAWS, _STREAM_NODES, _STREAM_EDGES, _STREAM_OOB = 1, 2, 3, 4
+
+
+def is_dask_collection(X):
+    """Whether X is a dask collection (False without importing dask when it
+    was never imported)."""
+    if "dask" not in sys.modules:
+        return False
+    from dask.base import is_dask_collection as _is_collection
+    return _is_collection(X)
+
+
+# ---------------------------------------------------------------------------- inputs
+
+def _client():
+    try:
+        from distributed import get_client
+        return get_client()
+    except (ImportError, ValueError) as error:
+        raise ValueError("fitting on a dask collection needs a dask.distributed Client "
+                         "(e.g. Client(LocalCluster())); none was found") from error
+
+
+def _as_rows(X, y, sample_weight):
+    """X as a dask array with one column chunk, y and sample_weight chunked as its
+    rows; the feature names of a DataFrame (None otherwise)."""
+    import dask.array as da
+    import dask.dataframe as dd
+
+    names = None
+    if isinstance(X, dd.DataFrame):
+        columns = list(X.columns)
+        if all(isinstance(c, str) for c in columns):
+            names = np.asarray(columns, dtype=object)
+        X = X.to_dask_array(lengths=True)
+    if not isinstance(X, da.Array):
+        raise TypeError(f"X must be a dask array or DataFrame; got {type(X).__name__}")
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2-dimensional; got {X.ndim} dimensions")
+    if any(np.isnan(c) for c in X.chunks[0]):
+        X = X.compute_chunk_sizes()
+    if X.dtype.kind not in "biuf":
+        raise ValueError(f"X must hold numbers; got dtype {X.dtype}")
+    X = X.rechunk({1: -1})
+    row_chunks = X.chunks[0]
+
+    def aligned(v, name):
+        if v is None:
+            return None
+        if isinstance(v, (dd.Series, dd.DataFrame)):
+            v = v.to_dask_array(lengths=True)
+        elif not isinstance(v, da.Array):
+            v = da.from_array(np.asarray(v), chunks=(row_chunks,))
+        if v.ndim == 2 and v.shape[1] == 1:
+            v = v[:, 0]
+        if v.ndim != 1:
+            raise ValueError(f"{name} must be 1-dimensional")
+        if any(np.isnan(c) for c in v.chunks[0]):
+            v = v.compute_chunk_sizes()
+        if v.shape[0] != X.shape[0]:
+            raise ValueError(f"{name} has {v.shape[0]} rows, X has {X.shape[0]}")
+        return v.rechunk((row_chunks,))
+
+    return X, aligned(y, "y"), aligned(sample_weight, "sample_weight"), names
+
+
+def _check_supported(forest):
+    """Raise for the settings a fit on rows spread over workers cannot honour."""
+    if forest.max_bins is None:
+        raise ValueError("max_bins=None (the exact splitter) needs all rows in one process; "
+                         "fit on a dask collection with max_bins='auto' (255 bins) or an int")
+    if forest.class_weight == "balanced_subsample":
+        raise ValueError("class_weight='balanced_subsample' is not supported on dask "
+                         "collections (its weights depend on each tree's draw); use "
+                         "'balanced'")
+    if forest.warm_start:
+        raise ValueError("warm_start=True is not supported on dask collections")
+
+
+# ---------------------------------------------------------------------------- block tasks
+
+def _block_stats(X, y, w, start, sample_key, sample_rate):
+    """What the client needs from one partition before binning: infinite
+    values, labels, weights' range, and the hash-selected sample of rows."""
+    X = np.asarray(X, dtype=np.float32)
+    y = np.asarray(y)
+    labels, counts = np.unique(y, return_counts=True)
+    stats = {"infinite": bool(np.isinf(X).any()), "labels": labels, "counts": counts}
+    if w is not None:
+        w = np.asarray(w, dtype=np.float64)
+        stats.update(w_max=float(w.max()) if w.size else 0.0,
+                     w_bad=bool((~np.isfinite(w)).any() or (w < 0).any()))
+        positive = y[w > 0]
+    else:
+        positive = y
+    stats["positive"] = np.unique(positive, return_counts=True)
+    selected = row_uniforms(sample_key, start, X.shape[0]) < sample_rate
+    stats["sample"] = X[selected]
+    return stats
+
+
+def _encode_block(X, y, w, start, ctx):
+    """One partition as the fit keeps it: uint8 codes (C order), class codes,
+    integer weights (None when all one), the draw classes and its start."""
+    X = np.asarray(X, dtype=np.float32)
+    n, p = X.shape
+    codes = np.empty((n, p), dtype=np.uint8)
+    for f in range(p):
+        codes[:, f] = _codes(X[:, f], ctx["edges"][f, :ctx["n_bins"][f] - 1])
+    y = np.searchsorted(ctx["classes"], np.asarray(y)).astype(np.int32)
+    K = ctx["classes"].shape[0]
+    prior = np.zeros(K, dtype=np.int64)
+    weights = None
+    draw_y = y
+    if w is not None:
+        sw = np.asarray(w, dtype=np.float64) / ctx["w_max"]
+        q = np.rint(sw * ctx["weight_unit"]).astype(np.int64)
+        q[(sw > 0) & (q == 0)] = 1
+        for k in range(K):
+            prior[k] = q[y == k].sum()
+        if ctx["balanced"]:
+            draw_y = np.where(sw > 0, y, -1).astype(np.int32)
+    else:
+        prior[:] = np.bincount(y, minlength=K)
+        sw = None
+    if ctx["weighted"]:
+        base = np.ones(n) if sw is None else sw
+        if ctx["class_weights"] is not None:
+            base = base * ctx["class_weights"][y]
+        weights = np.rint(base * ctx["weight_unit"]).astype(np.int64)
+        weights[(base > 0) & (weights == 0)] = 1
+    return {"codes": codes, "y": y, "weights": weights, "draw_y": draw_y,
+            "start": int(start), "prior": prior}
+
+
+def _block_prior(block):
+    return block["prior"]
+
+
+def _init_state(block, tree_keys, rates, poisson):
+    """Node ids (the root, id t, for each drawn row of positive weight) and
+    multiplicities of the partition's rows in a batch of trees, and their sums
+    (class weights and distinct cases) per tree."""
+    n = block["y"].shape[0]
+    rows = block["start"] + np.arange(n, dtype=np.int64)
+    counts = draw_counts(tree_keys, rows, block["draw_y"], rates, poisson)
+    T = tree_keys.shape[0]
+    active = counts > 0
+    if block["weights"] is not None:
+        active &= block["weights"][None, :] > 0
+    ids = np.where(active, np.arange(T, dtype=np.int32)[:, None], -1).astype(np.int32)
+    return {"ids": ids, "counts": counts}
+
+
+def _root_sums(block, state, n_classes):
+    """(trees, K + 1) int64: class weights of each tree's root and its distinct cases."""
+    ids, counts = state["ids"], state["counts"]
+    T = ids.shape[0]
+    out = np.zeros((T, n_classes + 1), dtype=np.int64)
+    w = block["weights"]
+    for t in range(T):
+        active = ids[t] >= 0
+        weight = counts[t].astype(np.int64) if w is None else counts[t] * w
+        for k in range(n_classes):
+            out[t, k] = weight[active & (block["y"] == k)].sum()
+        out[t, n_classes] = np.count_nonzero(active)
+    return out
+
+
+def _round(block, state, routes, request, finish, n_codes, n_classes):
+    """One round where the rows are: move the rows of split nodes to their
+    children (`route`), take out the rows of nodes finished in memory
+    (grouped per task), then add the histograms asked for."""
+    codes = block["codes"]
+    ids = state["ids"]
+    if routes is not None:
+        ids = route(codes, ids, *routes)
+    parts = {}
+    if finish is not None:
+        group_of, n_groups = finish
+        table = np.append(group_of, -1).astype(np.int32)  # id -1 looks up the last entry
+        lookup = np.where(ids < table.shape[0] - 1, ids, -1)
+        groups = table[lookup]
+        chosen = groups >= 0
+        t_index, i_index = np.nonzero(chosen)
+        g = groups[t_index, i_index]
+        weight = state["counts"][t_index, i_index].astype(np.int64)
+        if block["weights"] is not None:
+            weight = weight * block["weights"][i_index]
+        for group in range(n_groups):
+            sel = g == group
+            rows = i_index[sel]
+            parts[group] = {"node": ids[t_index[sel], rows], "row": block["start"] + rows,
+                            "codes": codes[rows], "y": block["y"][rows],
+                            "weight": weight[sel]}
+        ids = np.where(chosen, -1, ids).astype(np.int32)
+    hist = None
+    if request is not None:
+        first_slot, slot_feature = request
+        hist = histograms(codes, ids, state["counts"], block["weights"], block["y"],
+                          first_slot, slot_feature, n_codes, n_classes)
+    return {"state": {"ids": ids, "counts": state["counts"]}, "hist": hist, "parts": parts}
+
+
+def _sum_histograms(*parts):
+    """Sum of the partitions' integer histograms (exact: any order gives the same)."""
+    hist = parts[0][0].copy()
+    cases = parts[0][1].copy()
+    for h, c in parts[1:]:
+        hist += h
+        cases += c
+    return hist, cases
+
+
+def _part(result, group):
+    return result["parts"][group]
+
+
+def _grow_local(parts, nodes, ctx):
+    """Grow the subtrees of nodes finished in memory: each node's rows ordered
+    by global row index, the in-memory binned splitter (`grow_tree`) seeded
+    from the node's key. Returns {node id: (node arrays, depth)}."""
+    node = np.concatenate([p["node"] for p in parts])
+    row = np.concatenate([p["row"] for p in parts])
+    order = np.lexsort((row, node))
+    node, row = node[order], row[order]
+    codes = np.concatenate([p["codes"] for p in parts])[order]
+    y = np.concatenate([p["y"] for p in parts])[order]
+    weight = np.concatenate([p["weight"] for p in parts])[order]
+    bounds = np.searchsorted(node, [n[0] for n in nodes]), np.searchsorted(
+        node, [n[0] for n in nodes], side="right")
+    params = ctx["params"]
+    out = {}
+    for (node_id, key, depth, min_weight_leaf), lo, hi in zip(nodes, *bounds):
+        w = weight[lo:hi] * ctx["weight_scale"]
+        binned = BinnedData(np.asfortranarray(codes[lo:hi]), ctx["edges"], ctx["n_bins"])
+        max_depth = None if params["max_depth"] is None else params["max_depth"] - depth
+        total = w.sum()
+        tree_ = grow_tree(binned, y[lo:hi].astype(np.intp), w, ctx["n_classes"],
+                          seed=int(key), **dict(
+                              params, max_depth=max_depth,
+                              min_weight_fraction_leaf=min_weight_leaf / total
+                              if min_weight_leaf > 0 else 0.0))
+        arrays = tree_.node_arrays()
+        top = w.max()
+        if top != 1.0:  # grow_tree rescaled the weights to a maximum of 1
+            arrays["weighted_n_node_samples"] = arrays["weighted_n_node_samples"] * top
+        out[node_id] = (arrays, tree_.max_depth)
+    return out
+
+
+def _edge_values(block, edges, n_bins):
+    """float32 values standing for the codes: a bin's upper edge (NaN when
+    missing), which every tree sends where it sends the bin's real values."""
+    codes = block["codes"]
+    X = np.empty(codes.shape, dtype=np.float32, order="F")
+    for f in range(codes.shape[1]):
+        table = np.full(256, np.nan, dtype=np.float32)
+        table[:n_bins[f]] = edges[f, :n_bins[f]]
+        X[:, f] = table[codes[:, f]]
+    return X
+
+
+def _oob_block(block, trees, draw, sizes, rates, key, ctx):
+    """OOB class-proportion sums (per candidate node size) and tree counts of
+    the partition's rows selected for the node-size choice."""
+    y = block["y"]
+    n = y.shape[0]
+    selected = np.flatnonzero(row_uniforms(key, block["start"], n) < rates[y])
+    rows = block["start"] + selected
+    X = _edge_values({"codes": block["codes"][selected]}, ctx["edges"], ctx["n_bins"])
+    proba = np.zeros((len(sizes), selected.size, ctx["n_classes"]))
+    n_trees = np.zeros(selected.size)
+    _add_oob(trees, draw, X, rows, block["draw_y"][selected], sizes, proba, n_trees)
+    return {"row": rows, "y": y[selected], "proba": proba, "n_trees": n_trees}
+
+
+def _add_oob(trees, draw, X, rows, draw_y, sizes, proba, n_trees):
+    """Add the OOB proportions of `trees` for the rows (global indices) of X."""
+    keys, rates, poisson = draw
+    sizes = np.asarray(sizes, dtype=np.int32)
+    for lo in range(0, len(trees), MAX_TREES_PER_BATCH):
+        counts = draw_counts(keys[lo:lo + MAX_TREES_PER_BATCH], rows, draw_y,
+                             rates[lo:lo + MAX_TREES_PER_BATCH], poisson)
+        for tree_, c in zip(trees[lo:lo + MAX_TREES_PER_BATCH], counts):
+            accumulate_oob_proba(tree_, X, c.astype(np.intp), sizes, proba, n_trees)
+
+
+def _oob_decision_block(X, y, w, start, model):
+    """The OOB decision function of one partition of the training X (lazy
+    ``oob_decision_function_``), at the node size chosen; NaN for rows in
+    every tree's draw."""
+    X = np.asfortranarray(np.asarray(X, dtype=np.float32))
+    y = np.searchsorted(model["classes"], np.asarray(y)).astype(np.int32)
+    if model["balanced"] and w is not None:
+        y = np.where(np.asarray(w) > 0, y, -1).astype(np.int32)
+    rows = start + np.arange(X.shape[0], dtype=np.int64)
+    proba = np.zeros((1, X.shape[0], model["classes"].shape[0]))
+    n_trees = np.zeros(X.shape[0])
+    _add_oob(model["trees"], model["draw"], X, rows, y, [model["size"]], proba, n_trees)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return proba[0] / n_trees[:, None]
+
+
+# ---------------------------------------------------------------------------- the fit
+
+class _Node:
+    """A node of a tree being grown (on the client)."""
+    __slots__ = ("id", "tree", "key", "depth", "counts", "n_cases", "constant", "order",
+                 "hists", "kind", "split", "children", "subtree", "weight", "dcounts")
+
+
+class _Fit:
+    """One fit on rows that stay on the workers (see the module docstring)."""
+
+    def __init__(self, forest, X, y, sample_weight):
+        self.forest = forest
+        self.client = _client()
+        self.id = uuid.uuid4().hex[:10]
+        self._keys = itertools.count()
+        self.stats = {"rounds": 0, "gathered_bytes": 0, "largest_gather_bytes": 0,
+                      "largest_gathered_rows": 0, "sent_bytes": 0}
+        self.inputs = (X, y, sample_weight)
+
+    # -- plumbing
+
+    def submit(self, fn, *args, name="task", **kwargs):
+        return self.client.submit(fn, *args, key=f"aucforest-{name}-{self.id}-{next(self._keys)}",
+                                  **kwargs)
+
+    def gather(self, futures):
+        result = self.client.gather(futures)
+        size, rows = _payload(result)
+        self.stats["gathered_bytes"] += size
+        self.stats["largest_gather_bytes"] = max(self.stats["largest_gather_bytes"], size)
+        self.stats["largest_gathered_rows"] = max(self.stats["largest_gathered_rows"], rows)
+        return result
+
+    # -- steps
+
+    def run(self):
+        forest = self.forest
+        check_counts_are_not_booleans(forest)
+        forest._check_sampling_params()
+        _check_supported(forest)
+        from sklearn.utils import check_random_state
+
+        self.X, self.y, self.w, self.names = _as_rows(*self.inputs)
+        self.n, self.p = n, p = self.X.shape
+        if n == 0 or p == 0:
+            raise ValueError(f"X has shape {self.X.shape}; at least one row and one feature "
+                             "are needed")
+        random_state = check_random_state(forest.random_state)
+        self.seeds = random_state.randint(MAX_SEED, size=forest.n_estimators)
+        self.fit_key = int(random_state.randint(MAX_SEED))
+        self.max_bins = MAX_BINS if forest.max_bins == "auto" else int(forest.max_bins)
+        self._prepare()
+        self._grow()
+        self._finish()
+        forest._dask_fit_stats = dict(self.stats, n_trees=len(self.trees))
+        return forest
+
+    def _prepare(self):
+        """Validate, sample the edges, bin every partition where it is."""
+        import dask
+
+        forest, n, p = self.forest, self.n, self.p
+        starts = np.concatenate([[0], np.cumsum(self.X.chunks[0])[:-1]]).astype(np.int64)
+        self.starts = starts
+        X_blocks = self.X.to_delayed().ravel()
+        y_blocks = self.y.to_delayed().ravel()
+        w_blocks = [None] * len(X_blocks) if self.w is None else list(self.w.to_delayed().ravel())
+        sample_rate = min(1.0, EDGE_SAMPLE_ROWS / n)
+        edge_key = hash_key(self.fit_key, _STREAM_EDGES)
+        stats = self.gather(self.client.compute([
+            dask.delayed(_block_stats)(xb, yb, wb, int(s), edge_key, sample_rate)
+            for xb, yb, wb, s in zip(X_blocks, y_blocks, w_blocks, starts)]))
+        if any(s["infinite"] for s in stats):
+            raise ValueError("Input X contains infinity or a value too large for "
+                             "dtype('float32').")
+        from sklearn.utils.multiclass import check_classification_targets
+        labels = np.concatenate([s["labels"] for s in stats])
+        check_classification_targets(labels)
+        classes = np.unique(labels)
+        if classes.shape[0] < 2:
+            raise ValueError(f"y has only one class ({classes.tolist()[0]!r}); a classifier "
+                             "needs at least two classes.")
+        K = self.K = classes.shape[0]
+        counts = np.zeros(K, dtype=np.int64)
+        positive = np.zeros(K, dtype=np.int64)
+        for s in stats:
+            counts[np.searchsorted(classes, s["labels"])] += s["counts"]
+            labels_pos, counts_pos = s["positive"]
+            positive[np.searchsorted(classes, labels_pos)] += counts_pos
+        w_max = 1.0
+        if self.w is not None:
+            if any(s["w_bad"] for s in stats):
+                raise ValueError("sample_weight must be finite and non-negative.")
+            w_max = max(s["w_max"] for s in stats)
+            if not w_max > 0:
+                raise ValueError("sample_weight is zero for every sample; at least one must "
+                                 "be positive.")
+        class_weights = _class_weights(forest.class_weight, classes, counts)
+        weighted = self.w is not None or class_weights is not None
+        # integer weights: multiples of 2**-S, S leaving room for n rows x 255 draws
+        self.weight_bits = WEIGHT_BITS - 8 - int(n).bit_length() if weighted else 0
+        if weighted and self.weight_bits < 20:
+            raise ValueError(f"{n} rows leave too few bits for exact weight sums")
+        sample = np.concatenate([s["sample"] for s in stats])
+        edges = np.full((p, self.max_bins), np.inf)
+        n_bins = np.empty(p, dtype=np.intp)
+        for f in range(p):  # as bin_features does on the sampled rows
+            values = sample[:, f]
+            feature_edges = bin_edges(values[~np.isnan(values)], self.max_bins)
+            n_bins[f] = feature_edges.size + 1
+            edges[f, :feature_edges.size] = feature_edges
+            edges[f, feature_edges.size] = LAST_EDGE
+        self.classes, self.class_counts, self.positive = classes, counts, positive
+        self.edges, self.n_bins = edges, n_bins
+        self.n_codes = int(n_bins.max()) + 1  # value bins and the missing one
+        self.weight_scale = 2.0 ** -self.weight_bits
+        forest_params = tree_params(forest)
+        params = dict(forest_params, max_bins=self.max_bins)
+        self.ctx = {"edges": edges, "n_bins": n_bins, "classes": classes, "w_max": w_max,
+                    "weight_unit": 2.0 ** self.weight_bits, "weighted": weighted,
+                    "class_weights": class_weights, "balanced": forest.balanced_bootstrap,
+                    "n_classes": K, "weight_scale": self.weight_scale, "params": params}
+        ctx_f = self.client.scatter([self.ctx], broadcast=True, hash=False)[0]
+        self.ctx_f = ctx_f
+        self.blocks = self.client.compute([
+            dask.delayed(_encode_block)(xb, yb, wb, int(s), ctx_f)
+            for xb, yb, wb, s in zip(X_blocks, y_blocks, w_blocks, starts)])
+        priors = self.gather([self.submit(_block_prior, b, name="prior") for b in self.blocks])
+        totals = np.sum(priors, axis=0)
+        forest.classes_, forest.n_classes_ = classes, K
+        _forest.validate_decision(forest.decision, K)
+        forest.class_prior_ = (np.full(K, 1.0 / K) if forest.balanced_bootstrap
+                               else totals / totals.sum())
+        forest.n_features_in_ = p
+        if self.names is not None:
+            forest.feature_names_in_ = self.names
+        elif "feature_names_in_" in vars(forest):
+            del forest.feature_names_in_
+        forest.max_bins_ = self.max_bins
+        self._draw_rates()
+
+    def _draw_rates(self):
+        """Per tree and class: Bernoulli or Poisson rate of each row's draw."""
+        forest, K = self.forest, self.K
+        draws = _CaseDraws(forest, np.zeros(0, dtype=np.intp), None)
+        self.poisson = bool(forest.bootstrap and forest.replacement)
+        if not forest.bootstrap:
+            rate = np.ones(K)
+        elif forest.balanced_bootstrap:
+            present = self.positive > 0
+            per_class = draws._n_draws(int(self.positive[present].min()))
+            rate = np.where(present, per_class / np.maximum(self.positive, 1), 0.0)
+        else:
+            rate = np.full(K, draws._n_draws(self.n) / self.n)
+        self.rates = np.tile(rate, (len(self.seeds), 1))
+        self.draw_keys = np.array([hash_key(int(s), _STREAM_DRAWS) for s in self.seeds],
+                                  dtype=np.uint64)
+
+    def _grow(self):
+        forest = self.forest
+        self.trees = []
+        criterion = CRITERIA[forest.criterion]
+        self.max_features = resolve_max_features(forest.max_features, self.p)
+        self.min_samples_leaf = min(forest.min_samples_leaf, self.n)
+        self.splitter = HistogramSplitter(self.edges, self.p, self.K, criterion,
+                                          self.max_features, self.min_samples_leaf,
+                                          forest.nsplit or 0)
+        per_batch = int(np.clip(BATCH_STATE_BYTES // (5 * self.n), 1, MAX_TREES_PER_BATCH))
+        for lo in range(0, len(self.seeds), per_batch):
+            self.trees.extend(self._grow_batch(range(lo, min(lo + per_batch, len(self.seeds)))))
+
+    def _grow_batch(self, tree_indices):
+        """Grow the trees `tree_indices` level by level; returns their `Tree`s."""
+        forest, K = self.forest, self.K
+        T = len(tree_indices)
+        keys = self.draw_keys[list(tree_indices)]
+        rates = self.rates[list(tree_indices)]
+        states = [self.submit(_init_state, b, keys, rates, self.poisson, name="draw")
+                  for b in self.blocks]
+        sums = self.gather(self.submit(
+            _sum_arrays, *[self.submit(_root_sums, b, s, K, name="rootsum")
+                           for b, s in zip(self.blocks, states)], name="rootsums"))
+        self.nodes = nodes = []
+        roots = []
+        self.tree_weight = {}
+        for t, index in enumerate(tree_indices):
+            node = self._new_node(t, hash_key(int(self.seeds[index]), _STREAM_NODES), 0,
+                                  sums[t, :K], int(sums[t, K]), np.zeros(self.p, np.uint8))
+            self.tree_weight[t] = node.weight
+            roots.append(node)
+            if node.n_cases == 0:
+                raise ValueError("no sample has a positive weight in a tree's draw")
+        pending = [n for n in roots if n.kind == "open"]   # histograms to ask for
+        local = [n for n in roots if n.kind == "local"]    # rows to take out
+        routes = None
+        local_futures = []
+        while pending or local or routes is not None:
+            request, asked = self._request(pending)
+            finish, groups = self._groups(local)
+            results = [self.submit(_round, b, s, routes, request, finish, self.n_codes, K,
+                                   name="round")
+                       for b, s in zip(self.blocks, states)]
+            self.stats["rounds"] += 1
+            states = [self.submit(operator.getitem, r, "state", name="state") for r in results]
+            for g, group in enumerate(groups):
+                parts = [self.submit(_part, r, g, name="part") for r in results]
+                spec = [(n.id, n.key, n.depth, self._min_weight_leaf(n)) for n in group]
+                local_futures.append(self.submit(_grow_local, parts, spec, self.ctx_f,
+                                                 name="local"))
+            local = []
+            routes = None
+            if request is None:
+                continue
+            hist, cases = self.gather(self.submit(
+                _sum_histograms, *[self.submit(_hist_of, r, name="hist") for r in results],
+                name="sum"))
+            del results
+            split_now, still = [], []
+            for node, slots in asked.items():
+                for f, s in slots:
+                    node.hists[f] = (hist[s], cases[s])
+            for node in pending:
+                if node not in asked:
+                    still.append(node)
+                    continue
+                outcome = self._split(node)
+                if outcome == "need":
+                    still.append(node)
+                else:
+                    split_now.append(node)
+            pending = still
+            children = [c for node in split_now for c in node.children]
+            pending.extend(c for c in children if c.kind == "open")
+            local.extend(c for c in children if c.kind == "local")
+            routes = self._routes(split_now) if split_now else None
+        subtrees = {}
+        for result in self.gather(local_futures):
+            subtrees.update(result)
+        return [self._assemble(root, subtrees) for root in roots]
+
+    def _new_node(self, tree, key, depth, counts, n_cases, constant):
+        node = _Node()
+        node.id = len(self.nodes)
+        self.nodes.append(node)
+        node.tree, node.key, node.depth = tree, int(key), depth
+        node.counts = np.asarray(counts, dtype=np.int64)
+        node.dcounts = node.counts * self.weight_scale
+        weight = 0.0
+        for c in node.dcounts:  # in class order, as criterion_init sums
+            weight += c
+        node.weight = weight
+        node.n_cases, node.constant = n_cases, constant
+        node.order, node.hists, node.split, node.children, node.subtree = None, {}, None, (), None
+        forest = self.forest
+        n_present = np.count_nonzero(node.dcounts > 0)
+        min_weight_leaf = self._min_weight_leaf(node) if depth > 0 else 0.0
+        if (n_present < 2 or (forest.max_depth is not None and depth >= forest.max_depth)
+                or n_cases < 2 * self.min_samples_leaf or node.weight < 2.0 * min_weight_leaf):
+            node.kind = "leaf"
+        elif n_cases <= LOCAL_ROWS:
+            node.kind = "local"
+        else:
+            node.kind = "open"
+            node.order = feature_order(node.key, self.p)
+        return node
+
+    def _min_weight_leaf(self, node):
+        fraction = self.forest.min_weight_fraction_leaf
+        return fraction * self.tree_weight[node.tree] if fraction else 0.0
+
+    def _wanted(self, node):
+        """Features whose histograms the node's search needs next."""
+        result = node.split  # the last search's outcome (None: not searched yet)
+        start = 0 if result is None else result["need"]
+        n = self.max_features - (0 if result is None else result["n_examined"])
+        wanted = []
+        for f in node.order[start:]:
+            if len(wanted) >= n:
+                break
+            if not node.constant[f] and f not in node.hists:
+                wanted.append(int(f))
+        return wanted
+
+    def _request(self, pending):
+        """The histogram slots of this round: the next features of the pending
+        nodes, in order, up to MAX_ROUND_BYTES (the rest wait a round).
+        Returns ((first_slot, slot_feature), {node: [(feature, slot)]})."""
+        if not pending:
+            return None, {}
+        budget = max(1, MAX_ROUND_BYTES // (self.n_codes * (self.K + 1) * 8))
+        chosen, total = [], 0
+        for node in pending:
+            wanted = self._wanted(node)
+            if chosen and total + len(wanted) > budget:
+                break
+            chosen.append((node, wanted))
+            total += len(wanted)
+        lengths = np.zeros(len(self.nodes), dtype=np.int64)
+        for node, wanted in chosen:
+            lengths[node.id] = len(wanted)
+        first_slot = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+        slot_feature = np.zeros(total, dtype=np.int32)
+        asked = {}
+        for node, wanted in chosen:
+            s0 = int(first_slot[node.id])
+            slot_feature[s0:s0 + len(wanted)] = wanted
+            asked[node] = [(f, s0 + j) for j, f in enumerate(wanted)]
+        self.stats["sent_bytes"] += first_slot.nbytes + slot_feature.nbytes
+        return (first_slot, slot_feature), asked
+
+    def _groups(self, local):
+        """Nodes finished in memory this round, in tasks of about LOCAL_ROWS_PER_TASK rows."""
+        if not local:
+            return None, []
+        group_of = np.full(len(self.nodes), -1, dtype=np.int32)
+        groups, rows = [], 0
+        for node in local:
+            if not groups or rows + node.n_cases > LOCAL_ROWS_PER_TASK:
+                groups.append([])
+                rows = 0
+            groups[-1].append(node)
+            rows += node.n_cases
+            group_of[node.id] = len(groups) - 1
+        return (group_of, len(groups)), groups
+
+    def _split(self, node):
+        """Search the node's split with the histograms at hand: "need" (more
+        features), "split" (children made) or "leaf"."""
+        available = sorted(node.hists)
+        slot = np.full(self.p, -1, dtype=np.int64)
+        slot[available] = np.arange(len(available))
+        hist = np.zeros((len(available), self.n_codes, self.K))
+        cases = np.zeros((len(available), self.n_codes), dtype=np.int64)
+        for s, f in enumerate(available):
+            hist[s] = node.hists[f][0] * self.weight_scale
+            cases[s] = node.hists[f][1]
+        result = self.splitter.find_split(hist, cases, slot, node.dcounts, node.n_cases,
+                                          self._min_weight_leaf(node), node.order,
+                                          node.constant, np.uint64(node.key))
+        for f in result["constant"]:
+            node.constant[f] = 1
+        node.split = result
+        if result["need"] >= 0:
+            if not self._wanted(node):  # cannot happen: the search stops at a missing one
+                raise RuntimeError("histogram search made no progress")
+            return "need"
+        if result["feature"] < 0:
+            node.kind, node.hists = "leaf", {}
+            return "leaf"
+        f, b = result["feature"], result["bin"]
+        h, c = node.hists[f]
+        node.hists = {}
+        left = h[:b + 1].sum(axis=0)
+        left_cases = int(c[:b + 1].sum())
+        if result["missing_left"]:
+            left = left + h[-1]
+            left_cases += int(c[-1])
+        right = node.counts - left
+        constant = node.constant.copy()
+        node.kind = "split"
+        node.children = (
+            self._new_node(node.tree, hash_key(node.key, 1), node.depth + 1, left, left_cases,
+                           constant),
+            self._new_node(node.tree, hash_key(node.key, 2), node.depth + 1, right,
+                           node.n_cases - left_cases, constant.copy()))
+        return "split"
+
+    def _routes(self, split_nodes):
+        """Tables (indexed by node id) moving the rows of the split nodes to their
+        children: a leaf child drops them (-1)."""
+        size = len(self.nodes)
+        feature = np.full(size, -1, dtype=np.int32)
+        threshold_bin = np.zeros(size, dtype=np.int32)
+        missing_left = np.zeros(size, dtype=np.uint8)
+        left = np.full(size, -1, dtype=np.int32)
+        right = np.full(size, -1, dtype=np.int32)
+        for node in split_nodes:
+            if node.kind == "leaf":  # no valid split: its rows leave the batch's work
+                feature[node.id] = -2
+                continue
+            r = node.split
+            feature[node.id] = r["feature"]
+            threshold_bin[node.id] = r["bin"]
+            missing_left[node.id] = r["missing_left"]
+            lc, rc = node.children
+            left[node.id] = lc.id if lc.kind != "leaf" else -1
+            right[node.id] = rc.id if rc.kind != "leaf" else -1
+        self.stats["sent_bytes"] += 17 * size
+        return feature, threshold_bin, missing_left, left, right
+
+    def _assemble(self, root, subtrees):
+        """The grown tree as a `Tree` in depth-first preorder, subtrees grafted."""
+        criterion = self.forest.criterion
+        columns = {name: [] for name in ("children_left", "children_right", "feature",
+                                         "threshold", "missing_go_to_left", "value",
+                                         "n_node_samples", "weighted_n_node_samples",
+                                         "impurity", "improvement")}
+        max_depth = 0
+        stack = [(root, -1, True)]
+        count = 0
+        right_of = {}
+        while stack:
+            node, parent, is_left = stack.pop()
+            index = count
+            if parent >= 0 and not is_left:
+                right_of[parent] = index
+            if node.kind == "local":
+                arrays, depth = subtrees[node.id]
+                n_sub = arrays["children_left"].shape[0]
+                for name in columns:
+                    a = np.asarray(arrays[name])
+                    if name in ("children_left", "children_right"):
+                        a = np.where(a >= 0, a + index, a)
+                    columns[name].append(a)
+                max_depth = max(max_depth, node.depth + depth)
+                count += n_sub
+                continue
+            max_depth = max(max_depth, node.depth)
+            split = node.kind == "split"
+            value = node.dcounts / node.weight
+            if split:
+                r = node.split
+                gain = r["improvement"]
+                if criterion == "auc":
+                    impurity = 0.5 + gain
+                elif criterion == "auc_ecp":
+                    q = node.children[1].weight / node.weight
+                    impurity = 0.5 + gain * 2.0 * np.sqrt(q * (1.0 - q))
+                else:
+                    impurity = node_impurity(node.dcounts, CRITERIA[criterion])
+            else:
+                gain = 0.0
+                impurity = 0.5 if criterion in SPLIT_STATISTIC_CRITERIA else node_impurity(
+                    node.dcounts, CRITERIA[criterion])
+            columns["children_left"].append([index + 1 if split else -1])
+            columns["children_right"].append([-1])  # set below for split nodes
+            columns["feature"].append([node.split["feature"] if split else -2])
+            columns["threshold"].append([node.split["threshold"] if split else -2.0])
+            columns["missing_go_to_left"].append([int(node.split["missing_left"]) if split
+                                                  else 0])
+            columns["value"].append(value[None, :])
+            columns["n_node_samples"].append([node.n_cases])
+            columns["weighted_n_node_samples"].append([node.weight])
+            columns["impurity"].append([impurity])
+            columns["improvement"].append([gain])
+            count += 1
+            if split:
+                stack.append((node.children[1], index, False))
+                stack.append((node.children[0], index, True))
+        arrays = {name: np.concatenate(parts) for name, parts in columns.items()}
+        for parent, index in right_of.items():
+            arrays["children_right"][parent] = index
+        return Tree(self.p, self.K, max_depth=max_depth, **arrays)
+
+    def _finish(self):
+        """OOB estimates and node-size choice, then the trees collapsed to it."""
+        forest, K = self.forest, self.K
+        candidates = self._candidates()
+        forest.predict_min_samples_ = candidates[0]
+        self.draw = (self.draw_keys, self.rates, self.poisson)
+        if forest.oob_score or len(candidates) > 1:
+            self._oob(candidates)
+        params = dict(tree_params(forest), max_bins=self.max_bins)
+        forest.estimators_ = [
+            fitted_tree(collapsed(tree_, forest.predict_min_samples_, forest.criterion),
+                        self.classes, self.p, int(seed), params)
+            for seed, tree_ in zip(self.seeds, self.trees)]
+        forest._case_draws = None  # estimators_samples_ needs rows in memory
+        for block in self.blocks:
+            block.release()
+
+    def _candidates(self):
+        """`AUCForestClassifier._min_samples_candidates` from the class counts."""
+        forest = self.forest
+        if forest.predict_min_samples != "oob":
+            return (forest.predict_min_samples,)
+        if not forest.bootstrap:
+            return (1,)
+        if self.positive.min() < MIN_CLASS_CASES_TO_CHOOSE:
+            return (1,)
+        return MIN_SAMPLES_CANDIDATES
+
+    def _oob(self, candidates):
+        forest, K = self.forest, self.K
+        per_class = _forest.OOB_CHOICE_MAX_CASES // K
+        rates = np.minimum(1.0, per_class / np.maximum(self.class_counts, 1))
+        trees_f = self.client.scatter([self.trees], hash=False)[0]
+        key = hash_key(self.fit_key, _STREAM_OOB)
+        parts = self.gather([
+            self.submit(_oob_block, b, trees_f, self.draw, tuple(candidates), rates, key,
+                        self.ctx_f, name="oob") for b in self.blocks])
+        labels = np.concatenate([p["y"] for p in parts]).astype(np.intp)
+        oob = _OutOfBag(np.empty((labels.shape[0], 1), dtype=np.float32), K, candidates)
+        oob.proba_sum = np.concatenate([p["proba"] for p in parts], axis=1)
+        oob.n_trees = np.concatenate([p["n_trees"] for p in parts])
+        forest._set_oob_estimates(labels, oob)
+        if forest.oob_score:
+            chosen = forest.oob_decision_function_
+            forest._saved_oob_gmean = _oob_gmean(labels, chosen, forest.class_prior_,
+                                                 forest.decision)
+            forest.oob_labels_ = None
+            forest.oob_decision_function_ = self._lazy_oob(forest.predict_min_samples_)
+
+    def _lazy_oob(self, size):
+        """oob_decision_function_: a dask array over the training X (recomputed
+        from its graph when asked), the grown trees a single key of the graph."""
+        import dask
+        import dask.array as da
+
+        model = dask.delayed({"trees": self.trees, "draw": self.draw, "size": size,
+                              "classes": self.classes,
+                              "balanced": self.forest.balanced_bootstrap},
+                             name=f"aucforest-oob-model-{self.id}", pure=False)
+        X_blocks = self.X.to_delayed().ravel()
+        y_blocks = self.y.to_delayed().ravel()
+        w_blocks = [None] * len(X_blocks) if self.w is None else list(self.w.to_delayed().ravel())
+        return da.concatenate([
+            da.from_delayed(dask.delayed(_oob_decision_block)(xb, yb, wb, int(start), model),
+                            shape=(int(rows), self.K), dtype=np.float64)
+            for xb, yb, wb, start, rows in zip(X_blocks, y_blocks, w_blocks, self.starts,
+                                               self.X.chunks[0])])
+
+
+def _hist_of(result):
+    return result["hist"]
+
+
+def _sum_arrays(*arrays):
+    total = arrays[0].copy()
+    for a in arrays[1:]:
+        total += a
+    return total
+
+
+def _payload(obj):
+    """(bytes, largest leading dimension) of the numpy arrays in a gathered result."""
+    if isinstance(obj, np.ndarray):
+        return obj.nbytes, (obj.shape[0] if obj.ndim else 0)
+    if isinstance(obj, Tree):
+        arrays = obj.node_arrays()
+        return sum(a.nbytes for a in arrays.values()), 0
+    items = obj.values() if isinstance(obj, dict) else obj if isinstance(
+        obj, (list, tuple)) else ()
+    size, rows = 0, 0
+    for item in items:
+        s, r = _payload(item)
+        size, rows = size + s, max(rows, r)
+    return size, rows
+
+
+def _class_weights(class_weight, classes, counts):
+    """Weight of each class (rescaled to a maximum of 1), as the in-memory fit's
+    `_class_weights` gives each case; None without class weights."""
+    if class_weight is None:
+        return None
+    if class_weight == "balanced":
+        weights = counts.sum() / (classes.shape[0] * counts.astype(np.float64))
+    else:
+        from sklearn.utils.class_weight import compute_class_weight
+        _check_class_weight_dict(class_weight)
+        weights = compute_class_weight(class_weight, classes=classes, y=classes)
+    if not np.any(weights > 0):
+        raise ValueError("class_weight is zero for every class in y; at least one class "
+                         "needs a positive weight.")
+    return weights / weights.max()
+
+
+def fit(forest, X, y, sample_weight=None):
+    """`AUCForestClassifier.fit` on a dask array or DataFrame (see the module docstring).
+
+    The model is published in one assignment (`fit_atomically`), as the
+    in-memory fit does.
+    """
+    return fit_atomically(forest, lambda staging: _Fit(staging, X, y, sample_weight).run())
+
+
+# ---------------------------------------------------------------------------- prediction
+
+def _prediction_input(forest, X):
+    """X as a dask array with one column chunk, checked against the fit."""
+    import dask.array as da
+    import dask.dataframe as dd
+    from sklearn.utils.validation import check_is_fitted
+
+    check_is_fitted(forest)
+    if isinstance(X, dd.DataFrame):
+        names = getattr(forest, "feature_names_in_", None)
+        if names is not None and list(X.columns) != list(names):
+            raise ValueError("The feature names should match those that were passed during "
+                             "fit.")
+        X = X.to_dask_array()
+    if not isinstance(X, da.Array) or X.ndim != 2:
+        raise ValueError("X must be a 2-dimensional dask array or a dask DataFrame")
+    if X.shape[1] != forest.n_features_in_:
+        raise ValueError(f"X has {X.shape[1]} features, but {type(forest).__name__} is "
+                         f"expecting {forest.n_features_in_} features as input.")
+    return X.rechunk({1: -1})
+
+
+def _model(forest):
+    """The fitted model as one key of the graph (sent to each worker once)."""
+    import dask
+    model = {"estimators_": forest.estimators_, "classes_": forest.classes_,
+             "class_prior_": forest.class_prior_}
+    return dask.delayed(model, name=f"aucforest-model-{uuid.uuid4().hex}", pure=False)
+
+
+def _block_matrix(X):
+    X = np.ascontiguousarray(X, dtype=np.float32)
+    if np.isinf(X).any():
+        raise ValueError("Input X contains infinity or a value too large for "
+                         "dtype('float32').")
+    return X
+
+
+def _proba_block(X, model):
+    return _predict_proba(_block_matrix(X), model, 1)
+
+
+def _predict_block(X, model, decision):
+    return _decide(_proba_block(X, model), model, decision)
+
+
+def _apply_block(X, model):
+    X = _block_matrix(X)
+    return np.column_stack([tree.tree_.apply(X) for tree in model["estimators_"]])
+
+
+def predict_proba(forest, X):
+    """Lazy `predict_proba`: a dask array (n_samples, n_classes)."""
+    X = _prediction_input(forest, X)
+    return X.map_blocks(_proba_block, _model(forest), dtype=np.float64,
+                        chunks=(X.chunks[0], (forest.classes_.shape[0],)),
+                        meta=np.empty((0, 0)))
+
+
+def predict(forest, X):
+    """Lazy `predict`: a dask array (n_samples,) of classes."""
+    X = _prediction_input(forest, X)
+    _forest.validate_decision(forest.decision, forest.classes_.shape[0])
+    return X.map_blocks(_predict_block, _model(forest), forest.decision,
+                        dtype=forest.classes_.dtype, drop_axis=1,
+                        meta=np.empty((0,), dtype=forest.classes_.dtype))
+
+
+def apply(forest, X):
+    """Lazy `apply`: a dask array (n_samples, n_estimators) of leaf indices."""
+    X = _prediction_input(forest, X)
+    return X.map_blocks(_apply_block, _model(forest), dtype=np.intp,
+                        chunks=(X.chunks[0], (len(forest.estimators_),)),
+                        meta=np.empty((0, 0), dtype=np.intp))

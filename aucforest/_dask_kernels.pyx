@@ -1,0 +1,444 @@
+# cython: language_level=3
+"""Compiled kernels of the Dask fit (`aucforest._dask`).
+
+* Counter-based draws: a row's multiplicity in a tree is a function of
+  (key of the tree, global row index) only (SplitMix64's output function of
+  ``key + (row + 1) * golden``, Steele, Lea & Flood 2014), so it does not
+  depend on how the rows are partitioned.
+* `route` and `histograms`: where the rows are, move each row of each tree to
+  the child of the node it was in, then add its bin code's weight to the
+  (node, feature) histograms requested, as integers (exact sums, so the sum
+  over partitions does not depend on their order or grouping).
+* `HistogramSplitter`: on the client, the split of a node from those summed
+  histograms with the binned splitter's scan (`Splitter._scan_buckets`, the
+  same criteria, tie rule, missing-value scan, nsplit draw and leaf bounds).
+"""
+from libc.math cimport INFINITY, exp
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
+from libc.stdlib cimport calloc, free, malloc
+from libc.string cimport memset
+
+import numpy as np
+
+from ._criterion cimport (X_t, criterion_improvement, criterion_init, idx_t,
+                          node_impurity as _node_impurity)
+from ._split cimport SplitRecord, Splitter
+from ._random cimport random_below as _random_below
+
+cdef enum:
+    MISSING_CODE = 255
+    N_CODES = 256
+    MAX_COUNT = 255           # a drawn multiplicity is at most this (uint8)
+
+GOLDEN = 0x9E3779B97F4A7C15
+
+
+cdef inline uint64_t _mix(uint64_t z) noexcept nogil:
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL
+    return z ^ (z >> 31)
+
+
+cdef inline uint64_t _hash(uint64_t key, uint64_t counter) noexcept nogil:
+    return _mix(key + (counter + 1) * 0x9E3779B97F4A7C15ULL)
+
+
+cdef inline double _uniform(uint64_t h) noexcept nogil:
+    return (h >> 11) * (1.0 / 9007199254740992.0)   # [0, 1), 53 bits
+
+
+def hash_key(uint64_t key, uint64_t counter):
+    """The counter-based hash of (key, counter): a new 64-bit key."""
+    return _hash(key, counter)
+
+
+def row_uniforms(uint64_t key, int64_t start, idx_t n):
+    """Uniforms in [0, 1) of the global rows start..start + n - 1 under key."""
+    out = np.empty(n, dtype=np.float64)
+    cdef double[::1] u = out
+    cdef idx_t i
+    with nogil:
+        for i in range(n):
+            u[i] = _uniform(_hash(key, <uint64_t> (start + i)))
+    return out
+
+
+def draw_counts(const uint64_t[::1] tree_keys, const int64_t[::1] rows, const int32_t[::1] y,
+                const double[:, ::1] rates, bint poisson):
+    """Multiplicity of the global rows ``rows`` in each tree (uint8, trees x rows).
+
+    Row i of class y[i] is drawn Bernoulli(rates[t, y[i]]) times (subsampling
+    without replacement) or Poisson(rates[t, y[i]]) times (with replacement,
+    by inversion of the row's uniform, at most MAX_COUNT); y[i] < 0: never.
+    """
+    cdef idx_t T = tree_keys.shape[0], n = y.shape[0], t, i, k
+    if rows.shape[0] != n:
+        raise ValueError("rows and y must have the same length")
+    out = np.zeros((T, n), dtype=np.uint8)
+    cdef uint8_t[:, ::1] counts = out
+    cdef double u, lam, p, cdf
+    with nogil:
+        for t in range(T):
+            for i in range(n):
+                if y[i] < 0:
+                    continue
+                lam = rates[t, y[i]]
+                u = _uniform(_hash(tree_keys[t], <uint64_t> rows[i]))
+                if not poisson:
+                    counts[t, i] = u < lam
+                    continue
+                k = 0
+                p = exp(-lam)
+                cdf = p
+                while u >= cdf and k < MAX_COUNT:
+                    k += 1
+                    p *= lam / k
+                    cdf += p
+                counts[t, i] = <uint8_t> k
+    return out
+
+
+def route(const uint8_t[:, ::1] codes, const int32_t[:, ::1] ids, const int32_t[::1] feature,
+          const int32_t[::1] threshold_bin, const uint8_t[::1] missing_left,
+          const int32_t[::1] left, const int32_t[::1] right):
+    """Node ids after a round of splits: a new (trees x rows) int32 array.
+
+    For the node id d of a row (tables indexed by id; ids beyond them, and
+    -1, stay): feature[d] = -1 keeps it, -2 drops the row from the tree (-1),
+    f >= 0 sends it to left[d] when code <= threshold_bin[d] (or missing and
+    missing_left[d]), else to right[d].
+    """
+    cdef idx_t T = ids.shape[0], n = ids.shape[1], n_table = feature.shape[0], t, i
+    cdef int32_t d, f
+    cdef uint8_t code
+    out = np.array(ids, dtype=np.int32, copy=True)
+    cdef int32_t[:, ::1] new = out
+    with nogil:
+        for t in range(T):
+            for i in range(n):
+                d = new[t, i]
+                if d < 0 or d >= n_table:
+                    continue
+                f = feature[d]
+                if f == -1:
+                    continue
+                if f == -2:
+                    new[t, i] = -1
+                    continue
+                code = codes[i, f]
+                if code <= threshold_bin[d] or (code == MISSING_CODE and missing_left[d]):
+                    new[t, i] = left[d]
+                else:
+                    new[t, i] = right[d]
+    return out
+
+
+def histograms(const uint8_t[:, ::1] codes, const int32_t[:, ::1] ids,
+               const uint8_t[:, ::1] counts, const int64_t[::1] weights,
+               const int32_t[::1] y, const int64_t[::1] first_slot,
+               const int32_t[::1] slot_feature, idx_t n_codes, idx_t n_classes):
+    """Integer class-weight and case histograms of the requested (node, feature) slots.
+
+    Node id d has slots first_slot[d] .. first_slot[d + 1] - 1 (first_slot
+    has one more entry than there are ids), slot s for feature
+    slot_feature[s]. A row of tree t in node d adds weights[i] x counts[t, i]
+    (counts[t, i] without weights) to hist[s, code, y[i]] and 1 to cases[s,
+    code], the missing code at n_codes - 1.
+
+    Returns
+    -------
+    hist : int64 (n_slots, n_codes, n_classes)
+    cases : int64 (n_slots, n_codes)
+    """
+    cdef idx_t T = ids.shape[0]
+    cdef idx_t n = ids.shape[1], n_ids = first_slot.shape[0] - 1
+    cdef idx_t n_slots = slot_feature.shape[0], t, i, s, K = n_classes
+    cdef int32_t d
+    cdef int64_t w
+    cdef idx_t code
+    cdef bint weighted = weights is not None
+    hist_array = np.zeros((n_slots, n_codes, n_classes), dtype=np.int64)
+    cases_array = np.zeros((n_slots, n_codes), dtype=np.int64)
+    cdef int64_t[:, :, ::1] hist = hist_array
+    cdef int64_t[:, ::1] cases = cases_array
+    if n_slots == 0:
+        return hist_array, cases_array
+    with nogil:
+        for t in range(T):
+            for i in range(n):
+                d = ids[t, i]
+                if d < 0 or d >= n_ids or counts[t, i] == 0:
+                    continue
+                if first_slot[d] == first_slot[d + 1]:
+                    continue
+                w = counts[t, i] * weights[i] if weighted else counts[t, i]
+                if w == 0:
+                    continue
+                for s in range(first_slot[d], first_slot[d + 1]):
+                    code = codes[i, slot_feature[s]]
+                    if code == MISSING_CODE:
+                        code = n_codes - 1
+                    hist[s, code, y[i]] += w
+                    cases[s, code] += 1
+    return hist_array, cases_array
+
+
+def node_impurity(const double[::1] counts, int criterion):
+    """Gini impurity or entropy (bits) of weighted class counts, as the trees store it."""
+    return _node_impurity(&counts[0], counts.shape[0], criterion)
+
+
+cdef class HistogramSplitter(Splitter):
+    """The best split of a node from its summed bin histograms (on the client).
+
+    The scan is the binned splitter's (`aucforest._binned`): per examined
+    feature the occupied value bins (``nsplit`` of them drawn uniformly
+    without replacement, the last excepted, when the node has more than
+    nsplit + 1 cases and bins), missing values scanned right and then left,
+    min_samples_leaf counted in distinct cases, ties to the first candidate
+    in scan order. What differs is where the random numbers come from: the
+    feature order is a permutation drawn from the node's key, and each
+    feature's bin draw from (node key, feature), so that no draw depends on
+    the order in which nodes are reached or on which histograms were asked
+    for first (PLANET, Panda et al. VLDB 2009; Spark MLlib's
+    RandomForest.findBestSplits choose splits on the driver alike).
+
+    Parameters
+    ----------
+    edges : float64 (n_features, >= max n_bins), as `BinnedData.edges`
+    n_features, n_classes, criterion, max_features, min_samples_leaf, nsplit
+        As for `BinnedSplitter` (min_weight_leaf is given per node).
+    """
+    cdef const double[:, ::1] edges
+    cdef idx_t nsplit
+    cdef double* hist_weight          # (N_CODES * n_classes,) class weights per code
+    cdef idx_t* hist_count            # (N_CODES,) distinct cases per code
+    cdef idx_t* occupied_bins         # (N_CODES,) occupied value bins, ascending
+    cdef idx_t* drawn_positions       # (N_CODES,)
+    cdef idx_t* drawn_bins            # (N_CODES,)
+    cdef unsigned char* drawn_flags   # (N_CODES,)
+    cdef uint8_t* bin_target          # (N_CODES,) bucket bin of each code during a draw
+    cdef double* left_counts          # (n_classes,)
+    cdef double* right_counts         # (n_classes,)
+
+    def __init__(self, const double[:, ::1] edges, idx_t n_features, idx_t n_classes,
+                 int criterion, idx_t max_features, idx_t min_samples_leaf, idx_t nsplit):
+        cdef idx_t[::1] no_y = np.zeros(1, dtype=np.intp)
+        cdef double[::1] no_w = np.zeros(1)
+        self.edges = edges
+        self.nsplit = nsplit
+        self._init_common(0, n_features, no_y[:0], no_w[:0], n_classes, criterion,
+                          max_features, min_samples_leaf, 0.0, 0)
+        self.hist_weight = <double*> calloc(N_CODES * n_classes, sizeof(double))
+        self.hist_count = <idx_t*> calloc(N_CODES, sizeof(idx_t))
+        self.occupied_bins = <idx_t*> malloc(N_CODES * sizeof(idx_t))
+        self.drawn_positions = <idx_t*> malloc(N_CODES * sizeof(idx_t))
+        self.drawn_bins = <idx_t*> malloc(N_CODES * sizeof(idx_t))
+        self.drawn_flags = <unsigned char*> calloc(N_CODES, sizeof(unsigned char))
+        self.bin_target = <uint8_t*> malloc(N_CODES * sizeof(uint8_t))
+        self.left_counts = <double*> malloc(n_classes * sizeof(double))
+        self.right_counts = <double*> malloc(n_classes * sizeof(double))
+        if (self.hist_weight == NULL or self.hist_count == NULL or self.occupied_bins == NULL
+                or self.drawn_positions == NULL or self.drawn_bins == NULL
+                or self.drawn_flags == NULL or self.bin_target == NULL
+                or self.left_counts == NULL or self.right_counts == NULL):
+            raise MemoryError("cannot allocate the histogram splitter's buffers")
+        cdef int code
+        for code in range(N_CODES):
+            self.bin_target[code] = <uint8_t> code
+
+    def __dealloc__(self):
+        free(self.hist_weight)
+        free(self.hist_count)
+        free(self.occupied_bins)
+        free(self.drawn_positions)
+        free(self.drawn_bins)
+        free(self.drawn_flags)
+        free(self.bin_target)
+        free(self.left_counts)
+        free(self.right_counts)
+
+    def find_split(self, const double[:, :, ::1] hist, const int64_t[:, ::1] cases,
+                   const int64_t[::1] slot, const double[::1] node_counts, idx_t n_cases,
+                   double min_weight_leaf, const int64_t[::1] order,
+                   const uint8_t[::1] known_constant, uint64_t node_key):
+        """Examine the node's features in ``order`` as the binned splitter does.
+
+        Parameters
+        ----------
+        hist : (n_available, n_codes, K) class weights; cases : (n_available, n_codes)
+            Histograms of the features at hand (missing code last).
+        slot : (n_features,) row of each feature in hist, -1 when not at hand
+        node_counts : (K,) class weights of the node; n_cases : its distinct cases
+        min_weight_leaf : weight bound of each child
+        order : (n_features,) the node's feature permutation
+        known_constant : (n_features,) 1 for features constant in an ancestor
+        node_key : the node's key (seeds each feature's bin draw)
+
+        Returns
+        -------
+        dict
+            ``need``: position in order of the first feature whose histogram is
+            needed (-1 when none: the search is complete), ``constant``: the
+            features found constant, and when a split was found ``feature``,
+            ``bin``, ``threshold``, ``missing_left``, ``improvement``,
+            ``left`` (K class weights), ``left_cases``.
+        """
+        cdef SplitRecord best
+        cdef idx_t K = self.n_classes, pos, f, n_examined = 0, k, b, n_codes = hist.shape[1]
+        cdef idx_t left_cases = 0
+        cdef int64_t s
+        cdef double weight_left = 0.0, weight_right = 0.0
+        constant = []
+        if node_counts.shape[0] != K or order.shape[0] != self.n_features:
+            raise ValueError("node_counts and order do not match the splitter")
+        self.min_weight_leaf = min_weight_leaf
+        for k in range(K):
+            self.crit.node_counts[k] = node_counts[k]
+        criterion_init(&self.crit)
+        best.feature = -1
+        best.pos = 0
+        best.threshold = 0.0
+        best.bin = -1
+        best.proxy = -INFINITY
+        best.improvement = 0.0
+        best.missing_left = False
+        best.n_missing = 0
+        need = -1
+        for pos in range(self.n_features):
+            if n_examined >= self.max_features:
+                break
+            f = order[pos]
+            if known_constant[f]:
+                continue
+            s = slot[f]
+            if s < 0:
+                need = pos
+                break
+            self.rng_state = _hash(node_key, <uint64_t> (2 + f))
+            if self._examine_histogram(f, hist, cases, s, n_cases, &best):
+                n_examined += 1
+            else:
+                constant.append(int(f))
+        result = {"need": need, "constant": constant, "n_examined": n_examined,
+                  "feature": -1}
+        if need >= 0 or best.feature < 0:
+            return result
+        s = slot[best.feature]
+        for k in range(K):
+            self.left_counts[k] = 0.0
+        for b in range(n_codes - 1):
+            if b <= best.bin:
+                left_cases += cases[s, b]
+                for k in range(K):
+                    self.left_counts[k] += hist[s, b, k]
+        n_missing_cases = cases[s, n_codes - 1]
+        if best.missing_left:
+            left_cases += cases[s, n_codes - 1]
+            for k in range(K):
+                self.left_counts[k] += hist[s, n_codes - 1, k]
+        for k in range(K):
+            self.right_counts[k] = node_counts[k] - self.left_counts[k]
+            weight_left += self.left_counts[k]
+            weight_right += self.right_counts[k]
+        if best.n_missing == 0:
+            # missing values never seen here go, at predict time, to the heavier child
+            best.missing_left = weight_left >= weight_right
+        best.improvement = criterion_improvement(&self.crit, self.left_counts, self.right_counts)
+        result.update(feature=int(best.feature), bin=int(best.bin),
+                      threshold=float(best.threshold), missing_left=bool(best.missing_left),
+                      improvement=float(best.improvement), left_cases=int(left_cases),
+                      left=np.array([self.left_counts[k] for k in range(K)]))
+        return result
+
+    cdef int _examine_histogram(self, idx_t feature, const double[:, :, ::1] hist,
+                                const int64_t[:, ::1] cases, int64_t s, idx_t n_cases,
+                                SplitRecord* best):
+        """`BinnedSplitter._examine_feature` on a node's histogram of one feature."""
+        cdef idx_t K = self.n_classes, n_codes = hist.shape[1], b, k, code, i
+        cdef idx_t n_occupied = 0, n_buckets, n_missing
+        cdef idx_t* buckets = self.occupied_bins
+        cdef bint drawn = False
+        cdef int missing_left
+        for b in range(n_codes - 1):
+            if cases[s, b] > 0:
+                self.occupied_bins[n_occupied] = b
+                n_occupied += 1
+        if 0 < self.nsplit < n_cases - 1 and self.nsplit < n_occupied - 1:
+            n_buckets = self._draw_bins(n_occupied)
+            buckets, drawn = self.drawn_bins, True
+        else:
+            n_buckets = n_occupied
+        for i in range(n_occupied):
+            b = self.occupied_bins[i]
+            code = self.bin_target[b] if drawn else b
+            self.hist_count[code] += cases[s, b]
+            for k in range(K):
+                self.hist_weight[code * K + k] += hist[s, b, k]
+        n_missing = cases[s, n_codes - 1]
+        self.hist_count[MISSING_CODE] = n_missing
+        for k in range(K):
+            self.hist_weight[MISSING_CODE * K + k] = hist[s, n_codes - 1, k]
+        if n_occupied > 1 or (n_occupied == 1 and n_missing > 0):
+            for missing_left in range(2 if n_missing > 0 else 1):
+                self._scan_buckets(feature, self.hist_weight, self.hist_count, NULL, buckets,
+                                   n_buckets, self.hist_weight + MISSING_CODE * K, n_missing,
+                                   n_cases, missing_left, best)
+        for i in range(n_occupied):
+            b = self.occupied_bins[i]
+            self.hist_count[b] = 0
+            for k in range(K):
+                self.hist_weight[b * K + k] = 0.0
+            self.bin_target[b] = <uint8_t> b
+        self.hist_count[MISSING_CODE] = 0
+        for k in range(K):
+            self.hist_weight[MISSING_CODE * K + k] = 0.0
+        return n_occupied > 1 or (n_occupied == 1 and n_missing > 0)
+
+    cdef idx_t _draw_bins(self, idx_t n_occupied) noexcept nogil:
+        """`BinnedSplitter._draw_bins`: nsplit of the first n_occupied - 1
+        occupied bins drawn uniformly without replacement; bin_target points
+        every occupied bin at its bucket; returns nsplit + 1."""
+        cdef idx_t m = self.nsplit, n_choices = n_occupied - 1
+        cdef idx_t i, j, q, r, target, swap, n_buckets = 0, first = 0
+        cdef idx_t* positions = self.drawn_positions
+        cdef unsigned char* drawn = self.drawn_flags
+        for i in range(n_choices):
+            positions[i] = i
+        for i in range(m):
+            j = i + _random_below(&self.rng_state, n_choices - i)
+            swap = positions[i]
+            positions[i] = positions[j]
+            positions[j] = swap
+            drawn[positions[i]] = 1
+        for q in range(n_occupied):
+            if q < n_choices and not drawn[q]:
+                continue
+            target = self.occupied_bins[q]
+            for r in range(first, q + 1):
+                self.bin_target[self.occupied_bins[r]] = <uint8_t> target
+            self.drawn_bins[n_buckets] = target
+            n_buckets += 1
+            first = q + 1
+        for i in range(m):
+            drawn[positions[i]] = 0
+        return n_buckets
+
+    cdef double _bucket_threshold(self, idx_t feature, idx_t bucket) noexcept nogil:
+        """The upper edge of bin `bucket` (codes <= bucket go left)."""
+        return self.edges[feature, bucket]
+
+
+def feature_order(uint64_t node_key, idx_t n_features):
+    """The node's feature permutation (Fisher-Yates from the node's key)."""
+    out = np.arange(n_features, dtype=np.int64)
+    cdef int64_t[::1] order = out
+    cdef uint64_t state = _hash(node_key, 1)
+    cdef idx_t i, j
+    cdef int64_t swap
+    for i in range(n_features - 1):
+        j = i + _random_below(&state, n_features - i)
+        swap = order[i]
+        order[i] = order[j]
+        order[j] = swap
+    return out
