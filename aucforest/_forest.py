@@ -288,6 +288,9 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         -------
         self : AUCForestClassifier
         """
+        from . import _dask  # dask collections: rows stay on the workers (lazy import)
+        if _dask.is_dask_collection(X):
+            return _dask.fit(self, X, y, sample_weight)
         previous = vars(self) if self.warm_start and self.__sklearn_is_fitted__() else None
         if previous is not None and self.n_estimators == len(previous["estimators_"]):
             warnings.warn("Warm-start fitting without increasing n_estimators does not fit "
@@ -501,6 +504,9 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         proba : ndarray of shape (n_samples, n_classes)
             Columns follow ``classes_``.
         """
+        from . import _dask  # dask collections: lazy, on the workers
+        if _dask.is_dask_collection(X):
+            return _dask.predict_proba(self, X)
         X = self._validate_X_predict(X)
         model = vars(self)  # a refit replaces this dict whole, it never mutates it
         return _predict_proba(X, model, self.n_jobs)
@@ -530,6 +536,9 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         -------
         y : ndarray of shape (n_samples,)
         """
+        from . import _dask  # dask collections: lazy, on the workers
+        if _dask.is_dask_collection(X):
+            return _dask.predict(self, X)
         X = self._validate_X_predict(X)
         model = vars(self)
         return _decide(_predict_proba(X, model, self.n_jobs), model, self.decision)
@@ -555,6 +564,9 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
             ``estimators_[i].tree_.value[leaves[:, i]]`` is tree i's
             ``predict_proba``.
         """
+        from . import _dask  # dask collections: lazy, on the workers
+        if _dask.is_dask_collection(X):
+            return _dask.apply(self, X)
         X = self._validate_X_predict(X)
         return np.column_stack([tree.tree_.apply(X) for tree in self.estimators_])
 
