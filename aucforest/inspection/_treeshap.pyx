@@ -76,11 +76,16 @@ cdef struct RowState:
     int32_t* hot_feature       # leaf scratch: their features
 
 
-cdef inline void _extend(PathElement* path, idx_t l, double zero, double one,
-                         int32_t feature, const RowState* row) noexcept nogil:
+cdef inline idx_t _extend(PathElement* path, idx_t l, idx_t m, double zero, double one,
+                          int32_t feature, const RowState* row) noexcept nogil:
     """EXTEND: append ``feature`` with fractions (zero, one) to the path of
-    length l, updating the weights of every subset size:
-    w'[i] = z w[i] (l - i) / (l + 1) + o w[i - 1] i / (l + 1)."""
+    length l whose first m weights may be nonzero, updating the weights of
+    every subset size, w'[i] = z w[i] (l - i) / (l + 1) + o w[i - 1] i / (l + 1);
+    returns the new m.
+
+    A weight sums over subsets of features with o = 1 (o is 0 or 1), so
+    only the first m = 1 + (features with o = 1) weights are nonzero: a
+    feature with o = 1 adds one, the others scale them."""
     cdef idx_t i
     cdef const double* down = row.grow_down + l * row.stride
     cdef const double* up = row.grow_up + l * row.stride
@@ -88,52 +93,64 @@ cdef inline void _extend(PathElement* path, idx_t l, double zero, double one,
     path[l].feature = feature
     path[l].zero = zero
     path[l].one = one
+    path[l].weight = 0.0
     if l == 0:
         path[0].weight = 1.0
-        return
-    for i in range(l):  # the old weights carried in a register: no chain through memory
+        return 1
+    if one == 0:
+        for i in range(m):
+            path[i].weight *= zero * down[i]
+        return m
+    for i in range(m):  # the old weights carried in a register: no chain through memory
         held = path[i].weight
-        path[i].weight = zero * held * down[i] + one * below * up[i]
+        path[i].weight = zero * held * down[i] + below * up[i]
         below = held
-    path[l].weight = one * below * up[l]
+    path[m].weight = below * up[m]
+    return m + 1
 
 
-cdef inline void _unwind(PathElement* path, idx_t l, idx_t k,
-                         const RowState* row) noexcept nogil:
-    """UNWIND: remove element k from the path of length l (undo its EXTEND);
-    the path then has length l - 1."""
+cdef inline idx_t _unwind(PathElement* path, idx_t l, idx_t m, idx_t k,
+                          const RowState* row) noexcept nogil:
+    """UNWIND: remove element k from the path of length l whose first m
+    weights may be nonzero (undo its EXTEND); the path then has length
+    l - 1. Returns the new m."""
     cdef double one = path[k].one, zero = path[k].zero
-    cdef double n = path[l - 1].weight, held, inverse
+    cdef double n, held, inverse
     cdef const double* scale = row.scale + l * row.stride
     cdef const double* shrink = row.shrink + l * row.stride
     cdef const double* cold = row.cold + l * row.stride
     cdef idx_t j
-    if one != 0:  # o = 1 (o is 0 or 1)
-        for j in range(l - 2, -1, -1):
+    if one != 0:  # o = 1: the weights above m - 1 are 0
+        n = path[m - 1].weight
+        for j in range(m - 2, -1, -1):
             held = path[j].weight
             path[j].weight = n * scale[j]
             n = held - n * zero * shrink[j]
+        path[m - 1].weight = 0.0
+        m -= 1
     else:
         inverse = 1.0 / zero
-        for j in range(l - 1):
+        for j in range(m):  # m <= l - 1: this element has o = 0
             path[j].weight = path[j].weight * cold[j] * inverse
     for j in range(k, l - 1):
         path[j].feature = path[j + 1].feature
         path[j].zero = path[j + 1].zero
         path[j].one = path[j + 1].one
+    return m
 
 
-cdef inline void _unwound_sums4(const PathElement* path, idx_t l, const double* scale,
+cdef inline void _unwound_sums4(const PathElement* path, idx_t m, const double* scale,
                                 const double* shrink, const double* zero,
                                 double* total) noexcept nogil:
     """sum(UNWIND(path, i).w) for four elements with o = 1 and zero fractions
-    zero[0:4]: the recurrence of `_unwind` summed as it goes, four
-    independent chains side by side."""
+    zero[0:4], the first m weights of the path being the nonzero ones: the
+    recurrence of `_unwind` summed as it goes, four independent chains side
+    by side."""
     cdef double z0 = zero[0], z1 = zero[1], z2 = zero[2], z3 = zero[3]
     cdef double n0, n1, n2, n3, t0 = 0.0, t1 = 0.0, t2 = 0.0, t3 = 0.0, w, a, c
     cdef idx_t j
-    n0 = n1 = n2 = n3 = path[l - 1].weight
-    for j in range(l - 2, -1, -1):
+    n0 = n1 = n2 = n3 = path[m - 1].weight
+    for j in range(m - 2, -1, -1):
         w, a, c = path[j].weight, scale[j], shrink[j]
         t0 += n0 * a
         t1 += n1 * a
@@ -146,7 +163,7 @@ cdef inline void _unwound_sums4(const PathElement* path, idx_t l, const double* 
     total[0], total[1], total[2], total[3] = t0, t1, t2, t3
 
 
-cdef inline void _leaf(const PathElement* path, idx_t l, const double* value,
+cdef inline void _leaf(const PathElement* path, idx_t l, idx_t m, const double* value,
                        RowState* row, double* cold_sum) noexcept nogil:
     """Add the leaf's value times each hot path feature's share to phi, and
     set ``cold_sum`` to S0 x the leaf's value (all classes).
@@ -154,30 +171,30 @@ cdef inline void _leaf(const PathElement* path, idx_t l, const double* value,
     The share of element i is sum(UNWIND(path, i).w) (o_i - z_i). With o_i = 0
     it is -S0, S0 = sum_j w_j l / (l - 1 - j), the same for every cold element:
     the caller subtracts the sum of S0 x value over a cold subtree once per
-    feature (see `_recurse`). With o_i = 1 it is the UNWIND recurrence,
-    summed as it goes, for all such elements side by side (independent
-    chains)."""
+    feature (see `_recurse`). With o_i = 1 (the m - 1 hot elements) it is
+    the UNWIND recurrence, summed as it goes, for all such elements side by
+    side (independent chains); O(m^2) per leaf."""
     cdef idx_t i, j, e, k, K = row.n_classes, n_hot = 0
-    cdef double s0 = 0.0, share, w, a, c
+    cdef double s0 = 0.0, share
     cdef const double* scale = row.scale + l * row.stride
     cdef const double* shrink = row.shrink + l * row.stride
     cdef const double* cold = row.cold + l * row.stride
     cdef double* hot_zero = row.hot_zero
     cdef double* hot_total = row.hot_total
     cdef double* phi
-    for j in range(l - 1):
+    for j in range(min(m, l - 1)):
         s0 += path[j].weight * cold[j]
     for k in range(K):
         cold_sum[k] = s0 * value[k]
+    if m == 1:
+        return
     for i in range(1, l):
         if path[i].one != 0:
             hot_zero[n_hot] = path[i].zero
             row.hot_feature[n_hot] = path[i].feature
             n_hot += 1
-    if n_hot == 0:
-        return
     for e in range(0, n_hot, 4):  # four chains at a time (the scratch is padded)
-        _unwound_sums4(path, l, scale, shrink, hot_zero + e, hot_total + e)
+        _unwound_sums4(path, m, scale, shrink, hot_zero + e, hot_total + e)
     for e in range(n_hot):
         share = hot_total[e] * (1.0 - hot_zero[e])
         phi = row.phi + row.hot_feature[e] * K
@@ -185,13 +202,13 @@ cdef inline void _leaf(const PathElement* path, idx_t l, const double* value,
             phi[k] += share * value[k]
 
 
-cdef void _recurse(const PackedTree* tree, idx_t node, PathElement* path, idx_t l,
+cdef void _recurse(const PackedTree* tree, idx_t node, PathElement* path, idx_t l, idx_t m,
                    double zero, double one, int32_t feature, RowState* row,
                    double* cold_sum) noexcept nogil:
-    """RECURSE of Algorithm 2: ``path`` holds the parent's path (length l),
-    which is extended here by (zero, one, feature); the children's paths
-    go after it. Sets ``cold_sum`` (n_classes) to the sum over the leaves
-    below of S0 x value (see `_leaf`).
+    """RECURSE of Algorithm 2: ``path`` holds the parent's path (length l,
+    its first m weights the nonzero ones), which is extended here by (zero,
+    one, feature); the children's paths go after it. Sets ``cold_sum``
+    (n_classes) to the sum over the leaves below of S0 x value (see `_leaf`).
 
     A feature whose o turns 0 at this split (the cold child) stays cold in
     every leaf below (o is a product): its share there, -S0 x value per
@@ -203,11 +220,11 @@ cdef void _recurse(const PackedTree* tree, idx_t node, PathElement* path, idx_t 
     cdef PathElement* child_path
     cdef double* child_sum = cold_sum + K
     cdef double* phi
-    _extend(path, l, zero, one, feature, row)
+    m = _extend(path, l, m, zero, one, feature, row)
     l += 1
     split = tree.feature[node]
     if split < 0:
-        _leaf(path, l, tree.value + node * K, row, cold_sum)
+        _leaf(path, l, m, tree.value + node * K, row, cold_sum)
         return
     v = row.x[split]
     if (v <= tree.threshold[node]) | ((v != v) & tree.missing_left[node]):
@@ -219,7 +236,7 @@ cdef void _recurse(const PackedTree* tree, idx_t node, PathElement* path, idx_t 
         if path[k].feature == split:
             incoming_zero = path[k].zero
             incoming_one = path[k].one
-            _unwind(path, l, k, row)
+            m = _unwind(path, l, m, k, row)
             l -= 1
             break
     # the hot child works on a copy after this path; the cold child, last to
@@ -227,11 +244,11 @@ cdef void _recurse(const PackedTree* tree, idx_t node, PathElement* path, idx_t 
     child_path = path + l + 1
     for k in range(l):
         child_path[k] = path[k]
-    _recurse(tree, hot, child_path, l, incoming_zero * tree.ratio[hot], incoming_one,
+    _recurse(tree, hot, child_path, l, m, incoming_zero * tree.ratio[hot], incoming_one,
              split, row, child_sum)
     for k in range(K):
         cold_sum[k] = child_sum[k]
-    _recurse(tree, cold, path, l, incoming_zero * tree.ratio[cold], 0.0, split, row,
+    _recurse(tree, cold, path, l, m, incoming_zero * tree.ratio[cold], 0.0, split, row,
              child_sum)
     phi = row.phi + split * K
     for k in range(K):
@@ -322,7 +339,7 @@ def add_shap_values(const float[:, ::1] X, const Py_ssize_t[::1] offsets,
             for i in range(n_rows):
                 row.x = &X[i, 0]
                 row.phi = &out[i, 0, 0]
-                _recurse(&tree, 0, &path[0], 0, 1.0, 1.0, -1, &row, &cold_sums[0, 0])
+                _recurse(&tree, 0, &path[0], 0, 0, 1.0, 1.0, -1, &row, &cold_sums[0, 0])
         PyErr_CheckSignals()
 
 
