@@ -23,9 +23,20 @@ Rules (documented in docs/user_guide.md, "Command line"):
 * Missing values become NaN when the forest accepts NaN
   (``allow_missing=True``: its scikit-learn tag ``allow_nan``); otherwise
   they are refused with a message naming the column: impute or drop them.
+* The forest computes in float32. A numeric value beyond float32's range
+  (magnitude above 3.4e38, e.g. ``1e39``), which float32 would make
+  infinite, is refused with a message naming the column and the data row.
+  Within the range, values are rounded to float32's 24-bit significand:
+  integers above 2**24 = 16,777,216 in magnitude may change (16,777,217
+  becomes 16,777,216), and magnitudes below about 1.2e-38 lose precision
+  or become 0. Identifier and target columns are not features: they keep
+  their exact values.
 * At prediction, a level not seen in training becomes all zeros (one-hot) or
   -1, below every known level (ordinal), with a warning.
-* Class labels: integers when every label is an integer, text otherwise.
+* Class labels: integers (int64, exact) when every label is an integer, text
+  otherwise.
+
+Messages quote at most the first 40 characters of a cell.
 
 The encoding is plain data (:meth:`ColumnEncoding.to_dict`), stored in the
 model file so that ``predict`` and ``evaluate`` apply the same one.
@@ -34,6 +45,8 @@ import warnings
 
 import numpy as np
 from sklearn.preprocessing import OneHotEncoder, OrdinalEncoder
+
+from ._table import clean_cell, quote, text_array
 
 DEFAULT_NA_VALUES = ("", "NA", "NaN", "nan", "?", "null", "N/A", "None")
 MAX_ONE_HOT_LEVELS = 10
@@ -90,13 +103,15 @@ class ColumnEncoding:
         columns = []
         for name in names:
             values = table.column(name)
-            if numeric_values(values, name, table.path, allow_missing, na_values) is not None:
+            numbers = numeric_values(values, name, table.path, allow_missing, na_values)
+            if numbers is not None:
+                check_float32_range(numbers, name, table.path)
                 columns.append({"name": name, "kind": "numeric"})
                 continue
             text, missing = _checked_text(values, name, table.path, allow_missing, na_values)
             levels = np.unique(text[~missing]).tolist()
             if not levels:
-                raise ValueError(f"column {name!r} of {table.path} has no values")
+                raise ValueError(f"column {quote(name)} of {table.path} has no values")
             kind = "one-hot" if len(levels) <= max_one_hot else "ordinal"
             _warn_mostly_numeric(text[~missing], name, table.path, kind, len(levels))
             columns.append({"name": name, "kind": kind, "levels": levels})
@@ -152,8 +167,9 @@ class ColumnEncoding:
         Raises
         ------
         ValueError
-            If a column is absent, a numeric column holds text, or a value
-            is missing with ``allow_missing=False``.
+            If a column is absent, a numeric column holds text or a value
+            beyond float32's range (the message names the column and row),
+            or a value is missing with ``allow_missing=False``.
         """
         table = as_table(data)
         absent = [name for name in self.input_names if name not in table.columns]
@@ -172,9 +188,10 @@ class ColumnEncoding:
         if kind == "numeric":
             numbers = numeric_values(values, name, table.path, allow_missing, self.na_values)
             if numbers is None:
-                raise ValueError(f"column {name!r} of {table.path} must be numeric, as in "
+                raise ValueError(f"column {quote(name)} of {table.path} must be numeric, as in "
                                  "training, but holds text: "
                                  f"{_non_numbers(values, self.na_values)}")
+            check_float32_range(numbers, name, table.path)
             return numbers[:, None]
         text, missing = _checked_text(values, name, table.path, allow_missing, self.na_values)
         _warn_unknown_levels(text[~missing], column["levels"], name, kind)
@@ -241,12 +258,16 @@ def _is_pandas_frame(data):
 
 
 def _column_array(values):
-    """float64 for a numeric column (NaN where missing), else unicode text ("" where missing)."""
+    """A column as a Table holds it: integers exact (int64 or uint64), other
+    numbers float64 (NaN where missing), else an object array of str ("" where
+    missing)."""
     array = np.asarray(getattr(values, "to_numpy", lambda: values)())
-    if array.dtype.kind in "biuf":
+    if array.dtype.kind in "iu":
+        return array.astype(np.uint64 if array.dtype.kind == "u" and array.size
+                            and array.max() > np.iinfo(np.int64).max else np.int64)
+    if array.dtype.kind in "bf":
         return array.astype(np.float64)
-    cells = [("" if _is_missing_object(v) else str(v)) for v in array.ravel()]
-    return np.char.strip(np.array(cells, dtype=str))
+    return text_array("" if _is_missing_object(v) else clean_cell(str(v)) for v in array.ravel())
 
 
 def _is_missing_object(value):
@@ -259,9 +280,11 @@ def _is_missing_object(value):
 
 
 def _missing_mask(values, na_values):
-    """Where the cells of a text column are missing-value markers."""
-    markers = np.char.lower(np.array(list(na_values) + [""], dtype=str))
-    return np.isin(np.char.lower(values), markers)
+    """Where the cells of a text column are missing-value markers (any case)."""
+    markers = {marker.lower() for marker in na_values} | {""}
+    longest = max(map(len, markers))
+    return np.fromiter((len(text) <= longest and text.lower() in markers for text in values),
+                       dtype=bool, count=len(values))
 
 
 def _check_column_spec(column):
@@ -280,23 +303,44 @@ def numeric_values(values, name, path, allow_missing=False, na_values=DEFAULT_NA
     the column is text.
 
     Raises ValueError when a numeric column has infinite values, or missing
-    ones unless ``allow_missing``.
+    ones unless ``allow_missing`` (naming the column and the first row).
     """
     if values.dtype.kind == "f":
         numbers = values
+    elif values.dtype.kind in "iu":
+        numbers = values.astype(np.float64)
     else:
         missing = _missing_mask(values, na_values)
         if missing.all():
-            raise ValueError(f"column {name!r} of {path} has no values")
+            raise ValueError(f"column {quote(name)} of {path} has no values")
         try:
             numbers = np.where(missing, "nan", values).astype(np.float64)
         except ValueError:
             return None
     if not allow_missing:
         _refuse_missing(np.isnan(numbers), name, path)
-    if np.isinf(numbers).any():
-        raise ValueError(f"column {name!r} of {path} has infinite values")
+    infinite = np.isinf(numbers)
+    if infinite.any():
+        raise ValueError(f"column {quote(name)} of {path} has {int(infinite.sum())} infinite values "
+                         f"(first in data row {int(np.flatnonzero(infinite)[0]) + 1})")
     return numbers
+
+
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def check_float32_range(numbers, name, path):
+    """ValueError naming the column and the first row of a value that float32,
+    in which the forest computes, cannot hold (it would become infinite)."""
+    with np.errstate(over="ignore"):
+        beyond = np.isinf(numbers.astype(np.float32)) & np.isfinite(numbers)
+    if beyond.any():
+        row = int(np.flatnonzero(beyond)[0])
+        raise ValueError(
+            f"column {quote(name)} of {path} holds {numbers[row]:.6g} in data row {row + 1}"
+            + (f" (and {int(beyond.sum()) - 1} more)" if beyond.sum() > 1 else "")
+            + f", beyond the range of float32 (magnitudes up to {FLOAT32_MAX:.6g}) in which "
+            "the forest computes: rescale the column (e.g. to other units or its logarithm)")
 
 
 def _is_number(text):
@@ -314,7 +358,7 @@ def _non_numbers(values, na_values, limit=5):
     texts, counts = np.unique(present, return_counts=True)
     bad = [(t, c) for t, c in zip(texts.tolist(), counts.tolist()) if not _is_number(t)]
     bad.sort(key=lambda item: -item[1])
-    shown = ", ".join(f"{t!r}" + (f" ({c} times)" if c > 1 else "") for t, c in bad[:limit])
+    shown = ", ".join(quote(t) + (f" ({c} times)" if c > 1 else "") for t, c in bad[:limit])
     return shown + (f", ... ({len(bad)} distinct)" if len(bad) > limit else "")
 
 
@@ -324,7 +368,7 @@ def _warn_mostly_numeric(text, name, path, kind, n_levels):
     numbers = sum(c for t, c in zip(texts.tolist(), counts.tolist()) if _is_number(t))
     if numbers * 2 > text.size:
         warnings.warn(
-            f"column {name!r} of {path} is read as text ({kind}, {n_levels} levels) although "
+            f"column {quote(name)} of {path} is read as text ({kind}, {n_levels} levels) although "
             f"{numbers} of its {text.size} values are numbers; the others are "
             f"{_non_numbers(text, ())}. If they mark missing values, list them with "
             "--na-values (or fix the file)", UserWarning, stacklevel=3)
@@ -334,8 +378,10 @@ def _checked_text(values, name, path, allow_missing, na_values=DEFAULT_NA_VALUES
     """The column as text, and where it is missing."""
     if values.dtype.kind == "f":  # a numeric Parquet column used where text is expected
         missing = np.isnan(values)
-        text = np.array([_number_text(v) if not m else "" for v, m in zip(values, missing)],
-                        dtype=str)
+        text = text_array(_number_text(v) if not m else "" for v, m in zip(values, missing))
+    elif values.dtype.kind in "iu":
+        missing = np.zeros(values.shape, dtype=bool)
+        text = text_array(str(v) for v in values.tolist())
     else:
         missing, text = _missing_mask(values, na_values), values
     if not allow_missing:
@@ -347,7 +393,7 @@ def _refuse_missing(missing, name, path):
     if missing.any():
         first = int(np.flatnonzero(missing)[0]) + 1
         raise ValueError(
-            f"column {name!r} of {path} has {int(missing.sum())} missing values (first in data "
+            f"column {quote(name)} of {path} has {int(missing.sum())} missing values (first in data "
             f"row {first}) and this forest does not accept missing values: impute or drop "
             "them first")
 
@@ -367,28 +413,32 @@ def _warn_unknown_levels(text, levels, name, kind):
     unknown = np.setdiff1d(np.unique(text), levels)
     if unknown.size:
         meaning = "all-zero indicators" if kind == "one-hot" else "-1"
-        shown = ", ".join(repr(str(v)) for v in unknown[:5])
-        warnings.warn(f"column {name!r} has levels not seen in training ({shown}); "
+        shown = ", ".join(quote(v) for v in unknown[:5])
+        warnings.warn(f"column {quote(name)} has levels not seen in training ({shown}); "
                       f"encoded as {meaning}", UserWarning, stacklevel=4)
 
 
 def parse_labels(values, name, path, like=None, na_values=DEFAULT_NA_VALUES):
     """Class labels of the target column.
 
-    Integers when every label is an integer, text otherwise; with ``like``
-    (the classes of a fitted model), the kind of ``like``.
+    Integers (int64, exact) when every label is an integer, text otherwise;
+    with ``like`` (the classes of a fitted model), the kind of ``like``.
 
     Raises ValueError on missing labels, or labels that cannot take the
-    kind of ``like``.
+    kind of ``like`` (naming the first row).
     """
+    if values.dtype.kind in "iu":  # exact integers (Parquet)
+        if like is None or np.asarray(like).dtype.kind in "iu":
+            return _int64_labels(values, name, path)
+        values = text_array(str(v) for v in values.tolist())
     if values.dtype.kind == "f":
         missing = np.isnan(values)
-        text = np.array([_number_text(v) for v in values[~missing]], dtype=str)
+        text = text_array(_number_text(v) for v in values[~missing])
     else:
         missing = _missing_mask(values, na_values)
         text = values
     if missing.any():
-        raise ValueError(f"target column {name!r} of {path} has {int(missing.sum())} missing "
+        raise ValueError(f"target column {quote(name)} of {path} has {int(missing.sum())} missing "
                          f"labels (first in data row {int(np.flatnonzero(missing)[0]) + 1}); "
                          "drop those rows first")
     want_integers = like is None or np.asarray(like).dtype.kind in "iu"
@@ -397,12 +447,31 @@ def parse_labels(values, name, path, like=None, na_values=DEFAULT_NA_VALUES):
             return text.astype(np.int64)
         except (ValueError, OverflowError):
             if like is not None:
-                raise ValueError(f"target column {name!r} of {path} must hold integer labels "
-                                 f"like the model's classes") from None
+                row = next(i for i, t in enumerate(text.tolist()) if not _is_int64(t))
+                raise ValueError(f"target column {quote(name)} of {path} must hold integer labels "
+                                 f"like the model's classes; data row {row + 1} holds "
+                                 f"{quote(text[row])}") from None
     if like is not None and np.asarray(like).dtype.kind not in "OU":
         raise ValueError(f"the model's class labels have dtype {np.asarray(like).dtype}, which "
                          "the command line cannot read from a data file")
     return text
+
+
+def _int64_labels(values, name, path):
+    """Integer labels as int64, refusing those above 2**63 - 1 (a model file stores int64)."""
+    if values.dtype.kind == "u" and values.size and values.max() > np.iinfo(np.int64).max:
+        row = int(np.flatnonzero(values > np.iinfo(np.int64).max)[0])
+        raise ValueError(f"target column {quote(name)} of {path} holds the label {int(values[row])} "
+                         f"in data row {row + 1}, above 2**63 - 1, the largest integer label "
+                         "a model file stores")
+    return values.astype(np.int64)
+
+
+def _is_int64(text):
+    try:
+        return np.iinfo(np.int64).min <= int(text) <= np.iinfo(np.int64).max
+    except ValueError:
+        return False
 
 
 def _number_text(value):

@@ -6,7 +6,19 @@ unless a separator is given),
 and :mod:`aucforest._encoding` decides which columns are numbers. A Parquet
 file (``.parquet``/``.pq``) is read with pyarrow when it is installed; its
 numeric columns arrive as numbers, its other columns as text.
+
+Integers keep their exact values: a Parquet integer column arrives as int64
+(uint64 above 2**63 - 1), so identifiers and class labels above 2**53 stay
+distinct (float64 would merge them); one with missing values arrives as
+float64 when float64 holds every value exactly, as text otherwise. CSV cells
+are text, exact by nature. Only feature columns become numbers the forest
+computes with (float32; see :mod:`aucforest._encoding`).
+
+Text is held as object arrays of Python strings, one per cell, so memory
+grows with the file, not with rows times its longest cell; error messages
+quote at most the first 40 characters of a cell (:func:`quote`).
 """
+import codecs
 import csv
 import os
 from typing import NamedTuple
@@ -26,9 +38,10 @@ class Table(NamedTuple):
     path : str
         Where the data came from (for messages).
     columns : dict of str to ndarray
-        One 1-d array per column, in file order: float64 for numeric
-        Parquet columns (NaN where missing), unicode text otherwise ("" where
-        missing).
+        One 1-d array per column, in file order: int64 (or uint64) for
+        Parquet integer columns without missing values, float64 for other
+        numeric Parquet columns (NaN where missing), otherwise an object
+        array of str, stripped of surrounding white space ("" where missing).
     n_rows : int
     """
 
@@ -39,7 +52,7 @@ class Table(NamedTuple):
     def column(self, name):
         """The column called ``name``; ValueError naming the columns if absent."""
         if name not in self.columns:
-            raise ValueError(f"column {name!r} not found in {self.path}; its columns are "
+            raise ValueError(f"column {quote(name)} not found in {self.path}; its columns are "
                              f"{_preview(list(self.columns))}")
         return self.columns[name]
 
@@ -82,27 +95,91 @@ def read_table(path, sep=None):
 
 
 def _read_csv(path, delimiter):
+    """The file's columns, built one row at a time: one list of cells per column
+    (no copy of the whole file as rows, no array as wide as the longest cell)."""
+    header, columns, n_rows = None, None, 0
     try:
         with open(path, newline="", encoding="utf-8-sig") as stream:
-            rows = list(csv.reader(stream, delimiter=delimiter))
-    except UnicodeDecodeError as error:
-        raise ValueError(f"{path} is not UTF-8 text ({error.reason} at byte {error.start})") \
-            from None
+            reader = csv.reader(stream, delimiter=delimiter)
+            for row in reader:
+                if not row:
+                    continue  # blank line
+                if header is None:
+                    header = [name.strip() for name in row]
+                    _check_header(header, path)
+                    _check_separator(header, delimiter, path)
+                    columns = [[] for _ in header]
+                    continue
+                n_rows += 1
+                if len(row) != len(header):
+                    raise ValueError(f"{path}: row {n_rows + 1} has {len(row)} fields, the "
+                                     f"header has {len(header)}")
+                for cells, cell in zip(columns, row):
+                    cells.append(clean_cell(cell))
+    except UnicodeDecodeError:
+        raise ValueError(f"{path} is not UTF-8 text ({_first_invalid_utf8(path)})") from None
     except csv.Error as error:
-        raise ValueError(f"{path} is not a valid CSV file: {error}") from None
-    rows = [row for row in rows if row]  # blank lines
-    if not rows:
+        raise ValueError(f"{path} is not a valid CSV file: {error} (line {reader.line_num})") \
+            from None
+    if header is None:
         raise ValueError(f"{path} is empty")
-    header = [name.strip() for name in rows[0]]
-    _check_header(header, path)
-    _check_separator(header, delimiter, path)
-    for line, row in enumerate(rows[1:], start=2):
-        if len(row) != len(header):
-            raise ValueError(f"{path}: row {line} has {len(row)} fields, the header has "
-                             f"{len(header)}")
-    cells = np.array(rows[1:], dtype=str).reshape(len(rows) - 1, len(header))
-    cells = np.char.strip(cells)
-    return Table(path, {name: cells[:, j] for j, name in enumerate(header)}, len(rows) - 1)
+    return Table(path, {name: text_array(cells) for name, cells in zip(header, columns)},
+                 n_rows)
+
+
+def clean_cell(text):
+    """A cell as the encoders read it: without surrounding white space (nor
+    trailing NUL characters, which numpy's text arrays drop)."""
+    return text.rstrip("\x00").strip()
+
+
+def text_array(texts):
+    """A 1-d object array of the strings ``texts`` (each cell its own size)."""
+    texts = list(texts)
+    array = np.empty(len(texts), dtype=object)
+    array[:] = texts
+    return array
+
+
+def quote(text, limit=40):
+    """``repr(text)``, of its first ``limit`` characters only when longer
+    (then followed by "..." and its length): cells in messages stay short."""
+    text = str(text)
+    if len(text) <= limit:
+        return repr(text)
+    return f"{text[:limit]!r}... ({len(text)} characters)"
+
+
+def _first_invalid_utf8(path):
+    """Where the first bytes that are not UTF-8 are: "invalid start byte at line
+    3 (byte 17)"; read in chunks, only when decoding has failed."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    offset, line = 0, 1
+    with open(path, "rb") as stream:
+        while True:
+            chunk = stream.read(1 << 20)
+            try:
+                decoder.decode(chunk, final=not chunk)
+            except UnicodeDecodeError as error:
+                # error.start counts from the bytes the decoder still held
+                start = offset - len(decoder.getstate()[0]) + error.start
+                stream.seek(0)
+                line += _count_newlines(stream, start)
+                return f"{error.reason} at line {line} (byte {start})"
+            if not chunk:
+                return "invalid UTF-8"
+            offset += len(chunk)
+
+
+def _count_newlines(stream, end):
+    count, read = 0, 0
+    while read < end:
+        chunk = stream.read(min(1 << 20, end - read))
+        if not chunk:
+            break
+        count += chunk.count(b"\n")
+        read += len(chunk)
+    return count
 
 
 def _delimiter(path, sep):
@@ -121,12 +198,8 @@ def _check_separator(header, delimiter, path):
     for candidate, name in LIKELY_SEPARATORS.items():
         if candidate != delimiter and candidate in header[0]:
             option = "'\\t'" if candidate == "\t" else repr(candidate)
-            raise ValueError(f"{path}: the header reads as one column, {_shorten(header[0])!r}; "
+            raise ValueError(f"{path}: the header reads as one column, {quote(header[0], 60)}; "
                              f"the file looks {name}-separated: try --sep {option}")
-
-
-def _shorten(text, limit=60):
-    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def _check_header(header, path):
@@ -135,7 +208,7 @@ def _check_header(header, path):
     seen = set()
     for name in header:
         if name in seen:
-            raise ValueError(f"{path}: column name {name!r} appears twice in the header")
+            raise ValueError(f"{path}: column name {quote(name)} appears twice in the header")
         seen.add(name)
 
 
@@ -155,16 +228,39 @@ def _read_parquet(path):
     return Table(path, columns, arrow_table.num_rows)
 
 
+# float64 holds every integer up to this magnitude exactly
+LARGEST_EXACT_FLOAT_INTEGER = 2**53
+
+
 def _parquet_column(column):
+    """A Parquet column as numbers or text; integers exact (see the module docstring)."""
     import pyarrow as pa
 
-    if pa.types.is_integer(column.type) or pa.types.is_floating(column.type):
+    if pa.types.is_integer(column.type):
+        return _parquet_integers(column)
+    if pa.types.is_floating(column.type):
         values = column.to_numpy(zero_copy_only=False)
         return np.asarray(values, dtype=np.float64)  # nulls arrive as NaN
+    return text_array("" if value is None else clean_cell(str(value))
+                      for value in column.to_pylist())
+
+
+def _parquet_integers(column):
+    """int64 (uint64 above 2**63 - 1) without missing values; with them, float64
+    (NaN where missing) when every value is at most 2**53 in magnitude, else
+    text ("" where missing): never a value changed."""
+    if column.null_count == 0:
+        values = np.asarray(column.to_numpy(zero_copy_only=False))
+        if values.dtype.kind == "u" and values.size and values.max() > np.iinfo(np.int64).max:
+            return values.astype(np.uint64)
+        return values.astype(np.int64)
     values = column.to_pylist()
-    return np.array(["" if value is None else str(value) for value in values], dtype=str)
+    if all(value is None or abs(value) <= LARGEST_EXACT_FLOAT_INTEGER for value in values):
+        return np.array([np.nan if value is None else value for value in values],
+                        dtype=np.float64)
+    return text_array("" if value is None else str(value) for value in values)
 
 
 def _preview(names, limit=12):
-    shown = ", ".join(repr(name) for name in names[:limit])
+    shown = ", ".join(quote(name) for name in names[:limit])
     return shown + (f", ... ({len(names)} in all)" if len(names) > limit else "")

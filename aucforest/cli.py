@@ -39,7 +39,7 @@ from ._compare import (Dataset, check_fold_sizes, compare, comparison_json, defa
 from ._encoding import DEFAULT_NA_VALUES, ColumnEncoding, numeric_values, parse_labels
 from ._forest import MIN_CLASS_CASES_TO_CHOOSE, AUCForestClassifier
 from ._progress import progress
-from ._table import read_table
+from ._table import quote, read_table
 from .metrics import auc, auc_ci, imbalance_report, multiclass_auc, plot_roc
 
 EXIT_ERROR = 1
@@ -474,7 +474,7 @@ def run_evaluate(args):
     forest = model.forest
     if np.unique(y).size < 2:
         raise ValueError(f"target column {args.target!r} of {table.path} has only one class "
-                         f"({y[0].item()!r}); evaluation needs at least two")
+                         f"({_shown(y[:1].tolist()[0])}); evaluation needs at least two")
     X = _model_features(model, table, [args.target], args.na_values)
     proba = _by_name(forest.predict_proba, X)
     y_pred = _by_name(forest.predict, X)
@@ -570,7 +570,8 @@ def _training_labels(table, target, na_values=DEFAULT_NA_VALUES):
     classes = np.unique(y)
     if classes.size < 2:
         raise ValueError(f"target column {target!r} of {table.path} has only one class "
-                         f"({classes[0].item()!r}); a classifier needs at least two")
+                         f"({_shown(classes[:1].tolist()[0])}); a classifier needs at least "
+                         "two")
     return y
 
 
@@ -676,8 +677,13 @@ def _check_known_labels(y, classes, target):
     unknown = np.setdiff1d(y, classes)
     if unknown.size:
         raise ValueError(f"target column {target!r} holds labels the model never saw: "
-                         f"{', '.join(repr(v) for v in unknown[:5].tolist())} (model classes: "
-                         f"{', '.join(repr(v) for v in np.asarray(classes).tolist()[:10])})")
+                         f"{', '.join(map(_shown, unknown[:5].tolist()))} (model classes: "
+                         f"{', '.join(map(_shown, np.asarray(classes).tolist()[:10]))})")
+
+
+def _shown(label):
+    """A label for a message: text quoted (at most 40 characters), numbers as they are."""
+    return quote(label) if isinstance(label, str) else repr(label)
 
 
 def _decision_arguments(forest, y_pred):
