@@ -29,24 +29,20 @@ def imbalanced(n_samples=300, n_features=6, n_classes=3, missing=0.1, seed=0):
 
 # ------------------------------------------------------------- the reference
 
-def conditional_expectation(tree_, n_classes, min_samples, X, known):
+def conditional_expectation(tree_, n_classes, X, known):
     """E[f(x) | x_S] for every row, S = ``known``: Algorithm 1 of Lundberg et al.
-    2020 on the tree as it predicts from the deepest node of its path with at
-    least ``min_samples`` training cases (a child below that size yields its
-    parent's class proportions). Shape (n_rows, n_classes)."""
+    2020, f(x) the class proportions of the leaf x reaches. Shape
+    (n_rows, n_classes)."""
     left, right = tree_.children_left, tree_.children_right
     feature, threshold = tree_.feature, tree_.threshold
     missing_left, cover = tree_.missing_go_to_left, tree_.weighted_n_node_samples
-    size = tree_.n_node_samples
     value = np.asarray(tree_.value).reshape(tree_.node_count, n_classes)
     X = X.astype(np.float32).astype(np.float64)  # what the trees compare
 
     def expect(node):
         if left[node] < 0:
             return np.broadcast_to(value[node], (X.shape[0], n_classes))
-        below = [expect(child) if size[child] >= min_samples
-                 else np.broadcast_to(value[node], (X.shape[0], n_classes))
-                 for child in (left[node], right[node])]
+        below = [expect(left[node]), expect(right[node])]
         if feature[node] in known:
             x = X[:, feature[node]]
             goes_left = (x <= threshold[node]) | (np.isnan(x) & (missing_left[node] == 1))
@@ -56,16 +52,15 @@ def conditional_expectation(tree_, n_classes, min_samples, X, known):
     return expect(0)
 
 
-def brute_force_shap(trees, n_classes, min_samples, X):
+def brute_force_shap(trees, n_classes, X):
     """Shapley values of the mean over trees of E[f(x) | x_S], by enumerating
     every subset S; and the value of the empty set."""
     n_features = X.shape[1]
     worth = {}
     for size in range(n_features + 1):
         for subset in itertools.combinations(range(n_features), size):
-            worth[subset] = np.mean([conditional_expectation(tree_, n_classes, min_samples, X,
-                                                             set(subset)) for tree_ in trees],
-                                    axis=0)
+            worth[subset] = np.mean([conditional_expectation(tree_, n_classes, X, set(subset))
+                                     for tree_ in trees], axis=0)
     phi = np.zeros((X.shape[0], n_features, n_classes))
     for i in range(n_features):
         others = [j for j in range(n_features) if j != i]
@@ -98,7 +93,7 @@ def test_forest_matches_brute_force_with_missing_values(min_samples, max_depth):
     rows = X[:25]
     assert np.isnan(rows).any(axis=0).all()
     values, base = shap_values(forest, rows)
-    expected, expected_base = brute_force_shap(trees, 3, min_samples, rows)
+    expected, expected_base = brute_force_shap(trees, 3, rows)
     np.testing.assert_allclose(values, expected, rtol=0, atol=1e-9)
     np.testing.assert_allclose(base, expected_base, rtol=0, atol=1e-9)
 
@@ -108,7 +103,7 @@ def test_single_tree_matches_brute_force_and_its_predictions():
     tree = AUCTreeClassifier(max_depth=6, random_state=0).fit(X, y)
     rows = X[:20]
     values, base = shap_values(tree, rows)
-    expected, expected_base = brute_force_shap([tree.tree_], 3, 1, rows)
+    expected, expected_base = brute_force_shap([tree.tree_], 3, rows)
     np.testing.assert_allclose(values, expected, rtol=0, atol=1e-9)
     np.testing.assert_allclose(base, expected_base, rtol=0, atol=1e-9)
     np.testing.assert_allclose(base + values.sum(axis=1), tree.predict_proba(rows), atol=1e-9)
@@ -118,7 +113,7 @@ def test_binary_values_of_the_two_classes_are_opposite():
     X, y = imbalanced(150, n_features=4, n_classes=2, missing=0.1, seed=3)
     forest = AUCForestClassifier(10, max_depth=6, predict_min_samples=1, random_state=0).fit(X, y)
     values, base = shap_values(forest, X[:30])
-    expected, expected_base = brute_force_shap(forest_trees(forest), 2, 1, X[:30])
+    expected, expected_base = brute_force_shap(forest_trees(forest), 2, X[:30])
     np.testing.assert_allclose(values, expected, rtol=0, atol=1e-9)
     np.testing.assert_allclose(values[:, :, 0], -values[:, :, 1], atol=1e-12)
     np.testing.assert_allclose(base.sum(), 1.0, atol=1e-12)
@@ -140,16 +135,14 @@ def test_values_add_up_to_the_mean_of_the_trees(max_bins):
     assert np.isnan(X).sum() > 100
 
 
-def test_values_add_up_to_predict_proba_from_the_chosen_node_size():
+@pytest.mark.parametrize("predict_min_samples", [10, "oob"])
+def test_values_add_up_to_predict_proba_of_collapsed_trees(predict_min_samples):
     X, y = imbalanced(400, n_features=6, missing=0.05, seed=5)
-    forest = AUCForestClassifier(30, predict_min_samples=10, random_state=0).fit(X, y)
+    forest = AUCForestClassifier(30, predict_min_samples=predict_min_samples,
+                                 random_state=0).fit(X, y)
     values, base = shap_values(forest, X)
-    proba = forest.predict_proba(X)
-    np.testing.assert_allclose(base + values.sum(axis=1), proba, rtol=0, atol=1e-9)
-    leaves = np.mean([estimator.predict_proba(X) for estimator in forest.estimators_], axis=0)
-    if forest.predict_min_samples_ == 1 or np.allclose(leaves, proba):
-        pytest.skip("the trees' leaves already give the forest's probabilities")
-    assert not np.allclose(base + values.sum(axis=1), leaves, atol=1e-3)
+    np.testing.assert_allclose(base + values.sum(axis=1), forest.predict_proba(X), rtol=0,
+                               atol=1e-9)
 
 
 def test_threads_give_the_same_values():
@@ -163,15 +156,16 @@ def test_threads_give_the_same_values():
 
 # ---------------------------------------------------------- the shap package
 
-@pytest.mark.parametrize("n_classes, max_bins", [(3, None), (3, 32), (2, None)])
-def test_agrees_with_shap_tree_explainer(n_classes, max_bins):
+@pytest.mark.parametrize("n_classes, n_features, max_bins",
+                         [(3, 6, None), (3, 6, 32), (2, 6, None), (3, 20, None)])
+def test_agrees_with_shap_tree_explainer(n_classes, n_features, max_bins):
     shap = pytest.importorskip("shap")
-    X, y = imbalanced(300, n_features=6, n_classes=n_classes, missing=0.1, seed=7)
+    X, y = imbalanced(300, n_features=n_features, n_classes=n_classes, missing=0.1, seed=7)
     forest = AUCForestClassifier(25, max_bins=max_bins, random_state=0).fit(X, y)
     values, base = shap_values(forest, X)
     explainer = shap.TreeExplainer(to_shap(forest))
     theirs = np.asarray(explainer.shap_values(X))
-    assert theirs.shape == (300, 6, n_classes)  # shap stacks the outputs last
+    assert theirs.shape == (300, n_features, n_classes)  # shap stacks the outputs last
     np.testing.assert_allclose(values, theirs, rtol=0, atol=1e-6)
     np.testing.assert_allclose(base, np.asarray(explainer.expected_value), rtol=0, atol=1e-6)
     np.testing.assert_allclose(explainer.model.predict(X), forest.predict_proba(X), atol=1e-9)

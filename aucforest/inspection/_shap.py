@@ -8,10 +8,9 @@ kernel (`aucforest.inspection._treeshap`) on blocks of rows in threads;
 `to_shap` gives the same trees in the ``shap`` package's custom tree format,
 for its plots and its own ``TreeExplainer``.
 
-What is explained is ``predict_proba``: for a forest, each tree as the forest
-predicts with it, from the deepest node on the row's path holding at least
-``predict_min_samples_`` training cases (a child below that size acts as a
-leaf with its parent's class proportions), and the mean over trees.
+What is explained is ``predict_proba``: the class proportions of the leaf
+each row reaches, averaged over the trees of ``estimators_`` (which the forest
+has collapsed to ``predict_min_samples_``).
 """
 import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs
@@ -126,12 +125,11 @@ def _explained_model(model, X):
         fitted = vars(model)  # a refit replaces this dict whole: one model throughout
         estimators = fitted["estimators_"]
         n_classes = fitted["n_classes_"]
-        min_samples = fitted.get("predict_min_samples_", 1)
         n_jobs = model.n_jobs
         trees = [estimator.tree_ for estimator in estimators]
     elif isinstance(model, AUCTreeClassifier):
         check_is_fitted(model)
-        n_classes, min_samples, n_jobs = model.n_classes_, 1, 1
+        n_classes, n_jobs = model.n_classes_, 1
         trees = [model.tree_]
     else:
         raise TypeError("expected a fitted AUCForestClassifier or AUCTreeClassifier, got "
@@ -139,18 +137,11 @@ def _explained_model(model, X):
     if X is not None:
         X = validate_data(model, X, reset=False, dtype=np.float32, order="C",
                           ensure_all_finite="allow-nan")
-    return [_explained_tree(tree, n_classes, min_samples) for tree in trees], X, n_jobs
+    return [_explained_tree(tree, n_classes) for tree in trees], X, n_jobs
 
 
-def _explained_tree(tree_, n_classes, min_samples):
-    """One tree's node arrays as it predicts from the deepest node on a row's
-    path with at least ``min_samples`` training cases (``n_node_samples``;
-    the root at least).
-
-    Node sizes shrink along a path, so this is the tree in which every child
-    below ``min_samples`` of a node that is not becomes a leaf with that
-    node's class proportions, keeping its own cover; the nodes below such a
-    child are dropped and the rest renumbered in preorder (left child i + 1).
+def _explained_tree(tree_, n_classes):
+    """One tree's node arrays, read once through its public attributes.
 
     Returns
     -------
@@ -172,25 +163,6 @@ def _explained_tree(tree_, n_classes, min_samples):
     if not np.all(cover > 0):
         raise ValueError("TreeSHAP needs a positive training weight in every node")
     split = feature >= 0
-    index = np.arange(n_nodes)
-    if min_samples > 1:
-        big = np.asarray(tree_.n_node_samples) >= min_samples
-        big[0] = True  # prediction starts at the root whatever its size
-        parent = np.full(n_nodes, -1, dtype=np.intp)
-        parent[index[split] + 1] = index[split]
-        parent[right[split]] = index[split]
-        if not big.all():
-            kept = big.copy()
-            kept[1:] |= big[parent[1:]]
-            split = split & big
-            value = value.copy()
-            borrows = ~big  # a child below the size predicts its parent's proportions
-            value[borrows] = value[parent[borrows]]
-            new_index = np.cumsum(kept) - 1
-            right = np.where(split, new_index[np.maximum(right, 0)], -1)
-            right, feature, threshold, missing_left, cover, value, split = (
-                array[kept] for array in (right, feature, threshold, missing_left, cover,
-                                          value, split))
     return {"right": np.where(split, right, -1), "feature": np.where(split, feature, -1),
             "threshold": np.where(split, threshold, 0.0), "missing_left": missing_left,
             "cover": cover, "value": value}

@@ -19,6 +19,17 @@ removes one (undoing its EXTEND). At a leaf with class proportions v, the
 Shapley value of each path feature d gains sum(UNWIND(path, d).w) (o_d - z_d) v:
 one pass serves all K classes. Cost O(leaves x depth^2) per row and tree.
 
+The same values, with less work than the paper's pseudocode:
+
+* o is 0 or 1, so only the first m = 1 + (features with o = 1) weights are
+  nonzero; EXTEND, UNWIND and the leaf sums run over those m only.
+* For a feature with o = 0, sum(UNWIND(path, d).w) = S0 / z_d with one S0 per
+  leaf, so its share is -S0 v whatever z_d. A feature's o, once 0, stays 0
+  in the whole subtree below, so that share is summed over the subtree and
+  subtracted once, where the feature turns cold, instead of at every leaf.
+* The coefficients (ratios of small integers) come from tables made once
+  per call: no division in the loops.
+
 Traversal follows `aucforest._tree`: ``x <= threshold``, or NaN where the node's
 missing direction is left, goes to the left child (node + 1 in preorder), the
 rest to the right child. The child x goes to is the "hot" one (its z is its
