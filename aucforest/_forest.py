@@ -218,16 +218,21 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
     _parameter_constraints = {
         **TREE_PARAMETER_CONSTRAINTS,
         "max_bins": [*TREE_PARAMETER_CONSTRAINTS["max_bins"], StrOptions({"auto"})],
-        "n_estimators": [Interval(Integral, 1, None, closed="left")],
+        # int32: a forest holds one int32 seed per tree, drawn up front
+        "n_estimators": [Interval(Integral, 1, int(np.iinfo(np.int32).max), closed="both")],
         "bootstrap": ["boolean"],
         "max_samples": [
             None,
-            Interval(Integral, 1, None, closed="left"),
+            # an index-sized draw; with replacement also at most
+            # _CaseDraws.MAX_DRAWS_PER_CASE times n_samples (checked at fit)
+            Interval(Integral, 1, int(np.iinfo(np.intp).max), closed="both"),
             Interval(Real, 0.0, 1.0, closed="right"),
         ],
         "replacement": ["boolean"],
         "balanced_bootstrap": ["boolean"],
-        "predict_min_samples": [Interval(Integral, 1, None, closed="left"),
+        # int32, as the kernel's node sizes (Tree.apply and the out-of-bag sums)
+        "predict_min_samples": [Interval(Integral, 1, int(np.iinfo(np.int32).max),
+                                         closed="both"),
                                 StrOptions({"oob"})],
         "class_weight": [StrOptions({"balanced", "balanced_subsample"}), dict, None],
         "decision": [StrOptions({"rfq", "argmax"}), Interval(Real, 0.0, 1.0, closed="neither")],
@@ -399,6 +404,11 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         return len(vars(self).get("estimators_", ())) > 0
 
     def _check_sampling_params(self):
+        """Refuse, before the data is touched, sampling options that contradict
+        each other and an ``n_jobs`` whose threads this process cannot start
+        (a memory or thread limit: each thread reserves its stack), which the
+        thread pool would otherwise report as an AttributeError from inside
+        CPython's multiprocessing.pool."""
         if not self.bootstrap and self.max_samples is not None:
             raise ValueError("max_samples applies to bootstrap draws; set bootstrap=True "
                              "or max_samples=None.")
@@ -406,6 +416,27 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError("balanced_bootstrap=True needs bootstrap=True.")
         if self.oob_score and not self.bootstrap:
             raise ValueError("Out-of-bag estimates are only available with bootstrap=True.")
+        from joblib.parallel import ThreadingBackend, get_active_backend
+
+        backend, _ = get_active_backend(prefer="threads")
+        if not isinstance(backend, ThreadingBackend):
+            return  # another backend (dask, processes) starts its own workers
+        n_threads = backend.effective_n_jobs(self.n_jobs)  # what its pool starts at once
+        release, threads = threading.Event(), []
+        try:
+            while n_threads > 1 and len(threads) < n_threads:
+                thread = threading.Thread(target=release.wait, daemon=True)
+                thread.start()
+                threads.append(thread)
+        except RuntimeError as error:  # "can't start new thread"
+            raise ValueError(
+                f"n_jobs={self.n_jobs} needs {n_threads} threads, but this process could start "
+                f"only {len(threads)} ({error}): it runs under a memory or thread limit; use "
+                "a smaller n_jobs") from None
+        finally:
+            release.set()
+            for thread in threads:
+                thread.join()
 
     def _class_weights(self, y):
         """Class weight of each case over the whole training set ("balanced_subsample"
@@ -629,8 +660,15 @@ class _CaseDraws:
     Kept on the fitted forest (``_case_draws``) so that `estimators_samples_`
     regenerates every tree's draw from the tree's seed instead of storing it:
     the sampling parameters, n_samples and, for the balanced bootstrap, the
-    cases of each class (those with positive sample weight).
+    cases of each class (those with positive sample weight). The size of the
+    draws is checked once, when the object is made, before any tree draws.
     """
+
+    # With replacement an int max_samples may draw at most this many times the
+    # training cases per tree (per class under the balanced bootstrap): each
+    # draw is an 8-byte index while the tree's sample is drawn, and far fewer
+    # draws already weigh every case almost equally.
+    MAX_DRAWS_PER_CASE = 100
 
     def __init__(self, forest, y_encoded, sample_weight):
         self.bootstrap, self.max_samples = forest.bootstrap, forest.max_samples
@@ -642,6 +680,9 @@ class _CaseDraws:
             members = [np.flatnonzero((y_encoded == k) & positive)
                        for k in range(forest.n_classes_)]
             self.class_members = [m for m in members if m.size]
+        if self.bootstrap:  # a draw too large for its cases fails here, not in a tree
+            self._n_draws(min(m.size for m in self.class_members) if self.balanced
+                          else self.n_samples)
 
     def indices(self, rng):
         """Indices of the cases one tree draws, in draw order (repeats when
@@ -674,6 +715,19 @@ class _CaseDraws:
                     f"max_samples={self.max_samples} exceeds the {n_available} cases available "
                     "to draw without replacement" + (" in the smallest class" if self.balanced
                                                      else ""))
+            limit = self.MAX_DRAWS_PER_CASE * self.n_samples
+            if self.max_samples > limit:
+                size, unit = float(8 * self.max_samples), "bytes"
+                for larger in ("KiB", "MiB", "GiB", "TiB", "PiB", "EiB"):
+                    if size < 1024:
+                        break
+                    size, unit = size / 1024, larger
+                raise ValueError(
+                    f"max_samples={self.max_samples} would draw {self.max_samples} cases "
+                    f"with replacement for each tree{' and class' if self.balanced else ''} "
+                    f"({size:.3g} {unit} of indices per tree); it may be at most "
+                    f"{self.MAX_DRAWS_PER_CASE} times the {self.n_samples} training cases, "
+                    f"{limit}")
             return int(self.max_samples)
         return max(1, int(round(n_available * self.max_samples)))
 

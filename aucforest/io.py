@@ -8,14 +8,16 @@ everything it reads (format version, array names, dtypes and shapes, node
 indices, class labels) and raises :class:`ValueError` naming the first
 problem, so a truncated, corrupted or crafted file cannot yield a forest
 that misbehaves later. Only regular files are read, and the work of
-loading (inflated bytes plus a cost per tree) is bounded by the file's size
-before any array is read; :func:`save` writes the arrays uncompressed when
-compression would break that bound, so every file it writes loads.
+loading (inflated bytes plus a cost per tree and per declared feature) is
+bounded by the file's size before the arrays are read; :func:`save` writes
+the arrays uncompressed when compression would break that bound (and pads
+the metadata when even that would), so every file it writes loads.
 
 Layout (format version 1)
 -------------------------
 ``metadata``
-    uint8 array holding UTF-8 JSON: ``format`` ("aucforest-model"),
+    uint8 array holding UTF-8 JSON (possibly followed by spaces, see
+    above): ``format`` ("aucforest-model"),
     ``format_version``, ``aucforest_version``, ``params`` (the forest's
     ``get_params()`` values that JSON can hold exactly, except ``n_jobs``,
     which is the loading user's choice), ``dropped_params``
@@ -88,8 +90,14 @@ _PARAMS_OF_EARLIER_FILES = {"max_bins": None, "replacement": True, "nsplit": Non
 _MAX_EXTRA_DEPTH = 32  # nesting of the ``extra`` data (dicts and lists)
 _MAX_METADATA_DEPTH = _MAX_EXTRA_DEPTH + 8
 # Loading costs about the arrays' inflated bytes plus this much per tree (the
-# Python objects of one tree take 1-3 kB and 0.1-0.5 ms to build, measured).
+# Python objects of one tree take 1-3 kB and 0.1-0.5 ms to build, measured),
+# plus one float64 per feature (what the forest then holds per feature, e.g. in
+# feature_importances_): with the allowance below a file may declare 131,072
+# features for free, more only with one byte of file per 8 features, which
+# every forest that splits on them holds (save pads the others).
 _LOAD_BYTES_PER_TREE = 4096
+_LOAD_BYTES_PER_FEATURE = 8
+_INT32_MAX = 2**31 - 1  # the kernel's feature indices and node sizes are int32
 # Work bound: a file may cost at most this many times its own size to load
 # (plus a small allowance). Real forests compress 2-5 fold; `save` writes a
 # file without compression whenever compression would break the bound.
@@ -245,18 +253,32 @@ def write_atomically(path, arrays):
 def _write_loadable(stream, arrays):
     """Compressed arrays, or plain ones when compression would make the file
     smaller than `load`'s work bound allows (a forest of thousands of
-    identical one-node trees): whatever `save` writes, `load` reads."""
+    identical one-node trees), padded when even that is too small (a tiny
+    forest of a great many features): whatever `save` writes, `load` reads."""
     # Stored plainly, a file holds at least 113 bytes per tree (one node, two
-    # classes), so its work is at most 1 + 4096/113 < 64 times its size.
-    np.savez_compressed(stream, **arrays)
-    stream.seek(0)
-    with zipfile.ZipFile(stream) as archive:
-        inflated = sum(info.file_size for info in archive.infolist())
+    # classes), so its trees' work is at most 1 + 4096/113 < 64 times its size.
     n_trees = arrays["tree_offsets"].shape[0] - 1
-    if _load_work(inflated, n_trees) > _work_limit(stream.seek(0, os.SEEK_END)):
+    n_features = json.loads(arrays["metadata"].tobytes())["n_features_in"]
+
+    def excess():  # work beyond the bound of the file written
+        stream.seek(0)
+        with zipfile.ZipFile(stream) as archive:
+            inflated = sum(info.file_size for info in archive.infolist())
+        return (_load_work(inflated, n_trees, n_features)
+                - _work_limit(stream.seek(0, os.SEEK_END)))
+
+    np.savez_compressed(stream, **arrays)
+    while excess() > 0:  # plainly, padded when that is not enough
         stream.seek(0)
         stream.truncate()
         np.savez(stream, **arrays)
+        over = excess()
+        if over > 0:
+            # JSON ignores trailing white space: each byte of it adds one byte of
+            # work and 64 of bound (with room for the header's longer shape)
+            padding = np.full(over // (_MAX_LOAD_BYTES_PER_FILE_BYTE - 1) + 64, ord(" "),
+                              dtype=np.uint8)
+            arrays = {**arrays, "metadata": np.concatenate([arrays["metadata"], padding])}
 
 
 def _package_version():
@@ -510,8 +532,13 @@ def _read_arrays(stream, file_size):
         names = _check_member_names(members)
         headers = {name: _read_header(archive, members[name + ".npy"], name) for name in names}
         _check_load_work(members.values(), headers["tree_offsets"].shape, file_size)
-        return {name: _read_data(archive, members[name + ".npy"], name, headers[name])
-                for name in names}
+        arrays = {"metadata": _read_data(archive, members["metadata.npy"], "metadata",
+                                         headers["metadata"])}
+        _check_load_work(members.values(), headers["tree_offsets"].shape, file_size,
+                         _declared_features(arrays["metadata"]))
+        arrays.update((name, _read_data(archive, members[name + ".npy"], name, headers[name]))
+                      for name in names if name != "metadata")
+        return arrays
 
 
 def _check_member_names(members):
@@ -564,9 +591,12 @@ def _read_header(archive, info, name):
     return _Header(shape, fortran, dtype, header_size)
 
 
-def _load_work(inflated, n_trees):
-    """Bytes of work to load a file of ``inflated`` array bytes and ``n_trees`` trees."""
-    return inflated + max(n_trees, 0) * _LOAD_BYTES_PER_TREE
+def _load_work(inflated, n_trees, n_features=0):
+    """Bytes of work to load a file of ``inflated`` array bytes, ``n_trees``
+    trees and ``n_features`` features (a loaded forest holds one float64 per
+    feature at a time, e.g. in ``feature_importances_``)."""
+    return (inflated + max(n_trees, 0) * _LOAD_BYTES_PER_TREE
+            + max(n_features, 0) * _LOAD_BYTES_PER_FEATURE)
 
 
 def _work_limit(file_size):
@@ -574,18 +604,30 @@ def _work_limit(file_size):
     return _MAX_LOAD_BYTES_PER_FILE_BYTE * file_size + _LOAD_ALLOWANCE
 
 
-def _check_load_work(infos, offsets_shape, file_size):
-    """Refuse a file whose arrays inflate, or whose trees multiply, beyond what
-    `save` writes for a file of its size (a "zip bomb", or thousands of tiny
-    trees compressed to almost nothing)."""
+def _check_load_work(infos, offsets_shape, file_size, n_features=0):
+    """Refuse a file whose arrays inflate, or whose trees or features multiply,
+    beyond what `save` writes for a file of its size (a "zip bomb", thousands of
+    tiny trees compressed to almost nothing, or ``n_features_in=2**31 - 1``
+    declared by a small file)."""
     inflated = sum(info.file_size for info in infos)
     n_trees = offsets_shape[0] - 1 if len(offsets_shape) == 1 else 0
-    work, limit = _load_work(inflated, n_trees), _work_limit(file_size)
+    work, limit = _load_work(inflated, n_trees, n_features), _work_limit(file_size)
     if work > limit:
+        features = f", {n_features} features" if n_features else ""
         raise ModelFileError(
-            f"the file ({file_size} bytes) declares {inflated} bytes of arrays and {n_trees} "
-            f"trees, more than {limit} bytes of work to load, which no model file does "
-            "(aucforest never writes such a file)")
+            f"the file ({file_size} bytes) declares {inflated} bytes of arrays, {n_trees} "
+            f"trees{features}, more than {limit} bytes of work to load, which no model file "
+            "does (aucforest never writes such a file)")
+
+
+def _declared_features(raw_metadata):
+    """``n_features_in`` of the metadata: positive, and below 2**31 (the kernel's
+    int32 feature indices)."""
+    n_features = _parse_metadata(raw_metadata)["n_features_in"]
+    if not 1 <= n_features <= _INT32_MAX:
+        raise ModelFileError(f"metadata field 'n_features_in' must be in [1, 2**31 - 1], got "
+                             f"{n_features}")
+    return n_features
 
 
 def _read_data(archive, info, name, header):
@@ -684,6 +726,9 @@ def _parse_metadata(raw):
     value = metadata.get("predict_min_samples", 1)
     if not isinstance(value, int) or isinstance(value, bool):
         raise ModelFileError("metadata field 'predict_min_samples' is not an int")
+    if value > _INT32_MAX:  # the kernel's node sizes are int32 (below 1: refused later)
+        raise ModelFileError(f"metadata field 'predict_min_samples' must be at most 2**31 - 1, "
+                             f"got {value}")
     return metadata
 
 

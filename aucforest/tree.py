@@ -29,11 +29,16 @@ TREE_PARAMETER_CONSTRAINTS = {
         StrOptions({"sqrt", "ceil_sqrt", "log2"}),
         None,
     ],
+    # unbounded: grow_tree clips both to what the kernel's index type holds (a larger
+    # bound means no bound), so that 2**63 or 2**200 is accepted and means "none"
     "max_depth": [Interval(Integral, 1, None, closed="left"), None],
     "min_samples_leaf": [Interval(Integral, 1, None, closed="left")],
     "min_weight_fraction_leaf": [Interval(Real, 0.0, 0.5, closed="both")],
     "max_bins": [Interval(Integral, 2, MAX_BINS, closed="both"), None],
-    "nsplit": [Interval(Integral, 1, None, closed="left"), None],
+    # int32, as the kernel's node sizes: the splitters allocate (nsplit + 2) x
+    # n_classes doubles, a size a larger nsplit could overflow (and more draws than
+    # a node has distinct values change nothing)
+    "nsplit": [Interval(Integral, 1, int(np.iinfo(np.int32).max), closed="both"), None],
     "random_state": ["random_state"],
 }
 
@@ -46,9 +51,10 @@ def check_counts_are_not_booleans(estimator):
     """Raise InvalidParameterError for True/False given as a count.
 
     scikit-learn's constraints take bool as an Integral, so ``n_estimators=True``
-    would otherwise reach numpy as a size and fail with an unrelated TypeError.
+    would otherwise reach numpy as a size and fail with an unrelated TypeError
+    (and ``predict_min_samples=True`` or ``n_jobs=True`` would silently mean 1).
     """
-    for name in COUNT_PARAMETERS:
+    for name in (*COUNT_PARAMETERS, "predict_min_samples", "n_jobs"):
         value = getattr(estimator, name, None)
         if isinstance(value, (bool, np.bool_)):
             raise InvalidParameterError(

@@ -332,6 +332,17 @@ CRAFTED = {
                           "invalid forest parameter"),
     "label dtype": (lambda a: with_metadata(a, classes_dtype="<U3"), "classes_dtype"),
     "too few features": (lambda a: with_metadata(a, n_features_in=1), "out of range"),
+    # issue 30: metadata bounded against the kernel's types and the file's size
+    "features beyond int32": (lambda a: with_metadata(a, n_features_in=2**31),
+                              r"'n_features_in' must be in \[1, 2\*\*31 - 1\], got 2147483648"),
+    "more features than the file backs": (
+        lambda a: with_metadata(a, n_features_in=2**31 - 1),
+        r"\d+ trees, 2147483647 features, more than \d+ bytes of work to load"),
+    "names for fewer features": (
+        lambda a: with_metadata({**a, "feature_names_in": np.array(["a", "b", "c", "d"])},
+                                n_features_in=5), r"'feature_names_in' has shape \(4,\)"),
+    "node size beyond int32": (lambda a: with_metadata(a, predict_min_samples=2**31),
+                               "'predict_min_samples' must be at most 2\\*\\*31 - 1"),
     "missing flag": (lambda a: crafted_nodes(a, "missing_go_to_left", set_first_left_child(7)),
                      "missing_go_to_left"),
     # class proportions outside [0, 1] or not summing to 1 would give such probabilities
@@ -429,6 +440,25 @@ def test_node_size_and_oob_labels_round_trip(tmp_path):
         forest.set_params(decision=decision)
         loaded.set_params(decision=decision)
         assert loaded.oob_gmean_ == forest.oob_gmean_
+
+
+def test_a_tiny_forest_of_many_features_is_saved_so_that_it_loads(tmp_path, iris):
+    """3,000,000 features cost 24 MB of work once loaded (one float64 each), more
+    than a 3-tree file's size allows: save pads the metadata (spaces after the
+    JSON) until the file backs them, so load accepts it."""
+    X, y = iris
+    forest = AUCForestClassifier(3, random_state=0).fit(X, y)
+    expected = forest.predict_proba(X[:5])
+    forest.n_features_in_ = 3_000_000  # the trees split on the first 4 only
+    model_io.save(forest, tmp_path / "wide.npz")
+    size = os.path.getsize(tmp_path / "wide.npz")
+    needed = (8 * 3_000_000 - (1 << 20)) / 63  # bytes of file that back the features
+    assert needed < size < 1.05 * needed  # padded just enough
+    loaded = model_io.load(tmp_path / "wide.npz")
+    assert loaded.n_features_in_ == 3_000_000
+    wide = np.zeros((5, 3_000_000), dtype=np.float32)
+    wide[:, :4] = X[:5]
+    np.testing.assert_array_equal(loaded.predict_proba(wide), expected)
 
 
 # ------------------------------------------ leaf values and decision (issue 13, items 5-6)

@@ -1,9 +1,15 @@
 """Bad input gets a clear exception that names the problem."""
+import re
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 from sklearn.exceptions import NotFittedError
 
 from aucforest import AUCForestClassifier, AUCTreeClassifier
+from aucforest.cli import main
+from package_env import package_env
 
 rng = np.random.default_rng(0)
 X = rng.normal(size=(40, 3))
@@ -119,3 +125,106 @@ def test_error_messages_show_plain_values():
     with pytest.raises(ValueError) as error:
         AUCForestClassifier(3).fit(X, np.zeros(40, dtype=np.int64))
     assert "np." not in str(error.value)
+
+
+# ------------------------------------------------ parameters bounded as the kernel uses them
+# (issue 30: an impossible value is a parameter error naming it, before any allocation)
+
+INT32_MAX = 2**31 - 1
+
+
+@pytest.mark.parametrize("make", ESTIMATORS)
+@pytest.mark.parametrize("nsplit", [INT32_MAX + 1, 10**20])
+def test_nsplit_beyond_int32_is_a_parameter_error(make, nsplit):
+    with pytest.raises(ValueError, match=r"'nsplit' parameter .* range \[1, 2147483647\]"):
+        make(nsplit=nsplit).fit(X, y)
+
+
+@pytest.mark.parametrize("params, name", [
+    (dict(predict_min_samples=2**31, oob_score=True), "predict_min_samples"),
+    (dict(predict_min_samples=10**20), "predict_min_samples"),
+    (dict(n_estimators=2**31), "n_estimators"),  # one seed per tree would be 16 GiB
+    (dict(n_estimators=10**20), "n_estimators"),
+    (dict(max_samples=10**20, replacement=True), "max_samples"),
+])
+def test_counts_beyond_the_kernels_types_are_parameter_errors(params, name):
+    with pytest.raises(ValueError, match=f"'{name}' parameter of AUCForestClassifier must be"):
+        AUCForestClassifier(**{"n_estimators": 3, **params}).fit(X, y)
+
+
+def test_the_largest_int32_node_size_is_accepted_and_means_the_root():
+    forest = AUCForestClassifier(3, predict_min_samples=INT32_MAX, oob_score=True,
+                                 random_state=0).fit(X, y)
+    proba = forest.predict_proba(X)
+    np.testing.assert_allclose(proba, proba[:1].repeat(len(X), axis=0))  # every row: the root
+
+
+@pytest.mark.parametrize("params", [dict(max_samples=10**12, replacement=True),
+                                    dict(max_samples=10**12, replacement=True,
+                                         balanced_bootstrap=True)])
+def test_a_draw_no_sample_can_hold_names_max_samples_and_its_memory(params):
+    with pytest.raises(ValueError, match=r"max_samples=1000000000000 would draw 1000000000000 "
+                                         r"cases .*\(7\.28 TiB of indices per tree\); it may be "
+                                         r"at most 100 times the 40 training cases, 4000"):
+        AUCForestClassifier(3, **params).fit(X, y)
+
+
+def test_max_samples_up_to_100_times_n_is_drawn_with_replacement():
+    forest = AUCForestClassifier(3, max_samples=4000, replacement=True, random_state=0).fit(X, y)
+    assert [draw.size for draw in forest.estimators_samples_] == [4000] * 3
+    with pytest.raises(ValueError, match="at most 100 times the 40 training cases, 4000"):
+        AUCForestClassifier(3, max_samples=4001, replacement=True).fit(X, y)
+
+
+@pytest.mark.parametrize("name", ["predict_min_samples", "n_jobs"])
+def test_booleans_are_not_node_sizes_or_thread_counts(name):
+    with pytest.raises(ValueError, match=f"{name}.*boolean"):
+        AUCForestClassifier(3, **{name: True}).fit(X, y)
+
+
+THREADS_UNDER_A_MEMORY_LIMIT = """
+import resource, sys
+import numpy as np
+from aucforest import AUCForestClassifier
+
+with open("/proc/self/status") as status:  # the address space in use after the imports
+    used = next(int(line.split()[1]) for line in status if line.startswith("VmSize")) * 1024
+limit = used + (300 << 20)  # room for 20 more threads of 8 MiB stacks, not for 1,000
+resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+X, y = np.random.default_rng(0).normal(size=(60, 3)), np.arange(60) % 2
+try:
+    AUCForestClassifier(4, n_jobs=1000).fit(X, y)
+except ValueError as error:
+    print(error)
+print(AUCForestClassifier(4, n_jobs=2, random_state=0).fit(X, y).n_estimators)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/status")
+def test_threads_that_cannot_start_are_a_clear_n_jobs_error(tmp_path):
+    result = subprocess.run([sys.executable, "-c", THREADS_UNDER_A_MEMORY_LIMIT], cwd=tmp_path,
+                            env=package_env(), capture_output=True, text=True, timeout=300)
+    lines = result.stdout.splitlines()
+    assert result.returncode == 0 and len(lines) == 2, result.stderr
+    assert re.fullmatch(r"n_jobs=1000 needs 1000 threads, but this process could start only "
+                        r"\d+ \(can't start new thread\): it runs under a memory or thread "
+                        r"limit; use a smaller n_jobs", lines[0]), lines[0]
+    assert lines[1] == "4"  # two threads start: the fit runs
+
+
+@pytest.mark.parametrize("option, value, name", [
+    ("--nsplit", 10**20, "nsplit"),
+    ("--predict-min-samples", 2**31, "predict_min_samples"),
+    ("--n-estimators", 2**31, "n_estimators"),
+])
+@pytest.mark.parametrize("command", ["fit", "compare"])
+def test_cli_reports_an_impossible_option_before_reading_the_data(capsys, tmp_path, option,
+                                                                  value, name, command):
+    args = [command, tmp_path / "absent.csv", "--target", "y", option, value]
+    if command == "fit":
+        args += ["--output", tmp_path / "m.npz"]
+    code = main([str(a) for a in args])
+    err = capsys.readouterr().err
+    assert code == 1 and err.count("\n") == 1
+    assert f"The '{name}' parameter of AUCForestClassifier must be an int in the range" in err
+    assert "report it as a bug" not in err and "absent.csv" not in err
