@@ -74,7 +74,8 @@ LOCAL_ROWS_PER_TASK = 100_000
 # the in-memory fit's QUANTILE_SAMPLE.
 EDGE_SAMPLE_ROWS = 200_000
 # Trees grown together: node ids (int32) and multiplicities (uint8) of every row in
-# each tree of a batch live on the workers, 5 bytes per row and tree.
+# each tree of a batch live on the workers, 5 bytes per row and tree, at most
+# BATCH_STATE_BYTES per worker (rows spread evenly).
 MAX_TREES_PER_BATCH = 32
 BATCH_STATE_BYTES = 1 << 28
 # Histogram bytes summed and sent to the client per round (node groups, as Spark's
@@ -414,9 +415,13 @@ class _Fit:
         return self.client.submit(fn, *args, key=f"aucforest-{name}-{self.id}-{next(self._keys)}",
                                   **kwargs)
 
-    def gather(self, futures):
+    def gather(self, futures, what="data"):
+        """client.gather, counting the bytes that reach the client (per `what`)
+        and, for data rather than trees, the largest number of rows."""
         result = self.client.gather(futures)
         size, rows = _payload(result)
+        rows = rows if what != "trees" else 0
+        self.stats[f"{what}_bytes"] = self.stats.get(f"{what}_bytes", 0) + size
         self.stats["gathered_bytes"] += size
         self.stats["largest_gather_bytes"] = max(self.stats["largest_gather_bytes"], size)
         self.stats["largest_gathered_rows"] = max(self.stats["largest_gathered_rows"], rows)
@@ -511,7 +516,8 @@ class _Fit:
                     "weight_unit": 2.0 ** self.weight_bits, "weighted": weighted,
                     "class_weights": class_weights, "balanced": forest.balanced_bootstrap,
                     "n_classes": K, "weight_scale": self.weight_scale, "params": params}
-        ctx_f = self.client.scatter([self.ctx], broadcast=True, hash=False)[0]
+        # a task, not scattered data: a worker lost mid-fit recomputes it
+        ctx_f = self.submit(_identity, self.ctx, name="context")
         self.ctx_f = ctx_f
         self.blocks = self.client.compute([
             dask.delayed(_encode_block)(xb, yb, wb, int(s), ctx_f)
@@ -556,7 +562,11 @@ class _Fit:
         self.splitter = HistogramSplitter(self.edges, self.p, self.K, criterion,
                                           self.max_features, self.min_samples_leaf,
                                           forest.nsplit or 0)
-        per_batch = int(np.clip(BATCH_STATE_BYTES // (5 * self.n), 1, MAX_TREES_PER_BATCH))
+        # trees per batch: their state (5 bytes per row and tree) within BATCH_STATE_BYTES
+        # per worker; the trees do not depend on it (each grows from its own keys)
+        n_workers = max(1, len(self.client.scheduler_info().get("workers", ())))
+        per_batch = int(np.clip(BATCH_STATE_BYTES * n_workers // (5 * self.n), 1,
+                                MAX_TREES_PER_BATCH))
         for lo in range(0, len(self.seeds), per_batch):
             self.trees.extend(self._grow_batch(range(lo, min(lo + per_batch, len(self.seeds)))))
 
@@ -604,7 +614,7 @@ class _Fit:
                 continue
             hist, cases = self.gather(self.submit(
                 _sum_histograms, *[self.submit(_hist_of, r, name="hist") for r in results],
-                name="sum"))
+                name="sum"), what="histograms")
             del results
             split_now, still = [], []
             for node, slots in asked.items():
@@ -625,7 +635,7 @@ class _Fit:
             local.extend(c for c in children if c.kind == "local")
             routes = self._routes(split_now) if split_now else None
         subtrees = {}
-        for result in self.gather(local_futures):
+        for result in self.gather(local_futures, what="trees"):
             subtrees.update(result)
         return [self._assemble(root, subtrees) for root in roots]
 
@@ -875,7 +885,7 @@ class _Fit:
         forest, K = self.forest, self.K
         per_class = _forest.OOB_CHOICE_MAX_CASES // K
         rates = np.minimum(1.0, per_class / np.maximum(self.class_counts, 1))
-        trees_f = self.client.scatter([self.trees], hash=False)[0]
+        trees_f = self.submit(_identity, self.trees, name="trees")
         key = hash_key(self.fit_key, _STREAM_OOB)
         parts = self.gather([
             self.submit(_oob_block, b, trees_f, self.draw, tuple(candidates), rates, key,
@@ -910,6 +920,10 @@ class _Fit:
                             shape=(int(rows), self.K), dtype=np.float64)
             for xb, yb, wb, start, rows in zip(X_blocks, y_blocks, w_blocks, self.starts,
                                                self.X.chunks[0])])
+
+
+def _identity(value):
+    return value
 
 
 def _hist_of(result):
