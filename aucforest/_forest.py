@@ -680,7 +680,7 @@ class _CaseDraws:
             members = [np.flatnonzero((y_encoded == k) & positive)
                        for k in range(forest.n_classes_)]
             self.class_members = [m for m in members if m.size]
-        if self.bootstrap:  # a draw too large for its cases fails here, not in a tree
+        if self.bootstrap and self.n_samples:  # a draw too large fails here, not in a tree
             self._n_draws(min(m.size for m in self.class_members) if self.balanced
                           else self.n_samples)
 
@@ -715,7 +715,8 @@ class _CaseDraws:
                     f"max_samples={self.max_samples} exceeds the {n_available} cases available "
                     "to draw without replacement" + (" in the smallest class" if self.balanced
                                                      else ""))
-            limit = self.MAX_DRAWS_PER_CASE * self.n_samples
+            n_cases = max(self.n_samples, n_available)  # (n_samples is 0 for aucforest._dask)
+            limit = self.MAX_DRAWS_PER_CASE * n_cases
             if self.max_samples > limit:
                 size, unit = float(8 * self.max_samples), "bytes"
                 for larger in ("KiB", "MiB", "GiB", "TiB", "PiB", "EiB"):
@@ -726,8 +727,7 @@ class _CaseDraws:
                     f"max_samples={self.max_samples} would draw {self.max_samples} cases "
                     f"with replacement for each tree{' and class' if self.balanced else ''} "
                     f"({size:.3g} {unit} of indices per tree); it may be at most "
-                    f"{self.MAX_DRAWS_PER_CASE} times the {self.n_samples} training cases, "
-                    f"{limit}")
+                    f"{self.MAX_DRAWS_PER_CASE} times the {n_cases} training cases, {limit}")
             return int(self.max_samples)
         return max(1, int(round(n_available * self.max_samples)))
 
