@@ -76,14 +76,17 @@ def read_table(path, sep=None):
     OSError
         If the file cannot be opened.
     ValueError
-        If it is empty, has no data rows, repeats a column name, has rows of
-        the wrong length, cannot be decoded, or its header reads as one
-        column that contains another likely separator.
+        If it is not a regular file (a folder, FIFO or device), is empty,
+        has no data rows, repeats a column name, has rows of the wrong
+        length, cannot be decoded (the message names the line), or its
+        header reads as one column that contains another likely separator.
     ImportError
         For a Parquet file without pyarrow.
     """
     path = os.fspath(path)
     if not os.path.isfile(path):
+        if os.path.exists(path):  # a folder, FIFO or device: reading it could block or not end
+            raise ValueError(f"{path} is not a regular file, so not a data file")
         raise FileNotFoundError(f"no such data file: {path}")
     if path.lower().endswith(PARQUET_SUFFIXES):
         table = _read_parquet(path)
@@ -105,7 +108,7 @@ def _read_csv(path, delimiter):
                 if not row:
                     continue  # blank line
                 if header is None:
-                    header = [name.strip() for name in row]
+                    header = [clean_cell(name) for name in row]
                     _check_header(header, path)
                     _check_separator(header, delimiter, path)
                     columns = [[] for _ in header]
@@ -127,10 +130,14 @@ def _read_csv(path, delimiter):
                  n_rows)
 
 
+# what clean_cell strips: str.strip()'s white space, and NUL
+_PADDING = "".join(c for c in map(chr, range(0x3001)) if c.isspace()) + "\x00"
+
+
 def clean_cell(text):
-    """A cell as the encoders read it: without surrounding white space (nor
-    trailing NUL characters, which numpy's text arrays drop)."""
-    return text.rstrip("\x00").strip()
+    """A cell as the encoders read it: without surrounding white space or NUL
+    characters (padding; a name ending in NUL cannot be stored in a model file)."""
+    return text.strip(_PADDING)
 
 
 def text_array(texts):

@@ -248,3 +248,16 @@ def test_target_of_the_wrong_kind_names_the_row(capsys, tmp_path):
                          "label")
     assert code == 1
     assert "must hold integer labels like the model's classes; data row 13 holds 'maybe'" in err
+
+
+def test_data_that_is_not_a_regular_file_is_refused_without_reading(capsys, tmp_path):
+    if not hasattr(os, "mkfifo"):
+        pytest.skip("no FIFOs on this platform")
+    os.mkfifo(tmp_path / "data.csv")  # opening it for reading would wait for a writer
+    (tmp_path / "folder.csv").mkdir()
+    for name in ("data.csv", "folder.csv"):
+        code, out, err = run(capsys, "fit", tmp_path / name, "--target", "y", "--output",
+                             tmp_path / "m.npz")
+        assert code == 1
+        assert err == f"aucforest: error: {tmp_path / name} is not a regular file, so not a " \
+                      "data file\n"
