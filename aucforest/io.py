@@ -98,6 +98,7 @@ _MAX_METADATA_DEPTH = _MAX_EXTRA_DEPTH + 8
 _LOAD_BYTES_PER_TREE = 4096
 _LOAD_BYTES_PER_FEATURE = 8
 _INT32_MAX = 2**31 - 1  # the kernel's feature indices and node sizes are int32
+_MAX_TREE_SEED = 2**32 - 1  # a tree's random_state seeds a numpy RandomState
 # Work bound: a file may cost at most this many times its own size to load
 # (plus a small allowance). Real forests compress 2-5 fold; `save` writes a
 # file without compression whenever compression would break the bound.
@@ -856,6 +857,9 @@ def _checked_offsets(arrays, n_trees):
     if offsets.shape != (n_trees + 1,):
         raise ModelFileError(f"array 'tree_offsets' has shape {offsets.shape}, "
                              f"expected ({n_trees + 1},)")
+    if np.any(arrays["tree_random_state"] > _MAX_TREE_SEED):  # -1: no int seed
+        raise ModelFileError(f"array 'tree_random_state' holds seeds above 2**32 - 1, "
+                             "numpy's RandomState range")
     if offsets[0] != 0 or offsets[-1] != n_nodes or np.any(np.diff(offsets) < 1):
         raise ModelFileError("tree offsets are inconsistent with the node arrays")
     for name in node_array_dtypes():

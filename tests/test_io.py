@@ -343,6 +343,9 @@ CRAFTED = {
                                 n_features_in=5), r"'feature_names_in' has shape \(4,\)"),
     "node size beyond int32": (lambda a: with_metadata(a, predict_min_samples=2**31),
                                "'predict_min_samples' must be at most 2\\*\\*31 - 1"),
+    "tree seed beyond RandomState": (
+        lambda a: {**a, "tree_random_state": a["tree_random_state"] + 2**40},
+        "'tree_random_state' holds seeds above 2\\*\\*32 - 1"),
     "missing flag": (lambda a: crafted_nodes(a, "missing_go_to_left", set_first_left_child(7)),
                      "missing_go_to_left"),
     # class proportions outside [0, 1] or not summing to 1 would give such probabilities
