@@ -26,6 +26,7 @@ import argparse
 import csv
 import json
 import os
+import re
 import sys
 import warnings
 
@@ -83,7 +84,7 @@ def main(argv=None):
 def _one_line(error):
     if isinstance(error, OSError) and error.strerror and error.filename:
         return f"{error.strerror}: {error.filename}"
-    message = " ".join(str(error).split())
+    message = _short_quotes(" ".join(str(error).split()))
     if isinstance(error, (ValueError, OSError, ImportError)):
         return message
     return (f"unexpected {type(error).__name__}: {message} "
@@ -91,7 +92,21 @@ def _one_line(error):
 
 
 def _print_warning(message, category, filename, lineno, file=None, line=None):
-    print(f"aucforest: warning: {' '.join(str(message).split())}", file=sys.stderr)
+    print(f"aucforest: warning: {_short_quotes(' '.join(str(message).split()))}",
+          file=sys.stderr)
+
+
+# a quoted text (as repr writes it) of more than 40 characters: opened after a space
+# or an opening bracket, closed before a space, a bracket or punctuation
+_LONG_QUOTED = re.compile(r"""(?<![^\s\[({,:=])(?:'([^'\n]{41,}?)'|"([^"\n]{41,}?)")"""
+                          r"""(?=$|[\s\])},;:.])""")
+
+
+def _short_quotes(message):
+    """``message`` with every quoted text longer than 40 characters cut to its
+    first 40 (:func:`aucforest._table.quote`): a cell or label quoted by any
+    layer (scikit-learn, the metrics) stays short on the command line."""
+    return _LONG_QUOTED.sub(lambda match: quote(match.group(1) or match.group(2)), message)
 
 
 
