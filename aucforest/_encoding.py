@@ -321,8 +321,8 @@ def numeric_values(values, name, path, allow_missing=False, na_values=DEFAULT_NA
         _refuse_missing(np.isnan(numbers), name, path)
     infinite = np.isinf(numbers)
     if infinite.any():
-        raise ValueError(f"column {quote(name)} of {path} has {int(infinite.sum())} infinite values "
-                         f"(first in data row {int(np.flatnonzero(infinite)[0]) + 1})")
+        raise ValueError(f"column {quote(name)} of {path} has {int(infinite.sum())} infinite "
+                         f"values (first in data row {int(np.flatnonzero(infinite)[0]) + 1})")
     return numbers
 
 
@@ -393,8 +393,8 @@ def _refuse_missing(missing, name, path):
     if missing.any():
         first = int(np.flatnonzero(missing)[0]) + 1
         raise ValueError(
-            f"column {quote(name)} of {path} has {int(missing.sum())} missing values (first in data "
-            f"row {first}) and this forest does not accept missing values: impute or drop "
+            f"column {quote(name)} of {path} has {int(missing.sum())} missing values (first in "
+            f"data row {first}) and this forest does not accept missing values: impute or drop "
             "them first")
 
 
@@ -461,9 +461,9 @@ def _int64_labels(values, name, path):
     """Integer labels as int64, refusing those above 2**63 - 1 (a model file stores int64)."""
     if values.dtype.kind == "u" and values.size and values.max() > np.iinfo(np.int64).max:
         row = int(np.flatnonzero(values > np.iinfo(np.int64).max)[0])
-        raise ValueError(f"target column {quote(name)} of {path} holds the label {int(values[row])} "
-                         f"in data row {row + 1}, above 2**63 - 1, the largest integer label "
-                         "a model file stores")
+        raise ValueError(f"target column {quote(name)} of {path} holds the label "
+                         f"{int(values[row])} in data row {row + 1}, above 2**63 - 1, the "
+                         "largest integer label a model file stores")
     return values.astype(np.int64)
 
 

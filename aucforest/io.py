@@ -858,7 +858,7 @@ def _checked_offsets(arrays, n_trees):
         raise ModelFileError(f"array 'tree_offsets' has shape {offsets.shape}, "
                              f"expected ({n_trees + 1},)")
     if np.any(arrays["tree_random_state"] > _MAX_TREE_SEED):  # -1: no int seed
-        raise ModelFileError(f"array 'tree_random_state' holds seeds above 2**32 - 1, "
+        raise ModelFileError("array 'tree_random_state' holds seeds above 2**32 - 1, "
                              "numpy's RandomState range")
     if offsets[0] != 0 or offsets[-1] != n_nodes or np.any(np.diff(offsets) < 1):
         raise ModelFileError("tree offsets are inconsistent with the node arrays")
