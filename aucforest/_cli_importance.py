@@ -24,7 +24,7 @@ def add_importance_command(commands, common):
     """Add the ``importance`` subcommand to ``commands`` (argparse subparsers)."""
     from . import cli  # cli imports this module: import it here, not at module level
     parser = commands.add_parser("importance", parents=[common], help=HELP,
-                                 description=DESCRIPTION)
+                                 description=DESCRIPTION, epilog=cli.OUTPUT_FILES)
     add_importance_arguments(parser)
     cli._add_data_options(parser, model_default=True)
     parser.set_defaults(run=run_importance)

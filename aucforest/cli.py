@@ -138,9 +138,16 @@ def build_parser():
     return parser
 
 
+#: How every output file is written (the epilog of the commands that write files).
+OUTPUT_FILES = ("Output files are replaced only once complete: a failed or interrupted command "
+                "leaves the previous file as it was. A symbolic link is written through to its "
+                "target (the link is kept); a folder, FIFO or device is refused before any work.")
+
+
 def _add_fit(commands, common):
     fit = commands.add_parser(
-        "fit", parents=[common], help="fit a forest on a CSV/Parquet file and save it",
+        "fit", parents=[common], epilog=OUTPUT_FILES,
+        help="fit a forest on a CSV/Parquet file and save it",
         description="Fit a forest on DATA and save it to a model file. Every column except "
                     "the target, --id, --weight and --drop columns is a feature. Text columns "
                     "are one-hot encoded (ordinal beyond --max-one-hot levels); the encoding "
@@ -170,7 +177,8 @@ def _add_fit(commands, common):
 
 def _add_predict(commands, common):
     predict = commands.add_parser(
-        "predict", parents=[common], help="predict labels or class probabilities",
+        "predict", parents=[common], epilog=OUTPUT_FILES,
+        help="predict labels or class probabilities",
         description="Predict the class (or, with --proba, the class probabilities) of each "
                     "row of DATA; writes CSV to stdout or to --output.")
     predict.add_argument("model", metavar="MODEL", help="model file written by 'aucforest fit'")
@@ -190,7 +198,8 @@ def _add_predict(commands, common):
 
 def _add_evaluate(commands, common):
     evaluate = commands.add_parser(
-        "evaluate", parents=[common], help="imbalance report, AUC with DeLong interval, ROC plot",
+        "evaluate", parents=[common], epilog=OUTPUT_FILES,
+        help="imbalance report, AUC with DeLong interval, ROC plot",
         description="Evaluate a model on labelled data: per-class recall, precision, G-mean, "
                     "balanced accuracy, AUC with its DeLong interval, optionally ROC curves "
                     "with the operating point of the model's decision rule.")
@@ -208,7 +217,8 @@ def _add_evaluate(commands, common):
 
 def _add_compare(commands, common):
     compare = commands.add_parser(
-        "compare", parents=[common], help="AUC vs Gini splitting by cross-validation",
+        "compare", parents=[common], epilog=OUTPUT_FILES,
+        help="AUC vs Gini splitting by cross-validation",
         description="Compare AUC splitting with Gini splitting, each with RFQ and argmax "
                     "decisions, by repeated stratified cross-validation, with paired "
                     "corrected resampled t-tests (Nadeau & Bengio 2003). Without DATA it "

@@ -308,3 +308,13 @@ def test_an_error_inside_the_write_removes_the_temporary(tmp_path):
             raise RuntimeError("half way")
     assert (tmp_path / "kept.csv").read_bytes() == PREVIOUS
     assert temporaries(tmp_path) == []
+
+
+@pytest.mark.parametrize("command", ["fit", "predict", "evaluate", "compare", "importance"])
+def test_help_of_every_writing_command_says_how_outputs_are_written(capsys, command):
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "Output files are replaced only once complete" in text
+    assert "A symbolic link is written through to its target (the link is kept); a folder, " \
+           "FIFO or device is refused before any work." in text
