@@ -1,6 +1,6 @@
 """aucforest: random forests that split on the multiclass AUC statistic.
 
-Public names (DESIGN section 5): AUCForestClassifier, AUCTreeClassifier,
+Public names: AUCForestClassifier, AUCTreeClassifier,
 auc_split_statistic, load (safe model files), ColumnEncoding (the command
 line's column encoding, saved with its models), and the evaluation tools in
 aucforest.metrics.

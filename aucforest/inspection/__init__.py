@@ -1,4 +1,4 @@
-"""Out-of-bag inspection of a fitted forest (DESIGN section 7).
+"""Out-of-bag inspection of a fitted forest, and its SHAP values.
 
 Permutation variable importance (VIMP) on the out-of-bag cases, its
 subsampling confidence intervals (Ishwaran & Lu 2019) and the OOB score

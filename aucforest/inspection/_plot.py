@@ -5,7 +5,7 @@ from ._intervals import ImportanceIntervals
 
 
 def plot_importance(result, feature_names=None, *, max_features=None, ax=None):
-    """Horizontal VIMP bars, most important on top, with intervals.
+    """Plot VIMP as horizontal bars, most important on top, with intervals.
 
     Parameters
     ----------
@@ -14,15 +14,21 @@ def plot_importance(result, feature_names=None, *, max_features=None, ax=None):
         a Bunch: bars at ``importances_mean`` with ``+- importances_std``
         whiskers (the spread over repeats).
     feature_names : sequence of str, default=None
-        Default ``x0, x1, ...``.
+        Names of the features on the vertical axis; default ``x0, x1, ...``.
     max_features : int, default=None
         Show only this many of the most important features.
     ax : matplotlib Axes, default=None
-        Default: a new figure's axes.
+        Axes to draw into; default a new figure's axes.
 
     Returns
     -------
     matplotlib Axes
+        The axes drawn into.
+
+    Raises
+    ------
+    ValueError
+        If ``feature_names`` does not name every feature.
     """
     if isinstance(result, ImportanceIntervals):
         value, low, high = result.importance, result.lower, result.upper
@@ -47,11 +53,24 @@ def plot_importance(result, feature_names=None, *, max_features=None, ax=None):
 
 
 def plot_oob_curve(scores, *, ax=None, label=None, ylabel="OOB AUC"):
-    """The OOB score against the number of trees (the output of `oob_curve`).
+    """Plot the OOB score against the number of trees (the output of `oob_curve`).
+
+    Parameters
+    ----------
+    scores : array-like of shape (n_trees,)
+        ``scores[t]`` is the OOB score of the first ``t + 1`` trees, as
+        `oob_curve` returns it.
+    ax : matplotlib Axes, default=None
+        Axes to draw into; default a new figure's axes.
+    label : str, default=None
+        Legend entry of the curve; None draws no legend.
+    ylabel : str, default="OOB AUC"
+        Label of the vertical axis.
 
     Returns
     -------
     matplotlib Axes
+        The axes drawn into.
     """
     scores = np.asarray(scores, dtype=float)
     ax = ax if ax is not None else _new_axes(figsize=(5.5, 3.5))

@@ -1,4 +1,4 @@
-"""SHAP values of a fitted forest (DESIGN section 11).
+"""SHAP values of a fitted forest.
 
 This module owns the explanation of a forest's class probabilities by exact
 path-dependent TreeSHAP (Lundberg, Erion, Chen et al., Nature Machine
@@ -22,7 +22,7 @@ from ._treeshap import add_shap_values, root_expectations, tree_depth
 
 
 def shap_values(forest, X, *, n_jobs=None):
-    """Exact SHAP values of the class probabilities, per row, feature and class.
+    """Compute exact SHAP values of the class probabilities, per row, feature and class.
 
     Path-dependent TreeSHAP (Lundberg et al. 2020, Algorithm 2): the value of
     a set S of known features is each tree's conditional expectation given
@@ -34,6 +34,7 @@ def shap_values(forest, X, *, n_jobs=None):
     Parameters
     ----------
     forest : fitted AUCForestClassifier or AUCTreeClassifier
+        The model whose ``predict_proba`` is explained.
     X : array-like of shape (n_samples, n_features)
         Rows to explain; NaN marks a missing value.
     n_jobs : int or None, default=None
@@ -73,7 +74,7 @@ def shap_values(forest, X, *, n_jobs=None):
 
 
 def to_shap(forest):
-    """The fitted model as a ``shap`` custom tree ensemble (a dict).
+    """Convert the fitted model to a ``shap`` custom tree ensemble (a dict).
 
     ``shap.TreeExplainer(to_shap(forest))`` explains ``predict_proba`` (one
     output per class) with the same trees as `shap_values`. Each tree is
@@ -88,6 +89,7 @@ def to_shap(forest):
     Parameters
     ----------
     forest : fitted AUCForestClassifier or AUCTreeClassifier
+        The model to convert.
 
     Returns
     -------

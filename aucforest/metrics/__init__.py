@@ -3,8 +3,8 @@
 Binary and multiclass AUC, ROC curves, DeLong intervals and tests, the
 binormal model, bootstrap (.632/.632+) and closed-form Bayesian AUC
 estimators, and metrics for imbalanced classes. Each function documents the
-formula and the paper (``shared/papers/``) it implements; results are small
-named tuples, as in ``scipy.stats``.
+formula and the paper it implements; results are small named tuples, as in
+``scipy.stats``.
 """
 from ._auc import auc, multiclass_auc
 from ._bayes import bayesian_auc

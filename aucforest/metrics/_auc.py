@@ -3,10 +3,11 @@
 References
 ----------
 .. [1] W. A. Yousef, R. F. Wagner, M. H. Loew, "Comparison of non-parametric
-   methods for assessing classifier performance in terms of ROC parameters"
-   (papers/bootstrap-auc-estimators-632plus.txt), eq. 10.
-.. [2] Dataiku, "Method for computing multiclass ROC AUC"
-   (papers/multiclass-roc-auc-method.txt); D. J. Hand, R. J. Till, Machine
+   methods for assessing classifier performance in terms of ROC parameters",
+   eq. 10.
+.. [2] Dataiku, "Method for computing multiclass ROC AUC", section "General
+   Formula"; D. J. Hand, R. J. Till, "A simple generalisation of the area
+   under the ROC curve for multiple class classification problems", Machine
    Learning 45 (2001) 171-186.
 """
 import warnings
@@ -62,7 +63,9 @@ def auc(y_true, y_score, sample_weight=None, *, pos_label=None):
 
     References
     ----------
-    .. [1] Yousef, Wagner & Loew, papers/bootstrap-auc-estimators-632plus.txt.
+    .. [1] W. A. Yousef, R. F. Wagner, M. H. Loew, "Comparison of
+       non-parametric methods for assessing classifier performance in terms
+       of ROC parameters", eq. 10.
 
     Examples
     --------
@@ -120,7 +123,8 @@ def multiclass_auc(y_true, y_proba, labels=None, *, sample_weight=None):
 
     where ``A(i, j)`` is the binary AUC of column ``i`` of ``y_proba`` on the
     rows whose true class is ``i`` or ``j``, class ``i`` positive
-    (papers/multiclass-roc-auc-method.txt, "General Formula"). This equals
+    (Hand & Till 2001; Dataiku's "Method for computing multiclass ROC AUC",
+    section "General Formula"). This equals
     scikit-learn's ``roc_auc_score(multi_class="ovo")``.
 
     Parameters
@@ -136,19 +140,13 @@ def multiclass_auc(y_true, y_proba, labels=None, *, sample_weight=None):
         sorted labels of ``y_true``.
     sample_weight : array-like of shape (n_samples,), default=None
         Non-negative case weights: in each ``A(i, j)`` a pair of cases weighs
-        ``w_a * w_b``, as in :func:`auc`. (scikit-learn's one-vs-one AUC
-        does not take weights.)
+        ``w_a * w_b``, as in :func:`auc`; scikit-learn's one-vs-one AUC
+        does not take weights.
 
     Returns
     -------
     float
         The multiclass AUC, in [0, 1].
-
-    Warns
-    -----
-    UserWarning
-        When classes in ``labels`` do not occur in ``y_true``: they are left
-        out (C counts the classes present), where scikit-learn would raise.
 
     Raises
     ------
@@ -156,6 +154,12 @@ def multiclass_auc(y_true, y_proba, labels=None, *, sample_weight=None):
         If fewer than two classes occur in ``y_true``, ``y_true`` holds a label
         not in ``labels``, or ``y_proba`` does not have one row per label of
         ``y_true`` and one column per class.
+
+    Warns
+    -----
+    UserWarning
+        When classes in ``labels`` do not occur in ``y_true``: they are left
+        out (C counts the classes present), where scikit-learn would raise.
 
     Examples
     --------
@@ -182,10 +186,10 @@ def multiclass_auc(y_true, y_proba, labels=None, *, sample_weight=None):
 def hand_till_auc(codes, scores, weight=None):
     """Hand & Till's multiclass AUC on validated arrays (no checks).
 
-    M = 1 / (C (C - 1)) sum_{i != j} A(i, j) (papers/multiclass-roc-auc-method.txt,
-    "General Formula"). One sort per class column gives A(i, j) for every j
-    (`_rank_sums.class_wins`), so M costs O(C n log n) instead of C^2
-    separate AUCs.
+    M = 1 / (C (C - 1)) sum_{i != j} A(i, j) (Hand & Till 2001; Dataiku's
+    "Method for computing multiclass ROC AUC", "General Formula"). One sort
+    per class column gives A(i, j) for every j (`_rank_sums.class_wins`), so
+    M costs O(C n log n) instead of C^2 separate AUCs.
 
     Parameters
     ----------

@@ -4,8 +4,7 @@ References
 ----------
 .. [1] S. S. Hassan, H. Huttunen, J. Niemi, J. Tohka, "Bayesian receiver
    operating characteristic metric for linear classifiers", Pattern
-   Recognition Letters 128 (2019) 52-59
-   (papers/bayesian-closed-form-auc-cbauc.txt), eq. 2-4 and 14.
+   Recognition Letters 128 (2019) 52-59, eq. 2-4 and 14.
 """
 import numpy as np
 from scipy.special import betainc

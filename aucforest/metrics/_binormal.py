@@ -8,9 +8,8 @@ the scale), so that squares of scores as large as 1e200 do not overflow.
 
 References
 ----------
-.. [1] Week 6 lecture, "AUC, binormal ROC curve, and LDA"
-   (papers/auc-binormal-roc-lecture.txt), sections "Binormal ROC curve" and
-   "Optimal threshold".
+.. [1] Week 6 lecture notes, "AUC, binormal ROC curve, and LDA", sections
+   "Binormal ROC curve" and "Optimal threshold".
 """
 from typing import NamedTuple
 
@@ -89,6 +88,7 @@ def binormal_auc(y_true, y_score, *, pos_label=None):
     Returns
     -------
     float
+        The binormal AUC, in [0, 1].
 
     Raises
     ------

@@ -3,8 +3,8 @@
 References
 ----------
 .. [1] W. A. Yousef, R. F. Wagner, M. H. Loew, "Comparison of non-parametric
-   methods for assessing classifier performance in terms of ROC parameters"
-   (papers/bootstrap-auc-estimators-632plus.txt), eq. 16-19.
+   methods for assessing classifier performance in terms of ROC parameters",
+   eq. 16-19.
 .. [2] B. Efron, R. Tibshirani, "Improvements on cross-validation: the .632+
    bootstrap method", JASA 92 (1997) 548-560.
 """
@@ -130,12 +130,6 @@ def bootstrap_auc(estimator, X, y, n_bootstraps=100, *, stratify=False,
         ``b632_plus``, ``overfitting_rate``, ``replicate_aucs``, ``n_used``,
         ``n_failed``.
 
-    Warns
-    -----
-    FitFailedWarning
-        Once, when some replicates failed and ``error_score`` is not
-        "raise".
-
     Raises
     ------
     ValueError
@@ -143,6 +137,12 @@ def bootstrap_auc(estimator, X, y, n_bootstraps=100, *, stratify=False,
         ``decision_function``, ``y`` holds fewer than two classes,
         ``n_bootstraps < 1``, ``error_score`` is neither "raise" nor a
         number, or no replicate could be scored.
+
+    Warns
+    -----
+    FitFailedWarning
+        Once, when some replicates failed and ``error_score`` is not
+        "raise".
 
     Examples
     --------

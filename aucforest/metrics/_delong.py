@@ -65,7 +65,7 @@ class DeLongTest(NamedTuple):
 
 def auc_ci(y_true, y_score, confidence=0.95, *, sample_weight=None,
            pos_label=None):
-    """DeLong's confidence interval for the AUC.
+    """Compute DeLong's confidence interval for the AUC.
 
     ``auc +/- z_{(1+confidence)/2} * sqrt(V)``, clipped to [0, 1], where ``V``
     is DeLong's variance estimate ``S10/m + S01/n`` [1]_ computed with the
@@ -101,17 +101,17 @@ def auc_ci(y_true, y_score, confidence=0.95, *, sample_weight=None,
     AUCInterval
         Named fields ``auc``, ``low``, ``high``.
 
-    Warns
-    -----
-    UserWarning
-        When cases without a score (NaN) are left out.
-
     Raises
     ------
     ValueError
         If a class has fewer than two cases (counting weights; DeLong's
         variance is then undefined), on non-integer weights, or on invalid
         labels, scores or ``confidence``.
+
+    Warns
+    -----
+    UserWarning
+        When cases without a score (NaN) are left out.
 
     Examples
     --------
@@ -194,7 +194,7 @@ def _check_counts(sample_weight, y_true):
 
 
 def auc_test(y_true, score_a, score_b, alternative="two-sided", *, pos_label=None):
-    """DeLong's test for two correlated AUCs measured on the same cases.
+    """Test whether two correlated AUCs measured on the same cases differ (DeLong).
 
     ``z = (A_a - A_b) / sqrt(V_aa + V_bb - 2 V_ab)`` with DeLong's covariance
     matrix ``V = S10/m + S01/n`` of the two AUCs [1]_, computed with the

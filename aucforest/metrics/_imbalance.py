@@ -12,7 +12,8 @@ References
    class imbalanced data", Pattern Recognition 90 (2019) 232-249 (the RFQ
    rule and the G-mean).
 .. [2] D. J. Hand, R. J. Till, Machine Learning 45 (2001) 171-186
-   (papers/multiclass-roc-auc-method.txt).
+   ("A simple generalisation of the area under the ROC curve for multiple
+   class classification problems").
 """
 import numbers
 import warnings
@@ -161,6 +162,7 @@ def gmean_score(y_true, y_pred, *, labels=None):
     Returns
     -------
     float
+        The G-mean, in [0, 1].
 
     Examples
     --------
@@ -207,13 +209,14 @@ def imbalance_report(y_true, y_proba, labels=None, *, y_pred=None,
         True labels, each one of ``labels``.
     y_proba : array-like of shape (n_samples, n_classes)
         Class probabilities, column ``k`` for ``labels[k]``; a row of NaN
-        for a case without a prediction. (Called ``proba`` before 0.2.)
+        for a case without a prediction.
     labels : array-like of shape (n_classes,), default=None
         The labels of the columns (e.g. a fitted ``classes_``); default the
-        sorted labels of ``y_true``. (Called ``classes`` before 0.2.)
+        sorted labels of ``y_true``.
     y_pred : array-like of shape (n_samples,), default=None
         Predicted labels; overrides ``decision``.
     decision : {"rfq", "argmax"} or float in (0, 1), default="rfq"
+        Rule turning probabilities into labels, as listed above.
     priors : array-like of shape (n_classes,), default=None
         ``pi_k`` for the RFQ rule: non-negative, not all zero; normalised to
         sum to one.
@@ -225,11 +228,6 @@ def imbalance_report(y_true, y_proba, labels=None, *, y_pred=None,
         ``gmean``, ``balanced_accuracy``, ``auc``, ``pr_auc``, ``brier``,
         ``decision``; ``print(report)`` shows a table.
 
-    Warns
-    -----
-    UserWarning
-        When rows without a prediction (NaN) are left out.
-
     Raises
     ------
     ValueError
@@ -237,6 +235,11 @@ def imbalance_report(y_true, y_proba, labels=None, *, y_pred=None,
         class, has NaN in part of a row, ``y_true`` or ``y_pred`` holds a
         label outside ``labels``, fewer than two classes occur in the rows
         kept, or on a bad ``decision`` or ``priors``.
+
+    Warns
+    -----
+    UserWarning
+        When rows without a prediction (NaN) are left out.
 
     Examples
     --------
@@ -276,6 +279,8 @@ def oob_imbalance_report(forest, y=None, *, decision=None):
     Returns
     -------
     ImbalanceReport
+        The report of the cases with an out-of-bag prediction, as
+        :func:`imbalance_report` gives it.
 
     Raises
     ------

@@ -39,6 +39,8 @@ def plot_roc(y_true, y_score, *, labels=None, multiclass="ovr",
     labels : array-like, default=None
         Column labels; default the sorted labels of ``y_true``.
     multiclass : {"ovr", "ovo"}, default="ovr"
+        The curves drawn for more than two classes: one per class against
+        the others, or one per pair of classes.
     confidence : float, default=0.95
         Coverage of the intervals shown.
     name : str, default=None
@@ -49,6 +51,7 @@ def plot_roc(y_true, y_score, *, labels=None, multiclass="ovr",
     Returns
     -------
     matplotlib.axes.Axes
+        The axes drawn into, with a legend and the chance diagonal.
 
     Raises
     ------

@@ -2,9 +2,9 @@
 
 References
 ----------
-.. [1] Week 6 lecture, "AUC, binormal ROC curve, and LDA"
-   (papers/auc-binormal-roc-lecture.txt): the empirical ROC curve, and the
-   threshold minimising ``w_S (1 - Sensitivity(h)) + w_FP FP(h)``.
+.. [1] Week 6 lecture notes, "AUC, binormal ROC curve, and LDA": the
+   empirical ROC curve, and the threshold minimising
+   ``w_S (1 - Sensitivity(h)) + w_FP FP(h)``.
 """
 from typing import NamedTuple
 
@@ -60,7 +60,7 @@ def roc_curve(y_true, y_score, sample_weight=None, *, pos_label=None):
     The curve starts at (0, 0) and ends at (1, 1). Tied scores of positive and
     negative cases make one diagonal step, so the trapezoid area under the
     curve equals :func:`auc` exactly (ties counting one half), as property 5
-    of the lecture (papers/auc-binormal-roc-lecture.txt) states.
+    of the lecture notes "AUC, binormal ROC curve, and LDA" states.
 
     Parameters
     ----------
