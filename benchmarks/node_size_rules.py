@@ -36,7 +36,10 @@ import pandas as pd
 from joblib import Parallel, delayed
 
 from aucforest import AUCForestClassifier
-from aucforest._oob import MIN_CLASS_CASES_TO_CHOOSE, MIN_SAMPLES_CANDIDATES
+try:  # the node-size choice's constants, in aucforest._oob since the fit was split
+    from aucforest._oob import MIN_CLASS_CASES_TO_CHOOSE, MIN_SAMPLES_CANDIDATES
+except ImportError:  # before that split
+    from aucforest._forest import MIN_CLASS_CASES_TO_CHOOSE, MIN_SAMPLES_CANDIDATES
 from aucforest.metrics import gmean_score, multiclass_auc
 
 from .harness import data, folds, report, stats

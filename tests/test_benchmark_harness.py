@@ -154,7 +154,8 @@ def test_node_size_rules_default_rule_takes_the_leaf_below_fifteen_cases():
     """node_size_rules' default rule is the forest's: the largest OOB AUC + OOB
     G-mean, but the leaf (m = 1) where the training fold's smallest class has
     fewer than MIN_CLASS_CASES_TO_CHOOSE cases; checked by hand per fold."""
-    from aucforest._oob import MIN_CLASS_CASES_TO_CHOOSE, MIN_SAMPLES_CANDIDATES
+    MIN_CLASS_CASES_TO_CHOOSE, MIN_SAMPLES_CANDIDATES = (rules.MIN_CLASS_CASES_TO_CHOOSE,
+                                                         rules.MIN_SAMPLES_CANDIDATES)
     rng = np.random.default_rng(2)
     frame = pd.DataFrame([dict(dataset=f"d{d}", kind="binary", fold=f, m=m, n_min=n_min,
                                oob_auc=rng.uniform(0.6, 1), oob_g=rng.uniform(0.4, 1),
