@@ -53,17 +53,19 @@ import uuid
 
 import numpy as np
 
-from . import _forest
+from ._base import (MAX_SEED, SPLIT_STATISTIC_CRITERIA, check_counts_are_not_booleans,
+                    collapsed, fit_atomically, grow_tree, resolve_max_features, tree_params)
 from ._binning import LAST_EDGE, MAX_BINS, BinnedData, _codes, bin_edges
 from ._dask_kernels import (HistogramSplitter, draw_counts, feature_order, hash_key,
                             histograms, node_impurity, route, row_uniforms)
-from ._forest import (MIN_CLASS_CASES_TO_CHOOSE, MIN_SAMPLES_CANDIDATES,
-                      SPLIT_STATISTIC_CRITERIA, _CaseDraws, _check_class_weight_dict,
-                      _decide, _oob_gmean, _OutOfBag, _predict_proba, collapsed)
+from ._decision import validate_decision
+from ._forest import check_class_weight_dict, decide_classes, mean_tree_proba
+from ._oob import (MIN_CLASS_CASES_TO_CHOOSE, MIN_SAMPLES_CANDIDATES, OOB_CHOICE_MAX_CASES,
+                   OutOfBagSums, oob_gmean)
+from ._sampling import CaseDraws
 from ._split import CRITERIA
 from ._tree import Tree, accumulate_oob_proba
-from .tree import (MAX_SEED, check_counts_are_not_booleans, fit_atomically, fitted_tree,
-                   grow_tree, resolve_max_features, tree_params)
+from .tree import fitted_tree
 
 # A node with at most this many distinct rows (of positive weight) in its tree is
 # finished in memory on one worker: the bound of the working set gathered there.
@@ -525,7 +527,7 @@ class _Fit:
         priors = self.gather([self.submit(_block_prior, b, name="prior") for b in self.blocks])
         totals = np.sum(priors, axis=0)
         forest.classes_, forest.n_classes_ = classes, K
-        _forest.validate_decision(forest.decision, K)
+        validate_decision(forest.decision, K)
         forest.class_prior_ = (np.full(K, 1.0 / K) if forest.balanced_bootstrap
                                else totals / totals.sum())
         forest.n_features_in_ = p
@@ -539,7 +541,7 @@ class _Fit:
     def _draw_rates(self):
         """Per tree and class: Bernoulli or Poisson rate of each row's draw."""
         forest, K = self.forest, self.K
-        draws = _CaseDraws(forest, np.zeros(0, dtype=np.intp), None)
+        draws = CaseDraws(forest, np.zeros(0, dtype=np.intp), None)
         self.poisson = bool(forest.bootstrap and forest.replacement)
         if not forest.bootstrap:
             rate = np.ones(K)
@@ -883,7 +885,7 @@ class _Fit:
 
     def _oob(self, candidates):
         forest, K = self.forest, self.K
-        per_class = _forest.OOB_CHOICE_MAX_CASES // K
+        per_class = OOB_CHOICE_MAX_CASES // K
         rates = np.minimum(1.0, per_class / np.maximum(self.class_counts, 1))
         trees_f = self.submit(_identity, self.trees, name="trees")
         key = hash_key(self.fit_key, _STREAM_OOB)
@@ -891,13 +893,13 @@ class _Fit:
             self.submit(_oob_block, b, trees_f, self.draw, tuple(candidates), rates, key,
                         self.ctx_f, name="oob") for b in self.blocks])
         labels = np.concatenate([p["y"] for p in parts]).astype(np.intp)
-        oob = _OutOfBag(np.empty((labels.shape[0], 1), dtype=np.float32), K, candidates)
+        oob = OutOfBagSums(np.empty((labels.shape[0], 1), dtype=np.float32), K, candidates)
         oob.proba_sum = np.concatenate([p["proba"] for p in parts], axis=1)
         oob.n_trees = np.concatenate([p["n_trees"] for p in parts])
         forest._set_oob_estimates(labels, oob)
         if forest.oob_score:
             chosen = forest.oob_decision_function_
-            forest._saved_oob_gmean = _oob_gmean(labels, chosen, forest.class_prior_,
+            forest._saved_oob_gmean = oob_gmean(labels, chosen, forest.class_prior_,
                                                  forest.decision)
             forest.oob_labels_ = None
             forest.oob_decision_function_ = self._lazy_oob(forest.predict_min_samples_)
@@ -962,7 +964,7 @@ def _class_weights(class_weight, classes, counts):
         weights = counts.sum() / (classes.shape[0] * counts.astype(np.float64))
     else:
         from sklearn.utils.class_weight import compute_class_weight
-        _check_class_weight_dict(class_weight)
+        check_class_weight_dict(class_weight)
         weights = compute_class_weight(class_weight, classes=classes, y=classes)
     if not np.any(weights > 0):
         raise ValueError("class_weight is zero for every class in y; at least one class "
@@ -1019,11 +1021,11 @@ def _block_matrix(X):
 
 
 def _proba_block(X, model):
-    return _predict_proba(_block_matrix(X), model, 1)
+    return mean_tree_proba(_block_matrix(X), model, 1)
 
 
 def _predict_block(X, model, decision):
-    return _decide(_proba_block(X, model), model, decision)
+    return decide_classes(_proba_block(X, model), model, decision)
 
 
 def _apply_block(X, model):
@@ -1042,7 +1044,7 @@ def predict_proba(forest, X):
 def predict(forest, X):
     """Lazy `predict`: a dask array (n_samples,) of classes."""
     X = _prediction_input(forest, X)
-    _forest.validate_decision(forest.decision, forest.classes_.shape[0])
+    validate_decision(forest.decision, forest.classes_.shape[0])
     return X.map_blocks(_predict_block, _model(forest), forest.decision,
                         dtype=forest.classes_.dtype, drop_axis=1,
                         meta=np.empty((0,), dtype=forest.classes_.dtype))

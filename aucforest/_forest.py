@@ -1,4 +1,10 @@
-"""AUCForestClassifier: bootstrap, threads, out-of-bag estimates, RFQ decision."""
+"""AUCForestClassifier: fit orchestration, threads, prediction and the RFQ decision.
+
+A fit flows down once: `aucforest._base` validates the data, bins it and grows
+each tree; `aucforest._sampling` draws each tree's cases; `aucforest._oob`
+keeps the out-of-bag sums and chooses the node size; the trees are then
+collapsed to it (`aucforest._base.collapsed`).
+"""
 import threading
 import warnings
 from numbers import Integral, Real
@@ -6,53 +12,23 @@ from numbers import Integral, Real
 import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs
 from scipy import sparse
-from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.class_weight import compute_sample_weight
-from sklearn.utils.random import sample_without_replacement
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
-from ._binning import MAX_BINS
+from ._base import (MAX_SEED, TREE_PARAMETER_CONSTRAINTS, check_counts_are_not_booleans,
+                    collapsed, distinct_value_tables, fit_atomically, grow_tree,
+                    resolve_max_bins, training_matrix, tree_params, trees_per_task,
+                    validate_training_data)
+from ._compat import Interval, StrOptions, fit_context, validate_data
 from ._decision import decide, validate_decision
+from ._oob import (MIN_CLASS_CASES_TO_CHOOSE, MIN_SAMPLES_CANDIDATES, OutOfBagSums,
+                   cases_choosing_node_size, oob_auc, oob_gmean)
 from ._progress import progress
-from ._tree import accumulate_oob_proba, accumulate_proba
-from .metrics import multiclass_auc
-from .metrics._auc import hand_till_auc, mann_whitney_auc
-from .metrics._imbalance import _geometric_mean
-from .tree import (MAX_SEED, TREE_PARAMETER_CONSTRAINTS, check_counts_are_not_booleans,
-                   distinct_value_tables, fit_atomically, fitted_tree, grow_tree, training_matrix,
-                   tree_params, validate_training_data)
-
-
-# Share of the cases each tree draws without replacement (randomForestSRC's default
-# sampsize for samptype="swor": about the share of distinct cases in a bootstrap).
-SUBSAMPLE_FRACTION = 0.632
-
-# max_bins="auto": the binned splitter (MAX_BINS bins) from this many training rows
-# on, the exact splitter below (README, "Speed": same test AUC, faster fits;
-# benchmarks/results/auto_bins_grid). Below it stay the small imbalanced sets of
-# issue 10's evidence.
-AUTO_BINNED_ROWS = 10_000
-
-# Node sizes tried by predict_min_samples="oob" (1 is the leaf).
-MIN_SAMPLES_CANDIDATES = (1, 2, 5, 10, 20, 50)
-
-# predict_min_samples="oob" chooses only when every class has at least this many
-# training cases; below, the out-of-bag figures of a class are too few to choose
-# among six sizes and the trees predict from their leaves
-# (benchmarks/results/node_size_rules.md, small data sets).
-MIN_CLASS_CASES_TO_CHOOSE = 15
-
-# Criteria under which a tree's impurity is theta of each node's split (build_tree)
-SPLIT_STATISTIC_CRITERIA = ("auc", "auc_ecp")
-
-# Training rows the trees of one parallel task should add up to (`_trees_per_task`).
-ROWS_PER_TASK = 20_000
-
-# Most cases whose out-of-bag predictions choose the node size (oob_score=False):
-# up to an equal share per class, so that a rare class keeps its cases.
-OOB_CHOICE_MAX_CASES = 100_000
+from ._sampling import TreeSampler, seeded_rng, weight_product
+from ._tree import accumulate_proba
+from .tree import fitted_tree
 
 
 class AUCForestClassifier(ClassifierMixin, BaseEstimator):
@@ -224,7 +200,7 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         "max_samples": [
             None,
             # an index-sized draw; with replacement also at most
-            # _CaseDraws.MAX_DRAWS_PER_CASE times n_samples (checked at fit)
+            # CaseDraws.MAX_DRAWS_PER_CASE times n_samples (checked at fit)
             Interval(Integral, 1, int(np.iinfo(np.intp).max), closed="both"),
             Interval(Real, 0.0, 1.0, closed="right"),
         ],
@@ -271,7 +247,7 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ fit
 
-    @_fit_context(prefer_skip_nested_validation=True)
+    @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Grow the forest on (X, y), optionally weighting the cases.
 
@@ -311,12 +287,12 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         self.n_classes_ = n_classes = self.classes_.shape[0]
         validate_decision(self.decision, n_classes)
         class_weights = self._class_weights(y)
-        weights = _product(sample_weight, class_weights)
+        weights = weight_product(sample_weight, class_weights)
         self.class_prior_ = self._class_prior(y_encoded, sample_weight)
 
         random_state = check_random_state(self.random_state)
         seeds = random_state.randint(MAX_SEED, size=self.n_estimators)
-        sampler = _TreeSampler(self, y, y_encoded, sample_weight, weights)
+        sampler = TreeSampler(self, y, y_encoded, sample_weight, weights)
         self._case_draws = sampler.draws  # for estimators_samples_
         self.max_bins_ = resolve_max_bins(self.max_bins, X.shape[0])
         params = dict(tree_params(self), max_bins=self.max_bins_)
@@ -325,10 +301,10 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         tables = distinct_value_tables(X) if self.max_bins_ is None and self.nsplit else None
         oob = None
         if self.oob_score:
-            oob = _OutOfBag(X, n_classes, candidates)
+            oob = OutOfBagSums(X, n_classes, candidates)
         elif len(candidates) > 1:
-            oob = _OutOfBag(X, n_classes, candidates,
-                            _cases_choosing_node_size(y_encoded, n_classes, random_state))
+            oob = OutOfBagSums(X, n_classes, candidates,
+                            cases_choosing_node_size(y_encoded, n_classes, random_state))
         # (random_state, parameters, tree as grown) of every tree, kept ones first
         grown = self._warm_start_trees(previous, X.shape[1], candidates)
         for tree_seed, _, tree_ in grown:  # their OOB sums, in the order of a single fit
@@ -336,7 +312,7 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
                 oob.add(tree_, sampler.draw(seeded_rng(tree_seed))[oob.cases])
         new_seeds = seeds[len(grown):]
         fitted = Parallel(n_jobs=self.n_jobs, prefer="threads", return_as="generator",
-                          batch_size=_trees_per_task(X.shape[0], len(new_seeds),
+                          batch_size=trees_per_task(X.shape[0], len(new_seeds),
                                                      self.n_jobs))(
             delayed(_fit_tree)(sampler, fit_X, y_encoded, n_classes, params, seed, tables,
                                counts_of=None if oob is None else oob.cases)
@@ -447,7 +423,7 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         if self.class_weight == "balanced_subsample":
             return compute_sample_weight("balanced", y)
         if isinstance(self.class_weight, dict):
-            _check_class_weight_dict(self.class_weight)
+            check_class_weight_dict(self.class_weight)
         weights = compute_sample_weight(self.class_weight, y)
         if not np.any(weights > 0):
             raise ValueError("class_weight is zero for every class in y; at least one class "
@@ -474,8 +450,8 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         decisions = oob.decision_functions(warn_missing=self.oob_score)
 
         def figures(proba):  # OOB AUC, and OOB G-mean when there is a choice
-            return (_oob_score(y_encoded, proba, self.classes_),
-                    _oob_gmean(y_encoded, proba, self.class_prior_, self.decision)
+            return (oob_auc(y_encoded, proba, self.classes_),
+                    oob_gmean(y_encoded, proba, self.class_prior_, self.decision)
                     if len(decisions) > 1 else None)
 
         with warnings.catch_warnings():
@@ -502,7 +478,7 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         if self.oob_labels_ is None:  # loaded from a file without the training labels
             return self._saved_oob_gmean
         validate_decision(self.decision, self.n_classes_)
-        return _oob_gmean(self.oob_labels_, self.oob_decision_function_, self.class_prior_,
+        return oob_gmean(self.oob_labels_, self.oob_decision_function_, self.class_prior_,
                           self.decision)
 
     def __sklearn_tags__(self):
@@ -540,7 +516,7 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
             return _dask.predict_proba(self, X)
         X = self._validate_X_predict(X)
         model = vars(self)  # a refit replaces this dict whole, it never mutates it
-        return _predict_proba(X, model, self.n_jobs)
+        return mean_tree_proba(X, model, self.n_jobs)
 
     def predict_log_proba(self, X):
         """Natural logarithm of `predict_proba` (-inf where a probability is 0).
@@ -572,10 +548,11 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
             return _dask.predict(self, X)
         X = self._validate_X_predict(X)
         model = vars(self)
-        return _decide(_predict_proba(X, model, self.n_jobs), model, self.decision)
+        return decide_classes(mean_tree_proba(X, model, self.n_jobs), model, self.decision)
 
     def _decide(self, proba):
-        return _decide(proba, vars(self), self.decision)
+        """Classes the fitted decision rule gives for class probabilities ``proba``."""
+        return decide_classes(proba, vars(self), self.decision)
 
     def save(self, path):
         """Write the fitted forest to a safe, versioned .npz model file (see `aucforest.io.save`)."""
@@ -654,162 +631,10 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         return draws.counts(draws.tree_rng(self.estimators_[tree_index]))
 
 
-class _CaseDraws:
-    """How each tree draws its cases, without the data.
-
-    Kept on the fitted forest (``_case_draws``) so that `estimators_samples_`
-    regenerates every tree's draw from the tree's seed instead of storing it:
-    the sampling parameters, n_samples and, for the balanced bootstrap, the
-    cases of each class (those with positive sample weight). The size of the
-    draws is checked once, when the object is made, before any tree draws.
-    """
-
-    # With replacement an int max_samples may draw at most this many times the
-    # training cases per tree (per class under the balanced bootstrap): each
-    # draw is an 8-byte index while the tree's sample is drawn, and far fewer
-    # draws already weigh every case almost equally.
-    MAX_DRAWS_PER_CASE = 100
-
-    def __init__(self, forest, y_encoded, sample_weight):
-        self.bootstrap, self.max_samples = forest.bootstrap, forest.max_samples
-        self.replacement, self.balanced = forest.replacement, forest.balanced_bootstrap
-        self.n_samples = y_encoded.shape[0]
-        self.class_members = None
-        if self.balanced:
-            positive = True if sample_weight is None else sample_weight > 0
-            members = [np.flatnonzero((y_encoded == k) & positive)
-                       for k in range(forest.n_classes_)]
-            self.class_members = [m for m in members if m.size]
-        if self.bootstrap and self.n_samples:  # a draw too large fails here, not in a tree
-            self._n_draws(min(m.size for m in self.class_members) if self.balanced
-                          else self.n_samples)
-
-    def indices(self, rng):
-        """Indices of the cases one tree draws, in draw order (repeats when
-        drawing with replacement)."""
-        if not self.bootstrap:
-            return np.arange(self.n_samples)
-        if self.balanced:
-            per_class = self._n_draws(min(m.size for m in self.class_members))
-            return np.concatenate([m[self._draw(rng, m.size, per_class)]
-                                   for m in self.class_members])
-        return self._draw(rng, self.n_samples, self._n_draws(self.n_samples))
-
-    def counts(self, rng):
-        """Multiplicity of each case in one tree's sample."""
-        return np.bincount(self.indices(rng), minlength=self.n_samples)
-
-    def tree_rng(self, tree):
-        """The RandomState `_fit_tree` drew this tree's sample from."""
-        return seeded_rng(tree.random_state)
-
-    def _n_draws(self, n_available):
-        """Cases to draw: n (0.632 n without replacement) by default, an int as
-        given, a float as a fraction of n."""
-        if self.max_samples is None:
-            fraction = 1.0 if self.replacement else SUBSAMPLE_FRACTION
-            return max(1, int(round(n_available * fraction)))
-        if isinstance(self.max_samples, Integral):
-            if not self.replacement and self.max_samples > n_available:
-                raise ValueError(
-                    f"max_samples={self.max_samples} exceeds the {n_available} cases available "
-                    "to draw without replacement" + (" in the smallest class" if self.balanced
-                                                     else ""))
-            n_cases = max(self.n_samples, n_available)  # (n_samples is 0 for aucforest._dask)
-            limit = self.MAX_DRAWS_PER_CASE * n_cases
-            if self.max_samples > limit:
-                size, unit = float(8 * self.max_samples), "bytes"
-                for larger in ("KiB", "MiB", "GiB", "TiB", "PiB", "EiB"):
-                    if size < 1024:
-                        break
-                    size, unit = size / 1024, larger
-                raise ValueError(
-                    f"max_samples={self.max_samples} would draw {self.max_samples} cases "
-                    f"with replacement for each tree{' and class' if self.balanced else ''} "
-                    f"({size:.3g} {unit} of indices per tree); it may be at most "
-                    f"{self.MAX_DRAWS_PER_CASE} times the {n_cases} training cases, {limit}")
-            return int(self.max_samples)
-        return max(1, int(round(n_available * self.max_samples)))
-
-    def _draw(self, rng, n_available, size):
-        """Indices in [0, n_available): `size` draws with or without replacement."""
-        if self.replacement:
-            return rng.randint(0, n_available, size)
-        return rng.permutation(n_available)[:size]
-
-
-class _TreeSampler:
-    """Draws each tree's sample (as multiplicities) and its weights.
-
-    Holds what every draw needs, computed once per fit: the case draws
-    (`_CaseDraws`) and the weights.
-    """
-
-    def __init__(self, forest, y, y_encoded, sample_weight, weights):
-        """sample_weight and weights (sample x class weights): None when all one."""
-        self.class_weight = forest.class_weight
-        self.y, self.sample_weight, self.weights = y, sample_weight, weights
-        self.n_samples = y.shape[0]
-        self.draws = _CaseDraws(forest, y_encoded, sample_weight)
-
-    def draw(self, rng):
-        """Multiplicity of each case in one tree's sample."""
-        return self.draws.counts(rng)
-
-    def tree_weights(self, counts):
-        """sample_weight x class_weight x multiplicity (per-sample class weights
-        under "balanced_subsample"), rescaled to a maximum of 1."""
-        weights = self.weights
-        if self.class_weight == "balanced_subsample":
-            indices = np.repeat(np.arange(self.n_samples), counts)
-            weights = _product(self.sample_weight,
-                               compute_sample_weight("balanced", self.y, indices=indices))
-        tree_weights = counts.astype(np.float64) if weights is None else weights * counts
-        top = tree_weights.max()
-        if not top > 0:
-            # every drawn case has zero weight: fall back to the full weights
-            tree_weights = np.ones(self.n_samples) if weights is None else weights.copy()
-            top = tree_weights.max()
-        if top != 1.0:  # in place: grow_tree then needs no copy
-            tree_weights /= top
-        return tree_weights
-
-
-_THREAD_STATE = threading.local()
-
-
-def seeded_rng(seed):
-    """``np.random.RandomState(seed)`` (the same stream), by re-seeding one
-    generator per thread: a new RandomState costs about 0.2 ms (it seeds
-    itself from the OS first), a re-seed 3 us, and a forest of small trees
-    makes one per tree. Valid until the thread's next call."""
-    rng = getattr(_THREAD_STATE, "rng", None)
-    if rng is None:
-        rng = _THREAD_STATE.rng = np.random.RandomState()
-    rng.seed(seed)
-    return rng
-
-
-def collapsed(tree_, min_samples, criterion):
-    """`Tree.collapsed` to min_samples, for a tree grown under `criterion`."""
-    return tree_.collapsed(min_samples, split_impurity=criterion in SPLIT_STATISTIC_CRITERIA)
-
-
-def _product(weights, other):
-    """Case weights times other case weights, where None stands for all one."""
-    if weights is None or other is None:
-        return other if weights is None else weights
-    return weights * other
-
-
-# `_fit_tree(counts_of=ALL_CASES)`: the counts of every case
-ALL_CASES = slice(None)
-
-
 def _fit_tree(sampler, X, y_encoded, n_classes, params, seed, tables=None, counts_of=None):
     """Draw one tree's sample from its seed and grow the tree on it; returns
     the tree and the multiplicities of the cases ``counts_of`` (None: no
-    counts; ``ALL_CASES``: every case).
+    counts; ``aucforest._oob.ALL_CASES``: every case).
 
     Module level, with the data as arguments, so that joblib's Dask backend
     can ship X to the workers once (scatter) and the result is the same
@@ -826,130 +651,7 @@ def _fit_tree(sampler, X, y_encoded, n_classes, params, seed, tables=None, count
     return tree_, kept
 
 
-def _trees_per_task(n_samples, n_estimators, n_jobs):
-    """Trees one parallel task grows: enough for ROWS_PER_TASK training rows
-    (one tree from that many rows on), and at most an eighth of each
-    worker's share, so that the last tasks still balance.
-
-    joblib's threads take one task at a time, each at a cost of about 0.1 ms
-    of the GIL: tasks of one small tree (2,000 rows: 2-3 ms) spent much of
-    their time waiting for it, and two threads grew 500 of them no faster
-    than one.
-    """
-    n_workers = effective_n_jobs(n_jobs)
-    if n_workers <= 1:
-        return 1
-    by_rows = -(-ROWS_PER_TASK // max(n_samples, 1))
-    return max(1, min(by_rows, n_estimators // (8 * n_workers)))
-
-
-def resolve_max_bins(max_bins, n_samples):
-    """The max_bins a fit on n_samples rows uses: "auto" is MAX_BINS from
-    AUTO_BINNED_ROWS rows on and None (the exact splitter) below."""
-    if max_bins != "auto":
-        return max_bins
-    return MAX_BINS if n_samples >= AUTO_BINNED_ROWS else None
-
-
-def _cases_choosing_node_size(y_encoded, n_classes, random_state):
-    """Sorted indices of the cases whose OOB predictions choose the node size
-    (None: all of them): up to OOB_CHOICE_MAX_CASES // n_classes of each class,
-    drawn without replacement. The AUC compares classes pairwise, so keeping
-    a rare class whole and thinning common ones leaves it unbiased."""
-    per_class = OOB_CHOICE_MAX_CASES // n_classes
-    members = [np.flatnonzero(y_encoded == k) for k in range(n_classes)]
-    if all(m.size <= per_class for m in members):
-        return None
-    return np.sort(np.concatenate([
-        m if m.size <= per_class
-        else m[sample_without_replacement(m.size, per_class, random_state=random_state)]
-        for m in members]))
-
-
-class _OutOfBag:
-    """Running sums of out-of-bag class proportions, one tree at a time, for each
-    candidate node size to predict from, over all cases or the given ``rows``."""
-
-    def __init__(self, X, n_classes, min_samples, rows=None):
-        self.rows = rows
-        # rows are gathered per tree: no C-ordered copy of all of X
-        self.X = X if rows is None else np.asfortranarray(X[rows])
-        self.min_samples = min_samples
-        self._sizes = np.array(min_samples, dtype=np.int32)  # converted once, not per tree
-        self.proba_sum = np.zeros((len(min_samples), self.X.shape[0], n_classes))
-        self.n_trees = np.zeros(self.X.shape[0])
-
-    @property
-    def cases(self):
-        """The cases whose counts `add` takes (`_fit_tree`'s ``counts_of``)."""
-        return ALL_CASES if self.rows is None else self.rows
-
-    def labels(self, y):
-        """y of the cases the sums are over."""
-        return y if self.rows is None else y[self.rows]
-
-    def add(self, tree_, counts):
-        """Add the OOB proportions of a grown `Tree`, given its multiplicities of `cases`."""
-        # one compiled call: a traversal per row serves every candidate node size
-        accumulate_oob_proba(tree_, self.X, counts, self._sizes, self.proba_sum,
-                             self.n_trees)
-
-    def decision_functions(self, warn_missing):
-        """Mean OOB proportions for each node size (views of the sums, divided in
-        place: call once); NaN rows (with one warning when `warn_missing`) where
-        no tree left the case out."""
-        missing = self.n_trees == 0
-        if warn_missing and missing.any():
-            warnings.warn(
-                f"{int(missing.sum())} of {missing.size} cases were in every tree's sample "
-                "and have no out-of-bag prediction (NaN); use more trees.", UserWarning)
-        with np.errstate(invalid="ignore", divide="ignore"):  # in place: no second copy
-            np.divide(self.proba_sum, self.n_trees[:, None], out=self.proba_sum)
-        return list(self.proba_sum)
-
-
-def _oob_score(y_encoded, proba, classes):
-    """OOB AUC (Hand & Till for more than two classes) over the rows with OOB
-    predictions; NaN when they hold fewer than two classes.
-
-    The arrays are the forest's own, so the metrics' input checks are skipped
-    (they cost more than the AUCs of the node-size choice) unless a class has
-    no OOB case: multiclass_auc then leaves it out with a warning.
-    """
-    proba, codes = _rows_with_oob(proba, y_encoded)
-    present = np.bincount(codes, minlength=classes.shape[0]) > 0
-    if present.sum() < 2:
-        return np.nan
-    if classes.shape[0] == 2:
-        return mann_whitney_auc(codes == 1, proba[:, 1])
-    if not present.all():
-        return multiclass_auc(classes[codes], proba, labels=classes)
-    return hand_till_auc(codes, proba)
-
-
-def _oob_gmean(y_encoded, proba, prior, decision):
-    """OOB G-mean (geometric mean of the per-class recalls, over the classes
-    with OOB cases) of the classes `decide` predicts from the OOB
-    probabilities; NaN when fewer than two classes have OOB cases."""
-    proba, codes = _rows_with_oob(proba, y_encoded)
-    cases = np.bincount(codes, minlength=prior.shape[0])
-    if np.count_nonzero(cases) < 2:
-        return np.nan
-    hits = np.bincount(codes, weights=decide(proba, prior, decision) == codes,
-                       minlength=prior.shape[0])
-    return _geometric_mean(hits[cases > 0] / cases[cases > 0])
-
-
-def _rows_with_oob(proba, y_encoded):
-    """proba and y_encoded without the rows that have no OOB prediction (NaN),
-    as given (no copy) when every row has one."""
-    has_oob = ~np.isnan(proba[:, 0])
-    if has_oob.all():
-        return proba, y_encoded
-    return proba[has_oob], y_encoded[has_oob]
-
-
-def _predict_proba(X, model, n_jobs):
+def mean_tree_proba(X, model, n_jobs):
     """Mean leaf class proportions of the model's trees, one block of rows per thread.
 
     The compiled loop checks every tree against X and n_classes, and stops
@@ -978,13 +680,13 @@ def _predict_block(X, trees, n_classes, stop):
     return proba
 
 
-def _decide(proba, model, decision):
+def decide_classes(proba, model, decision):
     """Classes predicted from proba under `decision`, with the model's classes and prior."""
     validate_decision(decision, model["classes_"].shape[0])
     return model["classes_"][decide(proba, model["class_prior_"], decision)]
 
 
-def _check_class_weight_dict(class_weight):
+def check_class_weight_dict(class_weight):
     """Raise ValueError unless every class weight is a finite number >= 0."""
     for label, weight in class_weight.items():
         if (isinstance(weight, (bool, np.bool_)) or not isinstance(weight, Real)

@@ -38,7 +38,8 @@ from ._compare import (Dataset, check_fold_sizes, compare, comparison_json, defa
                        fold_records, format_paired_tests, format_table, matplotlib_figure,
                        paired_tests, plot_comparison)
 from ._encoding import DEFAULT_NA_VALUES, ColumnEncoding, numeric_values, parse_labels
-from ._forest import MIN_CLASS_CASES_TO_CHOOSE, AUCForestClassifier
+from ._forest import AUCForestClassifier
+from ._oob import MIN_CLASS_CASES_TO_CHOOSE
 from ._progress import progress
 from ._table import quote, read_table
 from .metrics import auc, auc_ci, imbalance_report, multiclass_auc, plot_roc

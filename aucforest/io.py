@@ -670,7 +670,8 @@ def _check_dtype(name, dtype):
 
 def _model_from_arrays(arrays):
     from ._decision import validate_decision
-    from ._forest import AUCForestClassifier, collapsed
+    from ._base import collapsed
+    from ._forest import AUCForestClassifier
 
     metadata = _parse_metadata(arrays["metadata"])
     forest = _forest_with_params(AUCForestClassifier, metadata["params"])
@@ -822,7 +823,8 @@ def _checked_max_bins(value):
 
 def _trees_from_arrays(arrays, forest, n_trees):
     from ._tree import Tree
-    from .tree import fitted_tree, tree_params
+    from ._base import tree_params
+    from .tree import fitted_tree
 
     offsets = _checked_offsets(arrays, n_trees)
     params = dict(tree_params(forest), max_bins=forest.max_bins_)

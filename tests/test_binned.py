@@ -164,9 +164,9 @@ def test_binned_forest_round_trips_through_a_model_file(tmp_path):
 
 
 def test_auto_max_bins_bins_from_the_row_threshold_on(monkeypatch, tmp_path):
-    from aucforest import _forest, load
+    from aucforest import _base, load
 
-    monkeypatch.setattr(_forest, "AUTO_BINNED_ROWS", 400)
+    monkeypatch.setattr(_base, "AUTO_BINNED_ROWS", 400)
     rng = np.random.default_rng(7)
     X = rng.standard_normal((600, 4)).astype(np.float32)
     y = (X[:, 0] + rng.normal(0, 1, 600) > 0).astype(int)

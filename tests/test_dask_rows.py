@@ -14,7 +14,6 @@ import pytest
 from sklearn.datasets import make_classification
 
 import aucforest._dask as dask_fit
-import aucforest._forest as forest_module
 from aucforest import AUCForestClassifier, auc_split_statistic
 from aucforest._dask_kernels import draw_counts, hash_key
 from aucforest.metrics import multiclass_auc
@@ -241,7 +240,7 @@ def test_no_n_sized_array_reaches_the_client(client, monkeypatch):
     n = 20_000
     monkeypatch.setattr(dask_fit, "LOCAL_ROWS", 2_000)
     monkeypatch.setattr(dask_fit, "EDGE_SAMPLE_ROWS", 1_000)
-    monkeypatch.setattr(forest_module, "OOB_CHOICE_MAX_CASES", 900)
+    monkeypatch.setattr(dask_fit, "OOB_CHOICE_MAX_CASES", 900)
     X, y = _data(n=n, n_features=5, seed=4)
     forest = AUCForestClassifier(n_estimators=3, oob_score=True, random_state=0).fit(
         *_chunked(X, y, None, [5000, 7000, 8000]))

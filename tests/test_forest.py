@@ -8,7 +8,7 @@ from sklearn.model_selection import StratifiedKFold, cross_val_predict
 from sklearn.utils.class_weight import compute_sample_weight
 
 from aucforest import AUCForestClassifier
-from aucforest._forest import ROWS_PER_TASK, _trees_per_task
+from aucforest._base import ROWS_PER_TASK, trees_per_task
 
 
 @pytest.fixture(scope="module")
@@ -33,15 +33,15 @@ def test_same_random_state_gives_identical_forests_whatever_n_jobs(imbalanced, n
 
 def test_parallel_tasks_group_small_trees_but_keep_the_workers_balanced():
     # tasks of about ROWS_PER_TASK training rows: one tree each from that many rows on
-    assert _trees_per_task(ROWS_PER_TASK, 500, 2) == 1
-    assert _trees_per_task(10 * ROWS_PER_TASK, 500, 2) == 1
-    assert _trees_per_task(ROWS_PER_TASK // 10, 500, 2) == 10
-    assert _trees_per_task(ROWS_PER_TASK // 10 + 1, 500, 2) == 10  # rounded up
+    assert trees_per_task(ROWS_PER_TASK, 500, 2) == 1
+    assert trees_per_task(10 * ROWS_PER_TASK, 500, 2) == 1
+    assert trees_per_task(ROWS_PER_TASK // 10, 500, 2) == 10
+    assert trees_per_task(ROWS_PER_TASK // 10 + 1, 500, 2) == 10  # rounded up
     # at most an eighth of a worker's share, at least one tree
-    assert _trees_per_task(10, 500, 2) == 500 // 16
-    assert _trees_per_task(10, 5, 2) == 1
+    assert trees_per_task(10, 500, 2) == 500 // 16
+    assert trees_per_task(10, 5, 2) == 1
     # one worker: nothing to balance, joblib runs the calls in turn
-    assert _trees_per_task(10, 500, 1) == 1
+    assert trees_per_task(10, 500, 1) == 1
 
 
 def test_predict_proba_is_the_mean_of_tree_leaf_proportions(imbalanced):
@@ -360,12 +360,12 @@ def test_oob_choice_needs_fifteen_cases_of_every_class(rare):
 
 def test_oob_choice_on_large_data_scores_a_class_balanced_share_of_the_cases(imbalanced,
                                                                              monkeypatch):
-    from aucforest import _forest
+    from aucforest import _forest, _oob
     X, y = imbalanced  # classes of about 480, 90 and 30 cases
-    monkeypatch.setattr(_forest, "OOB_CHOICE_MAX_CASES", 150)
+    monkeypatch.setattr(_oob, "OOB_CHOICE_MAX_CASES", 150)
     drawn = []
-    choose = _forest._cases_choosing_node_size
-    monkeypatch.setattr(_forest, "_cases_choosing_node_size",
+    choose = _oob.cases_choosing_node_size
+    monkeypatch.setattr(_forest, "cases_choosing_node_size",
                         lambda *args: drawn.append(choose(*args)) or drawn[-1])
     forest = AUCForestClassifier(30, random_state=0).fit(X, y)
     rows = drawn[0]
@@ -390,7 +390,7 @@ def test_oob_choice_on_large_data_scores_a_class_balanced_share_of_the_cases(imb
     full = AUCForestClassifier(30, oob_score=True, random_state=0).fit(X, y)
     assert len(drawn) == 1 and full.oob_decision_function_.shape == (X.shape[0], 3)
     # below the cap nothing is drawn and the forest is the one grown before the cap existed
-    monkeypatch.setattr(_forest, "OOB_CHOICE_MAX_CASES", 3 * 480)
+    monkeypatch.setattr(_oob, "OOB_CHOICE_MAX_CASES", 3 * 480)
     small = AUCForestClassifier(30, random_state=0).fit(X, y)
     assert drawn[-1] is None
     assert small.oob_scores_by_min_samples_ == full.oob_scores_by_min_samples_

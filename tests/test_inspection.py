@@ -13,7 +13,7 @@ from aucforest.inspection import (ImportanceIntervals, importance_intervals, oob
 from aucforest.inspection._intervals import default_subratio, stratified_subsample
 from aucforest.inspection._permute import random_permutation
 from aucforest.metrics import gmean_score
-from aucforest.tree import MAX_SEED
+from aucforest._base import MAX_SEED
 
 # small forests leave a few cases in every tree's sample: the fit warns, as it should
 pytestmark = pytest.mark.filterwarnings("ignore:.*in every tree's sample:UserWarning")

@@ -10,7 +10,7 @@ from aucforest import AUCForestClassifier, AUCTreeClassifier, load
 from aucforest.io import save
 from aucforest._split import CRITERIA, ExactSplitter
 from aucforest._tree import build_tree
-from aucforest.tree import distinct_value_tables, grow_tree
+from aucforest._base import distinct_value_tables, grow_tree
 from references import best_split_with_missing, midpoints, split_value, table_of
 
 

@@ -8,7 +8,7 @@ from sklearn.base import clone
 from sklearn.utils import _safe_indexing, check_random_state
 from sklearn.utils.validation import column_or_1d
 
-from ..tree import MAX_SEED
+from .._base import MAX_SEED
 from ._permutation import oob_importance
 
 

@@ -8,7 +8,9 @@ import numpy as np
 from joblib import Parallel, delayed
 from sklearn.utils.validation import check_consistent_length, check_is_fitted, column_or_1d
 
-from .._forest import AUCForestClassifier, _CaseDraws, _trees_per_task
+from .._base import trees_per_task
+from .._forest import AUCForestClassifier
+from .._sampling import CaseDraws
 from ._permute import add_permuted_oob
 
 
@@ -62,7 +64,7 @@ class OutOfBag:
         check_consistent_length(self.X, self.y)
         self.y_encoded = _encode(self.y, forest.classes_)
         draws = case_draws(forest, self.y_encoded)
-        batch = _trees_per_task(self.X.shape[0], len(forest.estimators_), n_jobs)
+        batch = trees_per_task(self.X.shape[0], len(forest.estimators_), n_jobs)
         trees = Parallel(n_jobs=n_jobs, prefer="threads", batch_size=batch)(
             delayed(_tree_out_of_bag)(tree, draws, self.X)
             for tree in forest.estimators_)
@@ -106,7 +108,7 @@ def case_draws(forest, y_encoded):
         fitted_rows = getattr(forest, "oob_decision_function_", None)
         if fitted_rows is not None and fitted_rows.shape[0] != n_samples:
             raise ValueError(_not_training_data(n_samples, fitted_rows.shape[0]))
-        return _CaseDraws(forest, y_encoded, np.ones(n_samples))
+        return CaseDraws(forest, y_encoded, np.ones(n_samples))
     if draws.n_samples != n_samples:
         raise ValueError(_not_training_data(n_samples, draws.n_samples))
     if draws.class_members is not None:

@@ -5,7 +5,7 @@ import numpy as np
 from joblib import Parallel, delayed
 from sklearn.utils import Bunch, check_random_state
 
-from ..tree import MAX_SEED
+from .._base import MAX_SEED
 from ._oob import OutOfBag
 from ._scoring import make_scorer, per_class_auc, score_or_nan
 

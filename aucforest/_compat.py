@@ -1,0 +1,46 @@
+"""scikit-learn's private names and the optional dependencies, in one place.
+
+The package imports scikit-learn's private helpers only through this module,
+so that a change in them is mended here once; optional dependencies are
+imported through `optional_import`, which names the extra that installs them.
+"""
+import importlib
+
+from sklearn.base import _fit_context
+from sklearn.utils import _safe_indexing
+from sklearn.utils._param_validation import Interval, InvalidParameterError, StrOptions
+from sklearn.utils.validation import _check_sample_weight as check_sample_weight
+from sklearn.utils.validation import validate_data
+
+__all__ = ["Interval", "InvalidParameterError", "StrOptions", "check_sample_weight",
+           "fit_context", "optional_import", "safe_indexing", "validate_data"]
+
+fit_context = _fit_context
+safe_indexing = _safe_indexing
+
+# optional dependency -> the extra of pyproject.toml that installs it
+EXTRAS = {"matplotlib": "plot", "pyarrow": "parquet", "dask": "dask", "distributed": "dask",
+          "pandas": "test", "shap": "test"}
+
+
+def optional_import(module):
+    """Import an optional dependency, or raise ImportError naming the extra that
+    installs it (``pip install "aucforest[plot]"``).
+
+    Parameters
+    ----------
+    module : str
+        Dotted module name, such as ``"matplotlib.pyplot"``.
+
+    Returns
+    -------
+    module
+    """
+    try:
+        return importlib.import_module(module)
+    except ImportError as error:
+        top = module.split(".")[0]
+        extra = EXTRAS.get(top)
+        hint = f'pip install "aucforest[{extra}]"' if extra else f"pip install {top}"
+        raise ImportError(f"{module} is needed here but cannot be imported ({error}); "
+                          f"{hint}") from error

@@ -1,0 +1,154 @@
+"""How each tree draws its cases and weights them (the bootstrap as multiplicities;
+X is never copied)."""
+import threading
+from numbers import Integral
+
+import numpy as np
+from sklearn.utils.class_weight import compute_sample_weight
+
+# Share of the cases each tree draws without replacement (randomForestSRC's default
+# sampsize for samptype="swor": about the share of distinct cases in a bootstrap).
+SUBSAMPLE_FRACTION = 0.632
+
+
+class CaseDraws:
+    """How each tree draws its cases, without the data.
+
+    Kept on the fitted forest (``_case_draws``) so that `estimators_samples_`
+    regenerates every tree's draw from the tree's seed instead of storing it:
+    the sampling parameters, n_samples and, for the balanced bootstrap, the
+    cases of each class (those with positive sample weight). The size of the
+    draws is checked once, when the object is made, before any tree draws.
+    """
+
+    # With replacement an int max_samples may draw at most this many times the
+    # training cases per tree (per class under the balanced bootstrap): each
+    # draw is an 8-byte index while the tree's sample is drawn, and far fewer
+    # draws already weigh every case almost equally.
+    MAX_DRAWS_PER_CASE = 100
+
+    def __init__(self, forest, y_encoded, sample_weight):
+        self.bootstrap, self.max_samples = forest.bootstrap, forest.max_samples
+        self.replacement, self.balanced = forest.replacement, forest.balanced_bootstrap
+        self.n_samples = y_encoded.shape[0]
+        self.class_members = None
+        if self.balanced:
+            positive = True if sample_weight is None else sample_weight > 0
+            members = [np.flatnonzero((y_encoded == k) & positive)
+                       for k in range(forest.n_classes_)]
+            self.class_members = [m for m in members if m.size]
+        if self.bootstrap and self.n_samples:  # a draw too large fails here, not in a tree
+            self._n_draws(min(m.size for m in self.class_members) if self.balanced
+                          else self.n_samples)
+
+    def indices(self, rng):
+        """Indices of the cases one tree draws, in draw order (repeats when
+        drawing with replacement)."""
+        if not self.bootstrap:
+            return np.arange(self.n_samples)
+        if self.balanced:
+            per_class = self._n_draws(min(m.size for m in self.class_members))
+            return np.concatenate([m[self._draw(rng, m.size, per_class)]
+                                   for m in self.class_members])
+        return self._draw(rng, self.n_samples, self._n_draws(self.n_samples))
+
+    def counts(self, rng):
+        """Multiplicity of each case in one tree's sample."""
+        return np.bincount(self.indices(rng), minlength=self.n_samples)
+
+    def tree_rng(self, tree):
+        """The RandomState `_fit_tree` drew this tree's sample from."""
+        return seeded_rng(tree.random_state)
+
+    def _n_draws(self, n_available):
+        """Cases to draw: n (0.632 n without replacement) by default, an int as
+        given, a float as a fraction of n."""
+        if self.max_samples is None:
+            fraction = 1.0 if self.replacement else SUBSAMPLE_FRACTION
+            return max(1, int(round(n_available * fraction)))
+        if isinstance(self.max_samples, Integral):
+            if not self.replacement and self.max_samples > n_available:
+                raise ValueError(
+                    f"max_samples={self.max_samples} exceeds the {n_available} cases available "
+                    "to draw without replacement" + (" in the smallest class" if self.balanced
+                                                     else ""))
+            n_cases = max(self.n_samples, n_available)  # (n_samples is 0 for aucforest._dask)
+            limit = self.MAX_DRAWS_PER_CASE * n_cases
+            if self.max_samples > limit:
+                size, unit = float(8 * self.max_samples), "bytes"
+                for larger in ("KiB", "MiB", "GiB", "TiB", "PiB", "EiB"):
+                    if size < 1024:
+                        break
+                    size, unit = size / 1024, larger
+                raise ValueError(
+                    f"max_samples={self.max_samples} would draw {self.max_samples} cases "
+                    f"with replacement for each tree{' and class' if self.balanced else ''} "
+                    f"({size:.3g} {unit} of indices per tree); it may be at most "
+                    f"{self.MAX_DRAWS_PER_CASE} times the {n_cases} training cases, {limit}")
+            return int(self.max_samples)
+        return max(1, int(round(n_available * self.max_samples)))
+
+    def _draw(self, rng, n_available, size):
+        """Indices in [0, n_available): `size` draws with or without replacement."""
+        if self.replacement:
+            return rng.randint(0, n_available, size)
+        return rng.permutation(n_available)[:size]
+
+
+class TreeSampler:
+    """Draws each tree's sample (as multiplicities) and its weights.
+
+    Holds what every draw needs, computed once per fit: the case draws
+    (`CaseDraws`) and the weights.
+    """
+
+    def __init__(self, forest, y, y_encoded, sample_weight, weights):
+        """sample_weight and weights (sample x class weights): None when all one."""
+        self.class_weight = forest.class_weight
+        self.y, self.sample_weight, self.weights = y, sample_weight, weights
+        self.n_samples = y.shape[0]
+        self.draws = CaseDraws(forest, y_encoded, sample_weight)
+
+    def draw(self, rng):
+        """Multiplicity of each case in one tree's sample."""
+        return self.draws.counts(rng)
+
+    def tree_weights(self, counts):
+        """sample_weight x class_weight x multiplicity (per-sample class weights
+        under "balanced_subsample"), rescaled to a maximum of 1."""
+        weights = self.weights
+        if self.class_weight == "balanced_subsample":
+            indices = np.repeat(np.arange(self.n_samples), counts)
+            weights = weight_product(self.sample_weight,
+                               compute_sample_weight("balanced", self.y, indices=indices))
+        tree_weights = counts.astype(np.float64) if weights is None else weights * counts
+        top = tree_weights.max()
+        if not top > 0:
+            # every drawn case has zero weight: fall back to the full weights
+            tree_weights = np.ones(self.n_samples) if weights is None else weights.copy()
+            top = tree_weights.max()
+        if top != 1.0:  # in place: grow_tree then needs no copy
+            tree_weights /= top
+        return tree_weights
+
+
+_THREAD_STATE = threading.local()
+
+
+def seeded_rng(seed):
+    """``np.random.RandomState(seed)`` (the same stream), by re-seeding one
+    generator per thread: a new RandomState costs about 0.2 ms (it seeds
+    itself from the OS first), a re-seed 3 us, and a forest of small trees
+    makes one per tree. Valid until the thread's next call."""
+    rng = getattr(_THREAD_STATE, "rng", None)
+    if rng is None:
+        rng = _THREAD_STATE.rng = np.random.RandomState()
+    rng.seed(seed)
+    return rng
+
+
+def weight_product(weights, other):
+    """Case weights times other case weights, where None stands for all one."""
+    if weights is None or other is None:
+        return other if weights is None else weights
+    return weights * other
