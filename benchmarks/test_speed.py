@@ -5,16 +5,15 @@
 Each case is run for aucforest (criterion "auc" and "gini", exact splitter and
 binned splitter with max_bins=255), scikit-learn's RandomForestClassifier and,
 when installed, scikit-learn-intelex's, with identical settings; compare within
-a group. The side-by-side tables are printed by benchmarks/compare_sklearn.py
-and benchmarks/compare_peers.py.
+a group. The side-by-side tables are printed by ``python -m
+benchmarks.compare_sklearn`` and ``python -m benchmarks.compare_peers``. Data
+and systems come from ``benchmarks.harness``.
 """
 import numpy as np
 import pytest
-from sklearn.datasets import make_classification
-from sklearn.ensemble import RandomForestClassifier
 
-from aucforest import AUCForestClassifier
-from compare_sklearn import SKLEARN_SCHEME
+from .harness.data import classification_data
+from .harness.systems import SKLEARN_SCHEME, aucforest, sklearn_rf, sklearnex_rf
 
 CASES = {"n20000_p20_K3": (20000, 20, 3), "n10000_p20_K10": (10000, 20, 10),
          "n10000_p20_K64": (10000, 20, 64), "n200000_p20_K2": (200000, 20, 2)}
@@ -23,22 +22,20 @@ N_TREES = 20
 
 def data(case):
     n, p, k = CASES[case]
-    X, y = make_classification(n, p, n_informative=12, n_redundant=0, n_classes=k,
-                               n_clusters_per_class=1, random_state=0)
-    return X.astype(np.float32), y
+    return classification_data(n, p, k)  # 12 informative features at p = 20
 
 
 def model(library):
     common = dict(n_estimators=N_TREES, max_features="sqrt", min_samples_leaf=1, n_jobs=1,
                   random_state=0)
     if library == "sklearn":
-        return RandomForestClassifier(**common)
+        return sklearn_rf(**common)
     if library == "sklearnex":
-        sklearnex = pytest.importorskip("sklearnex.ensemble")
-        return sklearnex.RandomForestClassifier(**common)
+        pytest.importorskip("sklearnex.ensemble")
+        return sklearnex_rf(**common)
     _, criterion, *binned = library.split("-")
-    return AUCForestClassifier(criterion=criterion, max_bins=255 if binned else None,
-                               **SKLEARN_SCHEME, **common)
+    return aucforest(criterion=criterion, max_bins=255 if binned else None,
+                     **SKLEARN_SCHEME, **common)
 
 
 LIBRARIES = ["aucforest-auc", "aucforest-gini", "aucforest-auc-binned", "aucforest-gini-binned",

@@ -32,7 +32,8 @@ def require(module, purpose):
     try:
         return importlib.import_module(module)
     except ImportError as exc:
-        distribution, how = INSTALL.get(module, (module, f"pip install {module}"))
+        top = module.split(".")[0]
+        distribution, how = INSTALL.get(top, (top, f"pip install {top}"))
         raise MissingDependency(f"{purpose} needs the Python package {distribution!r}, which "
                                 f"is not installed: {how}") from exc
 

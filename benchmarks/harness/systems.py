@@ -31,9 +31,9 @@ SKLEARN_SCHEME = dict(replacement=True, nsplit=None, predict_min_samples=1)
 
 # ---------------------------------------------------------------- aucforest
 
-def aucforest(n_estimators, **params):
-    """AUCForestClassifier(n_estimators, **params)."""
-    return AUCForestClassifier(n_estimators, **params)
+def aucforest(*args, **params):
+    """AUCForestClassifier(*args, **params): n_estimators first, as the class takes it."""
+    return AUCForestClassifier(*args, **params)
 
 
 def parse_aucforest_config(text):
@@ -56,9 +56,9 @@ def parse_aucforest_config(text):
 
 # -------------------------------------------------------------------- peers
 
-def sklearn_rf(n_estimators, **params):
-    """scikit-learn's RandomForestClassifier."""
-    return RandomForestClassifier(n_estimators, **params)
+def sklearn_rf(*args, **params):
+    """scikit-learn's RandomForestClassifier (n_estimators first)."""
+    return RandomForestClassifier(*args, **params)
 
 
 def imblearn_brf(n_estimators, **params):
