@@ -24,10 +24,11 @@ def pyplot():
     return plt
 
 
-def stamp(fig, meta, source):
-    """Footer: which result file the figure comes from, the run's date and version."""
-    fig.text(0.995, 0.005, f"from {source}; run {label(meta)}", ha="right", va="bottom",
-             fontsize=7, color="0.35")
+def stamp(fig, meta, source, more=()):
+    """Footer: which result file(s) the figure comes from, each run's date and
+    aucforest version. ``more``: further (meta, source) pairs."""
+    text = "; ".join(f"{name}: run {label(m)}" for m, name in [(meta, source), *more])
+    fig.text(0.995, 0.005, f"from {text}", ha="right", va="bottom", fontsize=7, color="0.35")
 
 
 def cd_diagram(test, ax, title=None):
@@ -109,7 +110,7 @@ def fit_time_vs_rows(frame, axes, systems=None):
         ax.grid(alpha=0.3, which="both")
 
 
-def auc_vs_gini(table, ax, title, annotate=True, hue=None):
+def auc_vs_gini(table, ax, title, annotate=True, hue=None, hue_label=None):
     """Per data set: AUC-split minus Gini test AUC (mean over folds or seeds,
     with +-1 standard error of the paired difference) against the Gini AUC.
 
@@ -120,7 +121,7 @@ def auc_vs_gini(table, ax, title, annotate=True, hue=None):
     for i, (value, part) in enumerate(groups):
         ax.errorbar(part["gini"], part["diff"], yerr=part["se"], fmt="o", markersize=4,
                     color=f"C{i}", elinewidth=0.8, capsize=1.5,
-                    label=None if hue is None else f"{hue} = {value}")
+                    label=None if hue is None else f"{hue_label or hue} = {value}")
     ax.axhline(0, color="0.3", linewidth=0.8, linestyle="--")
     if annotate:
         for name, row in table.iterrows():
