@@ -59,10 +59,10 @@ from ._binning import LAST_EDGE, MAX_BINS, BinnedData, _codes, bin_edges
 from ._dask_kernels import (HistogramSplitter, draw_counts, feature_order, hash_key,
                             histograms, node_impurity, route, row_uniforms)
 from ._decision import validate_decision
-from ._forest import check_class_weight_dict, decide_classes, mean_tree_proba
 from ._oob import (MIN_CLASS_CASES_TO_CHOOSE, MIN_SAMPLES_CANDIDATES, OOB_CHOICE_MAX_CASES,
                    OutOfBagSums, oob_gmean)
-from ._sampling import CaseDraws
+from ._prediction import decide_classes, mean_tree_proba
+from ._sampling import CaseDraws, check_class_weight_dict
 from ._split import CRITERIA
 from ._tree import Tree, accumulate_oob_proba
 from .tree import fitted_tree

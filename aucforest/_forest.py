@@ -10,7 +10,7 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from joblib import Parallel, delayed, effective_n_jobs
+from joblib import Parallel, delayed
 from scipy import sparse
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
@@ -22,12 +22,12 @@ from ._base import (MAX_SEED, TREE_PARAMETER_CONSTRAINTS, check_counts_are_not_b
                     resolve_max_bins, training_matrix, tree_params, trees_per_task,
                     validate_training_data)
 from ._compat import Interval, StrOptions, fit_context, validate_data
-from ._decision import decide, validate_decision
+from ._decision import validate_decision
 from ._oob import (MIN_CLASS_CASES_TO_CHOOSE, MIN_SAMPLES_CANDIDATES, OutOfBagSums,
                    cases_choosing_node_size, oob_auc, oob_gmean)
+from ._prediction import decide_classes, mean_tree_proba
 from ._progress import progress
-from ._sampling import TreeSampler, seeded_rng, weight_product
-from ._tree import accumulate_proba
+from ._sampling import TreeSampler, check_class_weight_dict, seeded_rng, weight_product
 from .tree import fitted_tree
 
 
@@ -649,49 +649,5 @@ def _fit_tree(sampler, X, y_encoded, n_classes, params, seed, tables=None, count
     tree_ = grow_tree(X, y_encoded, weights, n_classes, seed=rng.randint(MAX_SEED),
                       tables=tables, **params)
     return tree_, kept
-
-
-def mean_tree_proba(X, model, n_jobs):
-    """Mean leaf class proportions of the model's trees, one block of rows per thread.
-
-    The compiled loop checks every tree against X and n_classes, and stops
-    between trees when ``stop`` is set (Ctrl-C while the threads run) or, in
-    the main thread, when a signal arrives.
-    """
-    n_blocks = max(1, min(effective_n_jobs(n_jobs), X.shape[0]))
-    bounds = np.linspace(0, X.shape[0], n_blocks + 1).astype(int)
-    trees = [estimator.tree_ for estimator in model["estimators_"]]
-    n_classes = model["classes_"].shape[0]
-    stop = np.zeros(1, dtype=np.uint8)
-    try:
-        blocks = Parallel(n_jobs=n_blocks, prefer="threads")(
-            delayed(_predict_block)(X[lo:hi], trees, n_classes, stop)
-            for lo, hi in zip(bounds[:-1], bounds[1:]))
-    except BaseException:
-        stop[0] = 1  # the worker threads return at their next tree
-        raise
-    return np.concatenate(blocks) / len(trees)
-
-
-def _predict_block(X, trees, n_classes, stop):
-    """Sum over trees of the leaf class proportions for the rows of X."""
-    proba = np.zeros((X.shape[0], n_classes))
-    accumulate_proba(X, trees, proba, stop)
-    return proba
-
-
-def decide_classes(proba, model, decision):
-    """Classes predicted from proba under `decision`, with the model's classes and prior."""
-    validate_decision(decision, model["classes_"].shape[0])
-    return model["classes_"][decide(proba, model["class_prior_"], decision)]
-
-
-def check_class_weight_dict(class_weight):
-    """Raise ValueError unless every class weight is a finite number >= 0."""
-    for label, weight in class_weight.items():
-        if (isinstance(weight, (bool, np.bool_)) or not isinstance(weight, Real)
-                or not np.isfinite(weight) or weight < 0):
-            raise ValueError(f"class_weight[{label!r}] must be a finite number >= 0; "
-                             f"got {weight}.")
 
 

@@ -1,7 +1,7 @@
 """How each tree draws its cases and weights them (the bootstrap as multiplicities;
 X is never copied)."""
 import threading
-from numbers import Integral
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.utils.class_weight import compute_sample_weight
@@ -152,3 +152,12 @@ def weight_product(weights, other):
     if weights is None or other is None:
         return other if weights is None else weights
     return weights * other
+
+
+def check_class_weight_dict(class_weight):
+    """Raise ValueError unless every class weight is a finite number >= 0."""
+    for label, weight in class_weight.items():
+        if (isinstance(weight, (bool, np.bool_)) or not isinstance(weight, Real)
+                or not np.isfinite(weight) or weight < 0):
+            raise ValueError(f"class_weight[{label!r}] must be a finite number >= 0; "
+                             f"got {weight}.")
