@@ -187,3 +187,238 @@ def test_node_size_rules_generated_sets_are_fixed_small_minority_binary_sets():
         counts = np.bincount(y)
         assert kind == "binary" and counts.size == 2 and 12 <= counts.min() <= 31
         assert X.shape == (y.size, int(name.split("-")[3]))
+
+
+# ------------------------------------------------------------ harness: statistics
+
+def test_paired_test_is_scipy_wilcoxon_of_the_differences():
+    from scipy.stats import wilcoxon
+    rng = np.random.default_rng(3)
+    a = rng.uniform(0.7, 0.95, 30)
+    b = a - rng.normal(0.005, 0.01, 30)
+    b[:4] = a[:4]  # ties (zero differences) dropped by scipy's "wilcox" rule
+    result = stats.paired_test(a, b)
+    assert result.pvalue == pytest.approx(wilcoxon(a - b).pvalue, rel=1e-12)
+    assert result.pvalue == pytest.approx(wilcoxon(a, b).pvalue, rel=1e-12)
+    diff = a - b
+    assert (result.n, result.wins, result.ties, result.losses) == (
+        30, int((diff > 0).sum()), 4, int((diff < 0).sum()))
+    assert result.mean_diff == pytest.approx(diff.mean())
+    assert result.median_diff == pytest.approx(np.median(diff))
+    assert result.wtl == f"{result.wins}/4/{result.losses}"
+
+
+def test_paired_test_pairs_series_by_index_and_drops_missing_pairs():
+    from scipy.stats import wilcoxon
+    a = pd.Series([0.9, 0.8, 0.7, 0.95, 0.85, 0.6], index=list("abcdef"))
+    b = pd.Series([0.7, 0.82, 0.71, 0.9, np.nan, 0.5, 0.3],
+                  index=list("fbcdeaz"))  # other order, one missing, one extra
+    result = stats.paired_test(a, b)
+    expected = np.array([0.9 - 0.5, 0.8 - 0.82, 0.7 - 0.71, 0.95 - 0.9, 0.6 - 0.7])
+    assert result.n == 5
+    assert result.pvalue == pytest.approx(wilcoxon(expected).pvalue)
+    # all equal: no test
+    assert np.isnan(stats.paired_test([0.5, 0.6], [0.5, 0.6]).pvalue)
+    # differences within tol are left out of the test, not out of the mean
+    tiny = stats.paired_test([1.0, 2.0, 3.0, 4.0], [1.0 - 1e-15, 1.5, 2.0, 3.0], tol=1e-12)
+    assert tiny.pvalue == pytest.approx(wilcoxon([0.5, 1.0, 1.0]).pvalue)
+    assert tiny.n == 4
+
+
+def test_ranks_within_data_sets_by_hand():
+    table = pd.DataFrame({"A": [0.90, 0.80, 0.70], "B": [0.85, 0.80, 0.75],
+                          "C": [0.95, 0.60, 0.75]}, index=["d1", "d2", "d3"])
+    ranks = stats.ranks(table)
+    # d1: C > A > B; d2: A = B > C (ranks 1.5, 1.5, 3); d3: B = C > A (1.5, 1.5 for B, C)
+    expected = pd.DataFrame({"A": [2.0, 1.5, 3.0], "B": [3.0, 1.5, 1.5], "C": [1.0, 3.0, 1.5]},
+                            index=table.index)
+    pd.testing.assert_frame_equal(ranks, expected)
+    pd.testing.assert_frame_equal(stats.ranks(-table, higher_is_better=False), expected)
+    mean, sd, median = stats.spread([1.0, 2.0, 6.0])
+    assert (mean, median) == (3.0, 2.0) and sd == pytest.approx(np.std([1, 2, 6], ddof=1))
+
+
+def test_friedman_nemenyi_against_the_formulas():
+    from scipy.stats import friedmanchisquare
+    rng = np.random.default_rng(4)
+    table = pd.DataFrame(rng.uniform(size=(12, 4)) + [0.3, 0.2, 0.1, 0.0],
+                         columns=["w", "x", "y", "z"])
+    result = stats.friedman_nemenyi(table)
+    assert result.pvalue == pytest.approx(friedmanchisquare(*table.T.to_numpy()).pvalue)
+    # Demsar (2006), table 5: q_0.05 = 2.569 for k = 4
+    assert result.cd == pytest.approx(2.569 * np.sqrt(4 * 5 / (6 * 12)), abs=2e-3)
+    assert list(result.mean_ranks) == sorted(result.mean_ranks)
+    assert result.mean_ranks.to_dict() == pytest.approx(stats.ranks(table).mean().to_dict())
+    # the critical differences of the committed imbalance_peers report (autorank's)
+    assert stats.nemenyi_cd(8, 66) == pytest.approx(1.29, abs=5e-3)
+    assert stats.nemenyi_cd(10, 52) == pytest.approx(1.88, abs=5e-3)
+
+
+def test_cliques_join_systems_closer_than_the_critical_difference():
+    assert stats.cliques([1.0, 1.5, 2.2, 4.0, 4.3], cd=1.0) == [(0, 1), (1, 2), (3, 4)]
+    assert stats.cliques([1.0, 3.0, 5.0], cd=1.0) == []
+    assert stats.cliques([1.0, 1.2, 1.4], cd=1.0) == [(0, 2)]
+
+
+# --------------------------------------------------------------- harness: folds
+
+def test_folds_depend_on_y_only_and_match_repeated_stratified_kfold():
+    from sklearn.model_selection import RepeatedStratifiedKFold
+    from benchmarks.harness import folds
+    X, y = make_classification(90, n_features=4, weights=[0.8], random_state=5)
+    splits = folds.cv_splits(y)
+    expected = RepeatedStratifiedKFold(n_splits=3, n_repeats=5, random_state=0).split(X, y)
+    assert len(splits) == 15
+    for (train, test), (train2, test2) in zip(splits, expected):
+        np.testing.assert_array_equal(train, train2)
+        np.testing.assert_array_equal(test, test2)
+    membership = folds.membership(splits, len(y))
+    for f, (train, test) in enumerate(splits):
+        assert membership[train, f].all() and not membership[test, f].any()
+    assert [folds.fold_seed(f, 1000) for f in (0, 3)] == [1000, 1003]
+
+
+def test_every_system_of_a_study_sees_the_same_folds(monkeypatch):
+    """imbalance_peers.run_dataset hands each system the same train and test rows
+    per fold, with the fold's seed."""
+    from benchmarks import imbalance_peers
+    seen = []
+
+    def record(estimator, X_train, y_train, X_test, y_test, rfq=False):
+        seen.append((type(estimator).__name__, estimator.get_params()["random_state"],
+                     X_train[:, 0].tobytes(), X_test[:, 0].tobytes()))
+        return [dict(fit_time=0.0, fit_cpu=0.0, auc=0.5, gmean=0.5, bacc=0.5)] * (1 + rfq)
+
+    monkeypatch.setattr(imbalance_peers.systems, "fit_and_score", record)
+    X, y = make_classification(120, n_features=5, weights=[0.8], random_state=6)
+    args = type("Args", (), dict(max_rows=None, repeats=2, trees=3, easy_estimators=1,
+                                 rfsrc=False))()
+    configs = {"af-a": {}, "af-b": {"criterion": "gini"}}
+    rows = imbalance_peers.run_dataset("toy", lambda: (X, y), "binary", args, configs,
+                                       skip=("imb-brf", "imb-easy"))
+    assert {r["system"] for r in rows} == {"af-a", "af-b", "sk-rf", "sk-rf+rfq", "sk-rf-balsub"}
+    assert len(seen) == 6 * 4  # 6 folds x 4 fitted systems
+    for f in range(6):
+        fold = seen[4 * f:4 * f + 4]
+        assert len({(seed, train, test) for _, seed, train, test in fold}) == 1
+        assert fold[0][1] == f
+
+
+# ----------------------------------------------------------- harness: reporting
+
+def test_results_round_trip_with_metadata(tmp_path):
+    from benchmarks.harness import report
+    frame = pd.DataFrame({"system": ["a", "b"], "auc": [0.9, 0.8]})
+    meta = report.run_metadata("toy", ["--quick"], extra_field=3)
+    assert meta["command"] == "python -m benchmarks.toy --quick"
+    assert meta["aucforest_version"] and meta["date"].endswith("UTC")
+    report.write_results(frame, tmp_path / "toy.csv", meta)
+    back, back_meta = report.read_results(tmp_path / "toy.csv")
+    pd.testing.assert_frame_equal(back, frame)
+    assert back_meta == meta
+    assert report.label(meta).startswith(meta["date"].split(" ")[0] + ", aucforest ")
+    assert report.read_metadata(tmp_path / "none.csv") == {}
+
+
+def test_speed_table_reads_back_from_its_markdown(tmp_path):
+    from benchmarks import compare_peers
+    results = [((20_000, 20, 3, 50, 1), {"aucforest default": (1.05, 0.2, 0.9894),
+                                         "sklearnex": (1.26, 0.1, 0.9897)}),
+               ((1_000_000, 20, 2, 5, 2), {"aucforest default": (4.77, 0.3, 0.9935)})]
+    names = ["aucforest default", "sklearnex"]
+    path = tmp_path / "speed.md"
+    path.write_text("\n".join(compare_peers.header([1, 2], 3) + [""]
+                              + compare_peers.table(results, names)
+                              + compare_peers.ratios(results)) + "\n")
+    frame = compare_peers.frame_from_markdown(path, rounds=3)
+    expected = compare_peers.results_frame(results, 3)
+    assert len(frame) == 3  # the skipped cell left out
+    pd.testing.assert_frame_equal(frame.drop(columns="predict_s"),
+                                  expected.drop(columns="predict_s").round({"fit_s": 2}))
+
+
+def test_missing_optional_peer_says_how_to_install(monkeypatch):
+    import builtins
+    from benchmarks.harness import optional
+    real_import = builtins.__import__
+
+    def no_imblearn(name, *args, **kwargs):
+        if name.startswith("imblearn"):
+            raise ImportError(name)
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_imblearn)
+    monkeypatch.delitem(sys.modules, "imblearn", raising=False)
+    monkeypatch.delitem(sys.modules, "imblearn.ensemble", raising=False)
+    with pytest.raises(optional.MissingDependency, match="imbalanced-learn.*requirements.txt"):
+        systems.imblearn_brf(10)
+
+
+# ------------------------------------------------------------- harness: plots
+
+def synthetic_results(folder):
+    """Small result files of the three plotted studies, with metadata."""
+    from benchmarks.harness import report
+    rng = np.random.default_rng(7)
+    meta = dict(report.run_metadata("toy"), date="2026-01-02 03:04 UTC",
+                aucforest_version="9.9.9", git_commit="abc1234")
+    speed = pd.DataFrame([dict(n=n, p=p, k=2, trees=10, jobs=jobs, system=s,
+                               fit_s=n / 1e5 * (i + 1) * rng.uniform(0.9, 1.1),
+                               predict_s=0.1, auc=0.9, rounds=3)
+                          for n, p in ((10_000, 20), (100_000, 20), (50_000, 200))
+                          for jobs in (1, 2) for i, s in enumerate(["aucforest default",
+                                                                    "sklearnex"])])
+    report.write_results(speed, folder / "speed_peers.csv", dict(meta, study="compare_peers"))
+    everything = speed.assign(system=speed["system"].replace("sklearnex", "scikit-learn"))
+    report.write_results(everything, folder / "speed_peers_all_systems.csv", meta)
+    suite = pd.DataFrame([dict(dataset=f"d{d}", fold=f, system=s, kind="binary",
+                               auc=rng.uniform(0.7, 1) + 0.02 * (s == "af"),
+                               gmean=rng.uniform(0.5, 1), bacc=0.8, fit_time=0.1, fit_cpu=0.1)
+                          for d in range(8) for f in range(3)
+                          for s in ["af", "sk-rf", "sk-rf+rfq", "imb-brf", "rfsrc-imb"]])
+    report.write_results(suite, folder / "imbalance_peers.csv", dict(meta, reference="af"))
+    imbalance = pd.DataFrame([dict(dataset=f"s{d}", fold=f, method=f"af-{c}-rfq-leaf1",
+                                   auc=rng.uniform(0.7, 1))
+                              for d in range(5) for f in range(3) for c in ("auc", "gini")])
+    report.write_results(imbalance, folder / "imbalance.csv", meta)
+    grid = pd.DataFrame([dict(p=p, share=0.3, k=k, seed=s, system=c, auc=rng.uniform(0.8, 1))
+                         for p in (20, 50) for k in (2, 5) for s in range(3)
+                         for c in ("auc", "gini")])
+    report.write_results(grid, folder / "criterion_grid.csv", dict(meta, reference="gini"))
+    return meta
+
+
+def test_plots_are_drawn_from_result_files_alone_and_labelled(tmp_path, monkeypatch):
+    """python -m benchmarks.plots on small synthetic result files: three
+    non-blank figures, each footed with its runs' date and aucforest version."""
+    import matplotlib
+    matplotlib.use("Agg")
+    from matplotlib.image import imread
+    from benchmarks import plots
+    from benchmarks.harness import plots as harness_plots
+    synthetic_results(tmp_path)
+    footers = []
+    real_stamp = harness_plots.stamp
+
+    def spy(fig, meta, source, more=()):
+        real_stamp(fig, meta, source, more)
+        footers.append(fig.texts[-1].get_text())
+
+    monkeypatch.setattr(harness_plots, "stamp", spy)
+    written = plots.main(["--results", str(tmp_path), "--out-dir", str(tmp_path / "out")])
+    assert sorted(os.path.basename(p) for p in written) == [
+        "auc_vs_gini.png", "imbalance_peers.png", "speed_fit_time.png"]
+    for path in written:
+        image = imread(path)
+        assert image.shape[0] > 300 and image.shape[1] > 600
+        assert image[..., :3].std() > 0.05  # not blank
+    assert len(footers) == 3
+    for text in footers:
+        assert "2026-01-02, aucforest 9.9.9 (git abc1234)" in text
+    assert "speed_peers.csv" in footers[0] and "speed_peers_all_systems.csv" in footers[0]
+
+
+def test_plots_skip_a_figure_whose_results_are_missing(tmp_path, capsys):
+    from benchmarks import plots
+    assert plots.main(["--results", str(tmp_path)]) == []
+    assert capsys.readouterr().out.count("skipped") == 3
