@@ -78,6 +78,12 @@ def bayesian_auc(X, y, coef, *, prior_mean=0.0, prior_scale=None, nu=0.5,
         classes, an all-zero ``coef``, ``nu <= 0``, ``kappa <= n_features -
         1`` or a ``prior_scale`` that is not symmetric positive definite.
 
+    References
+    ----------
+    .. [1] S. S. Hassan, H. Huttunen, J. Niemi, J. Tohka, "Bayesian receiver
+       operating characteristic metric for linear classifiers", Pattern
+       Recognition Letters 128 (2019) 52-59.
+
     Examples
     --------
     >>> X = [[0.0, 0.1], [0.2, -0.3], [-0.1, 0.4], [1.1, 0.9], [0.8, 1.2], [1.3, 1.0]]

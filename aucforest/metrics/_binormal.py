@@ -95,6 +95,10 @@ def binormal_auc(y_true, y_score, *, pos_label=None):
     ValueError
         If a class has fewer than two cases, or on invalid input.
 
+    References
+    ----------
+    .. [1] Week 6 lecture notes, "AUC, binormal ROC curve, and LDA".
+
     Examples
     --------
     >>> round(binormal_auc([0, 0, 0, 1, 1, 1], [1, 2, 3, 2, 3, 4]), 4)
@@ -143,6 +147,10 @@ def binormal_roc(y_true, y_score, fpr=None, *, pos_label=None):
     ValueError
         If a class has fewer than two cases, the scores are constant within
         both classes (no binormal curve), or on invalid input.
+
+    References
+    ----------
+    .. [1] Week 6 lecture notes, "AUC, binormal ROC curve, and LDA".
 
     Examples
     --------

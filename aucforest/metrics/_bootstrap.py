@@ -144,6 +144,14 @@ def bootstrap_auc(estimator, X, y, n_bootstraps=100, *, stratify=False,
         Once, when some replicates failed and ``error_score`` is not
         "raise".
 
+    References
+    ----------
+    .. [1] W. A. Yousef, R. F. Wagner, M. H. Loew, "Comparison of
+       non-parametric methods for assessing classifier performance in terms of
+       ROC parameters", eq. 16-19.
+    .. [2] B. Efron, R. Tibshirani, "Improvements on cross-validation: the .632+
+       bootstrap method", JASA 92 (1997) 548-560.
+
     Examples
     --------
     >>> from sklearn.datasets import make_classification

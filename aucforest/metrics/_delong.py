@@ -113,6 +113,15 @@ def auc_ci(y_true, y_score, confidence=0.95, *, sample_weight=None,
     UserWarning
         When cases without a score (NaN) are left out.
 
+    References
+    ----------
+    .. [1] E. R. DeLong, D. M. DeLong, D. L. Clarke-Pearson, "Comparing the
+       areas under two or more correlated receiver operating characteristic
+       curves: a nonparametric approach", Biometrics 44 (1988) 837-845.
+    .. [2] X. Sun, W. Xu, "Fast implementation of DeLong's algorithm for
+       comparing the areas under correlated receiver operating characteristic
+       curves", IEEE Signal Processing Letters 21 (2014) 1389-1393.
+
     Examples
     --------
     >>> result = auc_ci([0, 0, 0, 1, 1, 1], [0.1, 0.3, 0.6, 0.4, 0.8, 0.9])
@@ -222,6 +231,15 @@ def auc_test(y_true, score_a, score_b, alternative="two-sided", *, pos_label=Non
     ------
     ValueError
         If a class has fewer than two cases, or on invalid input.
+
+    References
+    ----------
+    .. [1] E. R. DeLong, D. M. DeLong, D. L. Clarke-Pearson, "Comparing the
+       areas under two or more correlated receiver operating characteristic
+       curves: a nonparametric approach", Biometrics 44 (1988) 837-845.
+    .. [2] X. Sun, W. Xu, "Fast implementation of DeLong's algorithm for
+       comparing the areas under correlated receiver operating characteristic
+       curves", IEEE Signal Processing Letters 21 (2014) 1389-1393.
 
     Examples
     --------

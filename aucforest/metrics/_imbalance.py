@@ -164,6 +164,11 @@ def gmean_score(y_true, y_pred, *, labels=None):
     float
         The G-mean, in [0, 1].
 
+    References
+    ----------
+    .. [1] R. O'Brien, H. Ishwaran, "A random forests quantile classifier for
+       class imbalanced data", Pattern Recognition 90 (2019) 232-249.
+
     Examples
     --------
     >>> round(gmean_score([0, 0, 0, 0, 1, 1], [0, 0, 0, 1, 1, 0]), 4)  # sqrt(3/4 * 1/2)
@@ -240,6 +245,11 @@ def imbalance_report(y_true, y_proba, labels=None, *, y_pred=None,
     -----
     UserWarning
         When rows without a prediction (NaN) are left out.
+
+    References
+    ----------
+    .. [1] R. O'Brien, H. Ishwaran, "A random forests quantile classifier for
+       class imbalanced data", Pattern Recognition 90 (2019) 232-249.
 
     Examples
     --------
