@@ -1,6 +1,6 @@
 """The default against randomForestSRC's imbalanced() over several forest seeds (issue 10).
 
-benchmarks/imbalance_peers.py grows one forest per fold and system, so its
+benchmarks.imbalance_peers grows one forest per fold and system, so its
 means carry the randomness of that one forest: on the binary sets with 10-50
 minority cases a fold's G-mean moves by several hundredths from one forest
 seed to the next. This script grows more forests on the same folds (the 52
@@ -8,7 +8,7 @@ binary sets, 5 x 3-fold, 250 trees) for the two systems whose binary means
 are closest, aucforest's default and randomForestSRC's ``imbalanced()``: seed
 s (1..--seeds) offsets every fold's seed by 1000 s (aucforest
 ``random_state = f + 1000 s``, R ``seed = -(f + 1 + 1000 s)``); seed 0 is the
-forest of imbalance_peers.py, read from its CSV (--peers-csv).
+forest of benchmarks.imbalance_peers, read from its CSV (--peers-csv).
 
 Reported (results/forest_seeds.md): per seed, the means over data sets; the
 means of the seed-averaged per-set scores, with a Wilcoxon signed-rank test
@@ -37,7 +37,7 @@ from .harness.report import run_metadata, write_results
 RESULTS = str(RESULTS_DIR)
 SYSTEMS = ["aucforest-default", "rfsrc-imb"]
 SEED_STEP = 1000
-PEERS_TREES = 250  # the trees of imbalance_peers.py's committed run (its --trees default)
+PEERS_TREES = 250  # the trees of imbalance_peers' committed run (its --trees default)
 STUDY = "forest_seeds"
 
 

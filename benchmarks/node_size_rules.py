@@ -1,6 +1,6 @@
 """Node-size choice rules, compared on the same forests (issue 10).
 
-For every fold of benchmarks/imbalance_peers.py (5 x 3-fold, its data sets
+For every fold of benchmarks.imbalance_peers (5 x 3-fold, its data sets
 and seeds, 250 trees) one default forest is fitted; its OOB AUC and OOB
 G-mean and its test AUC and G-mean are recorded for every candidate node
 size, with the training fold's smallest class count. Any rule that picks a
@@ -12,7 +12,7 @@ randomForestSRC's per-data-set means from the committed benchmark CSV
 The forests score every candidate even where the default would not choose
 (MIN_CLASS_CASES_TO_CHOOSE is set to 0 while they grow: the trees are the
 same). --min-rows/--max-rows select the data sets by row count as
-imbalance_peers.py's rule does (500 and up: its 66 sets; 100-499: smaller
+imbalance_peers' rule does (500 and up: its 66 sets; 100-499: smaller
 KEEL sets it does not use).
 
 Data sets (``harness.data.keel_registry``, ``small_minority_registry``),
