@@ -34,73 +34,83 @@ from .tree import fitted_tree
 class AUCForestClassifier(ClassifierMixin, BaseEstimator):
     """Random forest splitting on the multiclass AUC statistic, for imbalanced data.
 
-    Every tree maximises the AUC split statistic of Ishwaran, Lu & Kogalur
-    (theta(L, R), the multiclass rule of the AUC splitting vignette) on a
-    bootstrap sample; predictions follow the random forests quantile
-    classifier (RFQ, O'Brien & Ishwaran 2019): ``argmax_k p_k(x) / pi_k``.
+    Every tree maximises the AUC split statistic of Ishwaran, Lu & Kogalur,
+    theta = 1/2 + 1/(K(K-1)) sum_{k1<k2} |r_k1 - r_k2| over the classes
+    present in the node (r_k the share of class k sent right; the multiclass
+    rule of their AUC splitting vignette), on a sample of the cases drawn for
+    it; predictions follow the random forests quantile classifier (RFQ,
+    O'Brien & Ishwaran 2019): ``argmax_k p_k(x) / pi_k``.
 
     Parameters
     ----------
     n_estimators : int, default=500
+        Number of trees.
     criterion : {"auc", "auc_ecp", "gini", "entropy"}, default="auc"
         Split statistic. Class weights cancel inside the AUC statistic (r_k is
         a ratio within one class): under "auc", ``class_weight`` changes leaf
-        probabilities and leaf-size bounds only, not which split wins.
-        Bootstrap multiplicities do change the statistic. "auc_ecp" divides
-        theta - 1/2 by the end-cut factor 2 sqrt(q (1 - q)), q the share of the
-        node sent right: Gini's preference for end cuts, which protects
-        against noise features; for two classes it ranks splits as Gini does
-        (user guide, "Where the AUC statistic trails Gini").
+        probabilities and leaf-size bounds only, not which split wins;
+        bootstrap multiplicities do change it. "auc_ecp" divides theta - 1/2
+        by the end-cut factor 2 sqrt(q (1 - q)), q the share of the node's
+        weight sent right: Gini's preference for end cuts (for two classes it
+        ranks splits as Gini does).
     max_features : {"ceil_sqrt", "sqrt", "log2"}, int, float or None, default="ceil_sqrt"
         Non-constant features examined per node: ceil(sqrt(p)) by default
-        (randomForestSRC's mtry; 3 instead of scikit-learn's "sqrt", 2, at
-        p = 8). Together with the draw of ``nsplit`` points among distinct
-        values it raised the mean AUC and G-mean on 66 imbalanced data sets
-        (README, "Imbalanced data"); "sqrt" is scikit-learn's floor(sqrt(p)).
+        (randomForestSRC's ``mtry``), floor(sqrt(p)) for "sqrt" (scikit-learn's),
+        log2(p), an int, a fraction of p, or all of them (None).
+
+        .. versionchanged:: 0.1
+           Default "ceil_sqrt" (was "sqrt").
     max_depth : int or None, default=None
+        Deepest level a tree grows to (the root is level 0); None grows each
+        tree until its leaves are pure or cannot be split.
     min_samples_leaf : int, default=1
-        Minimum number of distinct training cases in each child. The default
-        is 1 for every criterion: on the 12 imbalanced data sets of
-        benchmarks/imbalance.py it gave the best mean AUC and G-mean for both
-        AUC and Gini splitting; on large data with a rare class (Caravan,
-        yeast6) leaves of about 20 cases gave +0.04 AUC, so tune it there.
+        Minimum number of distinct training cases in each child.
     min_weight_fraction_leaf : float, default=0.0
         Minimum fraction of a tree's total weight in each child.
     max_bins : int in [2, 255], "auto" or None, default="auto"
-        None: the exact splitter. An int: X is binned once per fit into at
-        most max_bins quantile bins per feature and every tree splits on
-        per-bin class counts (much faster on large data); see AUCTreeClassifier.
-        "auto": 255 bins from 10,000 training rows on (AUTO_BINNED_ROWS),
-        the exact splitter below; ``max_bins_`` tells which was used.
+        None: the exact splitter (every threshold between distinct values).
+        An int: X is binned once per fit into at most ``max_bins`` quantile
+        bins per feature (plus one for missing values) and every tree splits
+        on per-bin class counts. "auto": 255 bins from ``AUTO_BINNED_ROWS``
+        (10,000) training rows on, the exact splitter below; ``max_bins_``
+        tells which was used. Dask input is always binned.
+
+        .. versionchanged:: 0.1
+           "auto" bins from 10,000 rows (was 100,000).
     nsplit : int or None, default=10
-        An int k: each node evaluates, per examined feature, only thresholds
-        at k of its distinct values drawn uniformly without replacement (a
-        node with at most k + 1 distinct values evaluates them all), as
-        randomForestSRC's ``nsplit`` (10 in its ``imbalanced()``); None:
-        every threshold between distinct values. The binned splitter
-        (``max_bins`` set) draws among the node's occupied bins alike. With
-        ``replacement=False`` the default since it gave the best mean AUC
-        and G-mean on 66 imbalanced data sets (README, "Imbalanced data").
+        An int k: each node evaluates, per examined feature, only the
+        thresholds at k of its distinct values drawn uniformly without
+        replacement (a node with at most k + 1 distinct values evaluates them
+        all), as randomForestSRC's ``nsplit``; the binned splitter draws among
+        the node's occupied bins alike. None: every threshold.
+
+        .. versionchanged:: 0.1
+           Default 10 (was None).
     bootstrap : bool, default=True
         Draw a sample for each tree (with or without replacement as
-        ``replacement`` says, of ``max_samples`` cases); the draw is passed to
-        the tree as weights (multiplicities), X is never copied. False: every
-        tree sees every case (no out-of-bag estimates).
+        ``replacement`` says, of ``max_samples`` cases); the draw reaches the
+        tree as weights (multiplicities), X is never copied. False: every tree
+        sees every case (no out-of-bag estimates).
     max_samples : int, float or None, default=None
-        Cases drawn per tree: None, n (0.632 n without replacement); int, that
-        many; float, that fraction of n. With ``balanced_bootstrap`` it sets
-        the per-class draw: None, the minority class size (0.632 of it
-        without replacement); int, that many per class; float, that fraction
-        of the minority class size.
+        Cases drawn per tree: None, n (0.632 n without replacement); an int,
+        that many; a float, that fraction of n. With ``balanced_bootstrap`` it
+        sets the draw per class: None, the minority class size (0.632 of it
+        without replacement); an int, that many per class; a float, that
+        fraction of the minority class size.
     replacement : bool, default=False
         Draw each tree's sample with replacement (the bootstrap) or without
         (subsampling, randomForestSRC's ``samptype="swor"``: every case at
         most once per tree, 0.632 n cases by default).
+
+        .. versionchanged:: 0.1
+           Default False (was True).
     balanced_bootstrap : bool, default=False
         Each tree draws the same number of cases from every class (balanced
         random forest), with or without replacement as ``replacement`` says.
     class_weight : {"balanced", "balanced_subsample"}, dict or None, default=None
-        As in scikit-learn.
+        Class weights as in scikit-learn; they multiply the sample weights in
+        the trees (leaf proportions and leaf-size bounds) but not the prior
+        ``pi_k`` of the RFQ rule.
     decision : {"rfq", "argmax"} or float in (0, 1), default="rfq"
         "rfq": predict ``classes_[argmax_k p_k(x) / pi_k]`` with ``pi_k`` the
         class prior the trees were trained under (``class_prior_``), a tie
@@ -108,73 +118,74 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         RFQ's ``p_min(x) >= pi_min``. "argmax": the Bayes rule. A float t (two
         classes only): predict ``classes_[1]`` when ``p_1(x) >= t``.
     predict_min_samples : int or "oob", default="oob"
-        Each tree predicts from the deepest node on the row's path that holds
-        at least this many training cases (1: the leaf). Growing trees fully
-        and stopping at prediction time acts like a minimum leaf size chosen
-        after the fit. "oob": chosen per fit among ``MIN_SAMPLES_CANDIDATES``
-        (1, 2, 5, 10, 20, 50) by the sum of the out-of-bag AUC and the
-        out-of-bag G-mean (under ``decision``); ``oob_score_`` then comes
-        from the chosen value, optimistic by the choice among six, and
-        ``oob_scores_by_min_samples_`` and ``oob_gmeans_by_min_samples_``
-        show every candidate. Larger nodes smooth the probabilities, which
-        tends to raise the AUC and lower the G-mean of the RFQ rule; the sum
-        kept the mean AUC of the choice by AUC alone on 66 imbalanced sets
-        and raised the mean G-mean by 0.0022 (p 0.025; README). Without
-        ``oob_score`` the score is taken over at most ``OOB_CHOICE_MAX_CASES``
-        (100,000) cases, an equal share per class (a rarer class whole), which
-        bounds the memory of the choice (6 x cases x classes doubles). Without
-        out-of-bag cases (``bootstrap=False``), or when a class has fewer than
-        ``MIN_CLASS_CASES_TO_CHOOSE`` (15) training cases of positive weight,
-        the leaf is used without a choice (``oob_score_`` is then the leaf's):
-        from so few out-of-bag cases the choice among six picked noise and
-        lost AUC and G-mean to the leaf on small KEEL sets (README,
-        "Imbalanced data"). The default
-        "oob" had the best mean AUC on 66 imbalanced KEEL sets
-        (benchmarks/results/imbalance_peers.md); it costs about 1.1 times the
-        fit time of predicting from the leaves (n = 20,000, p = 20, K = 3,
-        one thread). Once the size is known every tree is collapsed to it
-        (`Tree.collapsed`: a node below it predicts its parent's
-        proportions), so the trees are the model: ``predict_proba`` is the
-        mean of ``estimators_[i].predict_proba``, and ``apply``,
-        ``decision_path``, ``tree_.value`` and SHAP values describe it. To
-        predict from another node size, fit with that int (the trees grow
-        the same for the same ``random_state``).
+        Node size the trees predict from: each tree is collapsed so that a row
+        gets the class proportions of the deepest node on its path holding at
+        least this many training cases (1: the leaf). "oob" chooses it per fit
+        among ``MIN_SAMPLES_CANDIDATES`` (1, 2, 5, 10, 20, 50) by the sum of the
+        out-of-bag AUC and the out-of-bag G-mean (under ``decision``), the
+        smallest of equal ones; ``oob_scores_by_min_samples_`` and
+        ``oob_gmeans_by_min_samples_`` show every candidate and ``oob_score_``
+        is the chosen one's (optimistic by the choice among six). Without
+        ``oob_score`` the choice scores at most ``OOB_CHOICE_MAX_CASES``
+        (100,000) cases, an equal share per class (a rarer class whole).
+        Without out-of-bag cases (``bootstrap=False``), or when a class has
+        fewer than ``MIN_CLASS_CASES_TO_CHOOSE`` (15) training cases of
+        positive weight, the trees predict from their leaves. Once the size
+        is known every tree is collapsed to it (a node below it predicts its
+        parent's proportions), so the trees are the model: ``predict_proba`` is
+        the mean of ``estimators_[i].predict_proba``. To predict from another
+        size, fit with that int (the same ``random_state`` grows the same
+        trees).
+
+        .. versionchanged:: 0.1
+           Default "oob" (was 1); the trees are collapsed to the chosen size.
     oob_score : bool, default=False
         Compute out-of-bag class probabilities, the OOB AUC (Hand & Till for
         more than two classes) and the OOB G-mean.
     n_jobs : int or None, default=None
-        Threads used to fit and predict (joblib, ``prefer="threads"``). The
+        Threads used to fit and predict (joblib, ``prefer="threads"``); the
         fitted forest does not depend on it. On small data each task grows
         several trees (about 20,000 training rows' worth).
     random_state : int, RandomState instance or None, default=None
+        Seeds the trees' seeds (each tree's draw and splits), the bin edges'
+        sample and the cases that choose the node size. An int gives the same
+        forest on every run and for every ``n_jobs``.
     verbose : int, default=0
         1 or more: a progress bar over trees on stderr while fitting.
     warm_start : bool, default=False
         True: a further ``fit`` on the same data keeps the fitted trees and
-        adds ``n_estimators - len(estimators_)`` new ones, giving the forest
-        a single fit of ``n_estimators`` trees with the same int
+        adds ``n_estimators - len(estimators_)`` new ones, giving the forest a
+        single fit of ``n_estimators`` trees with the same int
         ``random_state`` gives (out-of-bag estimates and the node-size choice
         are made again over all trees). To choose the node size again the
         forest keeps its trees as grown beside the collapsed ones
-        (``_grown_trees_``; not written to model files), which costs their
+        (``_grown_trees_``, not written to model files), which costs their
         memory.
-
-    Notes
-    -----
-    NaN in X marks a missing value, handled natively by the trees (see
-    `AUCTreeClassifier`); infinite values raise ValueError.
 
     Attributes
     ----------
     estimators_ : list of AUCTreeClassifier
+        The fitted trees, collapsed to ``predict_min_samples_``.
     classes_ : ndarray of shape (n_classes,)
+        Class labels.
+    n_classes_ : int
+        Number of classes.
     class_prior_ : ndarray of shape (n_classes,)
         ``pi_k`` used by the RFQ rule: class frequencies weighted by
-        sample_weight x class_weight (uniform under ``balanced_bootstrap`` or
-        class_weight "balanced"/"balanced_subsample").
-    n_features_in_, feature_names_in_, feature_importances_
+        sample_weight (uniform under ``balanced_bootstrap``); class weights
+        act on top of it as costs.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Column names of X, when X had string column names.
+    feature_importances_ : ndarray of shape (n_features_in_,)
+        Mean over trees of the normalised weighted decrease of the split
+        statistic.
+    estimators_samples_ : list of ndarray
+        Indices of the cases each tree drew (regenerated from its seed).
     oob_decision_function_ : ndarray of shape (n_samples, n_classes)
-        NaN for rows that were in every tree's sample.
+        Out-of-bag class probabilities; NaN for rows that were in every
+        tree's sample.
     oob_score_ : float
         OOB AUC over the rows with OOB predictions.
     oob_gmean_ : float
@@ -182,13 +193,42 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
     max_bins_ : int or None
         The ``max_bins`` the trees were grown with ("auto" resolved).
     predict_min_samples_ : int
-        The node size the trees were collapsed to (see ``predict_min_samples``).
+        The node size the trees were collapsed to.
     oob_scores_by_min_samples_ : dict of int to float
         Under ``predict_min_samples="oob"``, when a choice was made: the OOB
         score of every candidate.
     oob_gmeans_by_min_samples_ : dict of int to float
         Under ``predict_min_samples="oob"``, when a choice was made: the OOB
         G-mean of every candidate under the ``decision`` of the fit.
+
+    See Also
+    --------
+    AUCTreeClassifier : One tree of the same engine.
+    aucforest.inspection.oob_importance : Out-of-bag permutation importance.
+    aucforest.inspection.shap_values : Exact TreeSHAP values of the forest.
+
+    Notes
+    -----
+    NaN in X marks a missing value, handled natively by the trees (see
+    `AUCTreeClassifier`); infinite values raise ValueError. X given as a dask
+    array or DataFrame trains with its rows on the dask workers and predicts
+    lazily.
+
+    References
+    ----------
+    H. Ishwaran, M. Lu and U. B. Kogalur, "AUC-splitting for multiclass
+    random forests", randomForestSRC vignette.
+    R. O'Brien and H. Ishwaran, "A random forests quantile classifier for
+    class imbalanced data", Pattern Recognition 90 (2019) 232-249.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_wine
+    >>> from aucforest import AUCForestClassifier
+    >>> X, y = load_wine(return_X_y=True)
+    >>> forest = AUCForestClassifier(100, oob_score=True, random_state=0).fit(X, y)
+    >>> bool(forest.oob_score_ > 0.95)
+    True
     """
 
     _parameter_constraints = {
@@ -268,6 +308,7 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         Returns
         -------
         self : AUCForestClassifier
+            The fitted forest.
         """
         from . import _dask  # dask collections: rows stay on the workers (lazy import)
         if _dask.is_dask_collection(X):
@@ -524,10 +565,12 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            The rows; NaN marks a missing value.
 
         Returns
         -------
         log_proba : ndarray of shape (n_samples, n_classes)
+            Columns follow ``classes_``.
         """
         with np.errstate(divide="ignore"):
             return np.log(self.predict_proba(X))
@@ -538,10 +581,12 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            The rows; NaN marks a missing value.
 
         Returns
         -------
         y : ndarray of shape (n_samples,)
+            Predicted class labels.
         """
         from . import _dask  # dask collections: lazy, on the workers
         if _dask.is_dask_collection(X):
@@ -565,6 +610,7 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            The rows; NaN marks a missing value.
 
         Returns
         -------
@@ -584,6 +630,7 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            The rows; NaN marks a missing value.
 
         Returns
         -------
@@ -591,6 +638,7 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
             1 where a row passes through a node; tree i's nodes are the columns
             ``n_nodes_ptr[i]:n_nodes_ptr[i + 1]``.
         n_nodes_ptr : ndarray of shape (n_estimators + 1,)
+            Where each tree's columns start in ``indicator``.
         """
         X = self._validate_X_predict(X)
         paths = [tree.tree_.decision_path(X) for tree in self.estimators_]

@@ -35,6 +35,8 @@ class AUCTreeClassifier(ClassifierMixin, BaseEstimator):
         Non-constant features examined per node (None: all; "sqrt" floor and
         "ceil_sqrt" ceiling of sqrt(p)).
     max_depth : int or None, default=None
+        Deepest level the tree grows to (the root is level 0); None grows it
+        until its leaves are pure or cannot be split.
     min_samples_leaf : int, default=1
         Minimum number of distinct training cases in each child.
     min_weight_fraction_leaf : float, default=0.0
@@ -59,6 +61,29 @@ class AUCTreeClassifier(ClassifierMixin, BaseEstimator):
         Controls the order in which features are drawn (and the drawn
         thresholds).
 
+    Attributes
+    ----------
+    tree_ : Tree
+        Node arrays in scikit-learn's layout (``children_left``,
+        ``children_right``, ``feature``, ``threshold``, ``value`` of shape
+        (node_count, 1, n_classes), ``n_node_samples``,
+        ``weighted_n_node_samples``, ``impurity``, ``missing_go_to_left``), so
+        that ``sklearn.tree.export_text``, ``plot_tree`` and
+        ``export_graphviz`` read it. Under the AUC criteria ``impurity`` holds
+        theta of each node's split (1/2 at leaves).
+    classes_ : ndarray of shape (n_classes,)
+        Class labels.
+    n_classes_ : int
+        Number of classes.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_importances_ : ndarray of shape (n_features_in_,)
+        Weighted decrease of the split statistic per feature, normalised.
+
+    See Also
+    --------
+    AUCForestClassifier : A forest of these trees.
+
     Notes
     -----
     NaN in X marks a missing value. Each candidate split is scanned with the
@@ -66,12 +91,14 @@ class AUCTreeClassifier(ClassifierMixin, BaseEstimator):
     (``tree_.missing_go_to_left``); a node that saw no missing value at fit
     time sends them to the child with more training weight.
 
-    Attributes
-    ----------
-    tree_ : Tree
-        Node arrays (children_left, children_right, feature, threshold, value,
-        n_node_samples, ...), as in scikit-learn.
-    classes_, n_classes_, n_features_in_, feature_importances_
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from aucforest import AUCTreeClassifier
+    >>> X, y = load_iris(return_X_y=True)
+    >>> tree = AUCTreeClassifier(max_depth=2, random_state=0).fit(X, y)
+    >>> tree.get_depth()
+    2
     """
 
     _parameter_constraints = dict(TREE_PARAMETER_CONSTRAINTS)
@@ -92,8 +119,21 @@ class AUCTreeClassifier(ClassifierMixin, BaseEstimator):
     def fit(self, X, y, sample_weight=None):
         """Grow the tree on (X, y), optionally weighting the cases.
 
-        A fit that fails or is interrupted leaves the previous tree intact
-        (see `fit_atomically`).
+        A fit that fails or is interrupted leaves the previous tree intact.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data; NaN marks a missing value.
+        y : array-like of shape (n_samples,)
+            Class labels.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative case weights (None: all one).
+
+        Returns
+        -------
+        self : AUCTreeClassifier
+            The fitted tree.
         """
         return fit_atomically(self, lambda staging: staging._fit(X, y, sample_weight))
 
@@ -120,28 +160,82 @@ class AUCTreeClassifier(ClassifierMixin, BaseEstimator):
                              ensure_all_finite="allow-nan")
 
     def apply(self, X):
-        """Index of the leaf each row of X falls in."""
+        """Index of the leaf each row of X falls in.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The rows; NaN marks a missing value.
+
+        Returns
+        -------
+        leaves : ndarray of shape (n_samples,)
+            Node index of each row's leaf in ``tree_``.
+        """
         X = self._validate_X_predict(X)
         return self.tree_.apply(X)
 
     def predict_proba(self, X):
-        """Weighted class proportions of the leaf of each row (columns follow classes_)."""
+        """Weighted class proportions of the leaf of each row.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The rows; NaN marks a missing value.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Columns follow ``classes_``.
+        """
         X = self._validate_X_predict(X)
         return self.tree_.predict_proba(X)
 
     def predict_log_proba(self, X):
-        """Natural logarithm of `predict_proba` (-inf where a proportion is 0)."""
+        """Natural logarithm of `predict_proba` (-inf where a proportion is 0).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The rows; NaN marks a missing value.
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+            Columns follow ``classes_``.
+        """
         with np.errstate(divide="ignore"):
             return np.log(self.predict_proba(X))
 
     def decision_path(self, X):
-        """The nodes each row passes through, a scipy.sparse CSR matrix of shape
-        (n_samples, node_count) with 1 where row i passes through node j."""
+        """Return the nodes each row passes through, from the root to its leaf.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The rows; NaN marks a missing value.
+
+        Returns
+        -------
+        indicator : scipy.sparse.csr_matrix of shape (n_samples, node_count)
+            1 where row i passes through node j.
+        """
         X = self._validate_X_predict(X)
         return self.tree_.decision_path(X)
 
     def predict(self, X):
-        """Most frequent class of the leaf of each row."""
+        """Most frequent class (by weight) of the leaf of each row.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The rows; NaN marks a missing value.
+
+        Returns
+        -------
+        y : ndarray of shape (n_samples,)
+            Predicted class labels.
+        """
         proba = self.predict_proba(X)
         return self.classes_[np.argmax(proba, axis=1)]
 
@@ -152,10 +246,24 @@ class AUCTreeClassifier(ClassifierMixin, BaseEstimator):
         return self.tree_.compute_feature_importances()
 
     def get_depth(self):
+        """Depth of the tree (the root alone has depth 0).
+
+        Returns
+        -------
+        depth : int
+            Longest path from the root to a leaf, in splits.
+        """
         check_is_fitted(self)
         return self.tree_.max_depth
 
     def get_n_leaves(self):
+        """Number of leaves of the tree.
+
+        Returns
+        -------
+        n_leaves : int
+            Number of nodes without children.
+        """
         check_is_fitted(self)
         return self.tree_.n_leaves
 
