@@ -32,7 +32,7 @@ import warnings
 
 import numpy as np
 
-from . import __version__, _cli_importance, io
+from . import _cli_importance, io
 from ._atomic import atomic_output, figure_format, output_target, save_figure
 from ._compare import (Dataset, check_fold_sizes, compare, comparison_json, default_datasets,
                        fold_records, format_paired_tests, format_table, matplotlib_figure,
@@ -42,6 +42,7 @@ from ._forest import AUCForestClassifier
 from ._oob import MIN_CLASS_CASES_TO_CHOOSE
 from ._progress import progress
 from ._table import quote, read_table
+from ._version import __version__
 from .metrics import auc, auc_ci, imbalance_report, multiclass_auc, plot_roc
 
 EXIT_ERROR = 1

@@ -68,6 +68,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from ._atomic import atomic_output
+from ._version import __version__
 
 FORMAT_NAME = "aucforest-model"
 FORMAT_VERSION = 1
@@ -204,7 +205,7 @@ def forest_to_arrays(forest, *, extra=None):
     metadata = {
         "format": FORMAT_NAME,
         "format_version": FORMAT_VERSION,
-        "aucforest_version": _package_version(),
+        "aucforest_version": __version__,
         "params": params,
         "dropped_params": dropped,
         "n_trees": len(forest.estimators_),
@@ -280,12 +281,6 @@ def _write_loadable(stream, arrays):
             padding = np.full(over // (_MAX_LOAD_BYTES_PER_FILE_BYTE - 1) + 64, ord(" "),
                               dtype=np.uint8)
             arrays = {**arrays, "metadata": np.concatenate([arrays["metadata"], padding])}
-
-
-def _package_version():
-    from . import __version__
-
-    return __version__
 
 
 def _storable_classes(classes):
