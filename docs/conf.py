@@ -92,10 +92,12 @@ def plain_docstrings(app, what, name, obj, options, lines):
     * scikit-learn's inherited methods (``score``, ``get_params`` ...) cite
       labels of scikit-learn's own documentation (``:ref:`User Guide
       <metadata_routing>```): keep the text, drop the link.
-    * A fitted attribute named in prose (``classes_``) reads, in
-      reStructuredText, as a link to a target of that name: show it as code.
-      Only prose is touched: not the ``name : type`` lines of the sections,
-      not examples, literal blocks or text already in backquotes.
+    * A fitted attribute named in prose or in a type (``classes_``, ``of
+      shape (n_features_in_,)``) reads, in reStructuredText, as a link to a
+      target of that name: show it as code. Bars of plain-text maths
+      (``|r_1 - r_0|``) read as a substitution: escape them. Only prose and
+      types are touched: not the names of ``name : type`` lines, not examples,
+      literal blocks, tables or text already in backquotes.
     """
     if getattr(obj, "__module__", "").startswith("sklearn"):
         lines[:] = [SKLEARN_REF.sub(r"\1", line) for line in lines]
@@ -110,12 +112,17 @@ def plain_docstrings(app, what, name, obj, options, lines):
             literal_indent = None
         if text.endswith("::"):
             literal_indent = indent
-        if text.startswith((">>>", "...")) or (indent == 0 and (" : " in text or re.fullmatch(
-                r"[\w, *]+", text))):
+        if text.startswith((">>>", "...", "|", "+")) or (indent == 0 and re.fullmatch(
+                r"[\w, *]+", text)):
             continue
-        pieces = LITERAL.split(line)
-        lines[index] = "".join(piece if LITERAL.fullmatch(piece) else
-                               BARE_NAME_.sub(r"``\1``", piece) for piece in pieces)
+        head, prose = "", line
+        if indent == 0 and " : " in text:  # "name : type": the type only
+            head, _, prose = line.partition(" : ")
+            head += " : "
+        lines[index] = head + "".join(
+            piece if LITERAL.fullmatch(piece) else
+            BARE_NAME_.sub(r"``\1``", re.sub(r"(?<!\\)\|", r"\\|", piece))
+            for piece in LITERAL.split(prose))
 
 
 def setup(app):
