@@ -599,11 +599,6 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         """Classes the fitted decision rule gives for class probabilities ``proba``."""
         return decide_classes(proba, vars(self), self.decision)
 
-    def save(self, path):
-        """Write the fitted forest to a safe, versioned .npz model file (see `aucforest.io.save`)."""
-        from .io import save
-        save(self, path)
-
     def apply(self, X):
         """Leaf of each row in each tree.
 

@@ -5,6 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import aucforest
 from aucforest import AUCForestClassifier, AUCTreeClassifier
 from aucforest import _binning
 from aucforest._binning import MISSING_CODE, bin_features
@@ -183,7 +184,7 @@ def test_auto_max_bins_bins_from_the_row_threshold_on(monkeypatch, tmp_path):
     assert not np.array_equal(auto.predict_proba(X),
                               AUCForestClassifier(max_bins=None, **params).fit(X, y)
                               .predict_proba(X))
-    auto.save(tmp_path / "auto.npz")
+    aucforest.save(auto, tmp_path / "auto.npz")
     loaded = load(tmp_path / "auto.npz")
     assert (loaded.max_bins, loaded.max_bins_) == ("auto", 255)
     assert all(tree.max_bins == 255 for tree in loaded.estimators_)

@@ -37,7 +37,7 @@ def fuzz_examples(default):
 @pytest.fixture(scope="module")
 def model_bytes(tmp_path_factory):
     path = tmp_path_factory.mktemp("model") / "forest.npz"
-    FOREST.save(path)
+    aucforest.save(FOREST, path)
     return path.read_bytes()
 
 

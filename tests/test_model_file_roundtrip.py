@@ -33,7 +33,7 @@ def labels_as(values, container):
 
 def refused_at_save(forest, path):
     try:
-        forest.save(path)
+        aucforest.save(forest, path)
     except ValueError as error:
         return error
     return None

@@ -145,7 +145,7 @@ def test_outputs_through_symbolic_links_replace_the_target_and_keep_the_link(
     pytest.importorskip("matplotlib")
     assert run_main(capsys, "evaluate", model, data, "--target", "label", "--plot",
                     tmp_path / "roc.png")[0] == 0
-    aucforest.load(model).save(tmp_path / "saved.npz")
+    aucforest.save(aucforest.load(model), tmp_path / "saved.npz")
     for name in ("model.npz", "predictions.csv", "roc.png", "saved.npz"):
         assert os.path.islink(tmp_path / name), name
         assert os.readlink(tmp_path / name) == str(tmp_path / "real" / name)
@@ -225,7 +225,7 @@ SAVE_SCRIPT = textwrap.dedent("""
                                            random_state=0, n_jobs=1).fit(X, y)
     forest.estimators_ = forest.estimators_ * 15  # a save of about half a second
     print("saving", flush=True)
-    forest.save(sys.argv[1])
+    aucforest.save(forest, sys.argv[1])
     print("saved", flush=True)
 """)
 
@@ -235,7 +235,7 @@ SAVE_SCRIPT = textwrap.dedent("""
 def test_a_signal_during_a_save_leaves_the_old_file_and_no_temporary(tmp_path, signum):
     path = tmp_path / "model.npz"
     forest = aucforest.AUCForestClassifier(3, random_state=0).fit(np.eye(10), np.arange(10) % 2)
-    forest.save(path)
+    aucforest.save(forest, path)
     before = path.read_bytes()
     child = subprocess.Popen([sys.executable, "-c", SAVE_SCRIPT, str(path)], cwd=tmp_path,
                              env=package_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,

@@ -12,6 +12,7 @@ import pytest
 from sklearn.datasets import make_classification
 from sklearn.tree import export_graphviz, export_text, plot_tree
 
+import aucforest
 from aucforest import AUCForestClassifier, AUCTreeClassifier, auc_split_statistic, load
 
 matplotlib.use("Agg")
@@ -143,8 +144,8 @@ def test_a_model_file_of_grown_trees_loads_collapsed(fitted, tmp_path):
     forest, X, y = fitted
     grown = AUCForestClassifier(40, predict_min_samples=1, random_state=0).fit(X, y)
     grown.predict_min_samples_ = forest.predict_min_samples_  # as such a file says
-    grown.save(tmp_path / "grown.npz")
-    forest.save(tmp_path / "collapsed.npz")
+    aucforest.save(grown, tmp_path / "grown.npz")
+    aucforest.save(forest, tmp_path / "collapsed.npz")
     for name in ("grown.npz", "collapsed.npz"):
         loaded = load(tmp_path / name)
         np.testing.assert_array_equal(loaded.predict_proba(X), forest.predict_proba(X))
