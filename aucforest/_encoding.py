@@ -1,7 +1,7 @@
 """Turning the columns of a data file (or a DataFrame) into the numeric matrix a forest needs.
 
 :class:`ColumnEncoding` is public: a model fitted by the command line stores
-its encoding, and ``aucforest.io.read_model(path).encoding`` gives it back
+its encoding, and ``ColumnEncoding.from_model_file(path)`` gives it back
 so that Python code can encode a DataFrame exactly as the command line does.
 
 Rules (documented in docs/user_guide.md, "Command line"):
@@ -57,7 +57,7 @@ class ColumnEncoding:
     """How each input column becomes one or more numeric feature columns.
 
     The object the command line fits on a data file and saves with the
-    model; get it back with ``aucforest.io.read_model(path).encoding``.
+    model; get it back with :meth:`from_model_file`.
 
     Parameters
     ----------

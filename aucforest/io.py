@@ -116,20 +116,13 @@ class SavedModel(NamedTuple):
     forest : AUCForestClassifier
         The fitted forest.
     extra : dict
-        The plain data passed as ``extra`` to :func:`save` (empty if none).
+        The plain data passed as ``extra`` to :func:`save` (empty if none);
+        for a model fitted by ``aucforest fit``, ``extra["encoding"]`` is its
+        column encoding (``aucforest.ColumnEncoding.from_model_file(path)``).
     """
 
     forest: object
     extra: dict
-
-    @property
-    def encoding(self):
-        """The column encoding saved by ``aucforest fit``
-        (:class:`aucforest.ColumnEncoding`), or None for a model saved from Python."""
-        from ._encoding import ColumnEncoding
-
-        data = self.extra.get("encoding")
-        return None if data is None else ColumnEncoding.from_dict(data)
 
 
 # --------------------------------------------------------------------- save

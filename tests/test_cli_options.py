@@ -458,7 +458,8 @@ def test_loaded_cli_model_predicts_on_a_dataframe(capsys, tmp_path, people_csv):
     fit(capsys, people_csv, tmp_path / "m.npz", "--id", "rownames", "--weight", "wt")
     forest = aucforest.load(tmp_path / "m.npz")
     encoding = aucforest.ColumnEncoding.from_model_file(tmp_path / "m.npz")
-    assert model_io.read_model(tmp_path / "m.npz").encoding.feature_names == \
+    saved = model_io.read_model(tmp_path / "m.npz")
+    assert aucforest.ColumnEncoding.from_dict(saved.extra["encoding"]).feature_names == \
         encoding.feature_names == list(forest.feature_names_in_)
     frame = pandas.read_csv(people_csv, dtype=str, keep_default_na=False)
     X = encoding.transform(frame)
