@@ -59,8 +59,7 @@ from ._binning import LAST_EDGE, MAX_BINS, BinnedData, _codes, bin_edges
 from ._dask_kernels import (HistogramSplitter, draw_counts, feature_order, hash_key,
                             histograms, node_impurity, route, row_uniforms)
 from ._decision import validate_decision
-from ._oob import (MIN_CLASS_CASES_TO_CHOOSE, MIN_SAMPLES_CANDIDATES, OOB_CHOICE_MAX_CASES,
-                   OutOfBagSums, oob_gmean)
+from ._oob import OOB_CHOICE_MAX_CASES, OutOfBagSums, node_size_candidates, oob_gmean
 from ._prediction import decide_classes, mean_tree_proba
 from ._sampling import CaseDraws, check_class_weight_dict
 from ._split import CRITERIA
@@ -574,8 +573,7 @@ class _Fit:
 
     def _grow_batch(self, tree_indices):
         """Grow the trees `tree_indices` level by level; returns their `Tree`s."""
-        forest, K = self.forest, self.K
-        T = len(tree_indices)
+        K = self.K
         keys = self.draw_keys[list(tree_indices)]
         rates = self.rates[list(tree_indices)]
         states = [self.submit(_init_state, b, keys, rates, self.poisson, name="draw")
@@ -583,7 +581,7 @@ class _Fit:
         sums = self.gather(self.submit(
             _sum_arrays, *[self.submit(_root_sums, b, s, K, name="rootsum")
                            for b, s in zip(self.blocks, states)], name="rootsums"))
-        self.nodes = nodes = []
+        self.nodes = []
         roots = []
         self.tree_weight = {}
         for t, index in enumerate(tree_indices):
@@ -857,7 +855,7 @@ class _Fit:
 
     def _finish(self):
         """OOB estimates and node-size choice, then the trees collapsed to it."""
-        forest, K = self.forest, self.K
+        forest = self.forest
         candidates = self._candidates()
         forest.predict_min_samples_ = candidates[0]
         self.draw = (self.draw_keys, self.rates, self.poisson)
@@ -873,15 +871,9 @@ class _Fit:
             block.release()
 
     def _candidates(self):
-        """`AUCForestClassifier._min_samples_candidates` from the class counts."""
+        """Node sizes to predict from, from the class counts (`node_size_candidates`)."""
         forest = self.forest
-        if forest.predict_min_samples != "oob":
-            return (forest.predict_min_samples,)
-        if not forest.bootstrap:
-            return (1,)
-        if self.positive.min() < MIN_CLASS_CASES_TO_CHOOSE:
-            return (1,)
-        return MIN_SAMPLES_CANDIDATES
+        return node_size_candidates(forest.predict_min_samples, forest.bootstrap, self.positive)
 
     def _oob(self, candidates):
         forest, K = self.forest, self.K

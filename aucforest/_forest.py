@@ -23,8 +23,8 @@ from ._base import (MAX_SEED, TREE_PARAMETER_CONSTRAINTS, check_counts_are_not_b
                     validate_training_data)
 from ._compat import Interval, StrOptions, fit_context, validate_data
 from ._decision import validate_decision
-from ._oob import (MIN_CLASS_CASES_TO_CHOOSE, MIN_SAMPLES_CANDIDATES, OutOfBagSums,
-                   cases_choosing_node_size, oob_auc, oob_gmean)
+from ._oob import (OutOfBagSums, cases_choosing_node_size, node_size_candidates, oob_auc,
+                   oob_gmean)
 from ._prediction import decide_classes, mean_tree_proba
 from ._progress import progress
 from ._sampling import TreeSampler, check_class_weight_dict, seeded_rng, weight_product
@@ -337,7 +337,9 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         self._case_draws = sampler.draws  # for estimators_samples_
         self.max_bins_ = resolve_max_bins(self.max_bins, X.shape[0])
         params = dict(tree_params(self), max_bins=self.max_bins_)
-        candidates = self._min_samples_candidates(y_encoded, sample_weight, n_classes)
+        positive = y_encoded if sample_weight is None else y_encoded[sample_weight > 0]
+        candidates = node_size_candidates(self.predict_min_samples, self.bootstrap,
+                                          np.bincount(positive, minlength=n_classes))
         fit_X = training_matrix(X, self.max_bins_, random_state)  # bin codes when max_bins_ is set
         tables = distinct_value_tables(X) if self.max_bins_ is None and self.nsplit else None
         oob = None
@@ -345,7 +347,7 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
             oob = OutOfBagSums(X, n_classes, candidates)
         elif len(candidates) > 1:
             oob = OutOfBagSums(X, n_classes, candidates,
-                            cases_choosing_node_size(y_encoded, n_classes, random_state))
+                               cases_choosing_node_size(y_encoded, n_classes, random_state))
         # (random_state, parameters, tree as grown) of every tree, kept ones first
         grown = self._warm_start_trees(previous, X.shape[1], candidates)
         for tree_seed, _, tree_ in grown:  # their OOB sums, in the order of a single fit
@@ -402,19 +404,6 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
             trees = [estimator.tree_ for estimator in estimators]
         return [(estimator.random_state, tree_params(estimator), tree_)
                 for estimator, tree_ in zip(estimators, trees)]
-
-    def _min_samples_candidates(self, y_encoded, sample_weight, n_classes):
-        """Node sizes to predict from: the one given, or the candidates for "oob"
-        (the leaf alone without out-of-bag cases, or with fewer than
-        MIN_CLASS_CASES_TO_CHOOSE cases of positive weight in some class)."""
-        if self.predict_min_samples != "oob":
-            return (self.predict_min_samples,)
-        if not self.bootstrap:
-            return (1,)
-        cases = y_encoded if sample_weight is None else y_encoded[sample_weight > 0]
-        if np.bincount(cases, minlength=n_classes).min() < MIN_CLASS_CASES_TO_CHOOSE:
-            return (1,)
-        return MIN_SAMPLES_CANDIDATES
 
     def __sklearn_is_fitted__(self):
         """Fitted once a fit has published at least one tree."""

@@ -27,6 +27,29 @@ MIN_CLASS_CASES_TO_CHOOSE = 15
 OOB_CHOICE_MAX_CASES = 100_000
 
 
+def node_size_candidates(predict_min_samples, bootstrap, positive_class_counts):
+    """Node sizes a fit predicts from: the one given, or for "oob" the
+    candidates (the leaf alone without out-of-bag cases, or when some class has
+    fewer than MIN_CLASS_CASES_TO_CHOOSE cases of positive weight).
+
+    Parameters
+    ----------
+    predict_min_samples : int or "oob"
+    bootstrap : bool
+    positive_class_counts : ndarray of shape (n_classes,)
+        Training cases of positive weight in each class.
+
+    Returns
+    -------
+    tuple of int
+    """
+    if predict_min_samples != "oob":
+        return (predict_min_samples,)
+    if not bootstrap or np.min(positive_class_counts) < MIN_CLASS_CASES_TO_CHOOSE:
+        return (1,)
+    return MIN_SAMPLES_CANDIDATES
+
+
 # `_fit_tree(counts_of=ALL_CASES)`: the counts of every case
 ALL_CASES = slice(None)
 
