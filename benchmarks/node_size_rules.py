@@ -11,9 +11,12 @@ randomForestSRC's per-data-set means from the committed benchmark CSV
 
 The forests score every candidate even where the default would not choose
 (MIN_CLASS_CASES_TO_CHOOSE is set to 0 while they grow: the trees are the
-same). --min-rows/--max-rows select the data sets by row count as
-imbalance_peers' rule does (500 and up: its 66 sets; 100-499: smaller
-KEEL sets it does not use).
+same). The trees are collapsed to the chosen node size when the forest is
+fitted, so the test figures at each other candidate m come from a refit with
+predict_min_samples=m and the same seed: the same grown trees, collapsed to m
+(six fits per fold; before the trees were collapsed, one fit served them all).
+--min-rows/--max-rows select the data sets by row count as imbalance_peers'
+rule does (500 and up: its 66 sets; 100-499: smaller KEEL sets it does not use).
 
 Data sets (``harness.data.keel_registry``, ``small_minority_registry``),
 folds and the paired test come from ``benchmarks.harness``. From the
@@ -42,9 +45,10 @@ except ImportError:  # before that split
     from aucforest._forest import MIN_CLASS_CASES_TO_CHOOSE, MIN_SAMPLES_CANDIDATES
 from aucforest.metrics import gmean_score, multiclass_auc
 
-from .harness import data, folds, report, stats
+from .harness import data, folds, stats
+from .harness.report import RESULTS, run_metadata, write_results
 
-PEERS_CSV = str(report.RESULTS / "imbalance_peers.csv")
+PEERS_CSV = str(RESULTS / "imbalance_peers.csv")
 STUDY = "node_size_rules"
 
 
@@ -80,23 +84,25 @@ def fold_rows(name, kind, loader, params, trees):
     for module in holders:
         module.MIN_CLASS_CASES_TO_CHOOSE = 0
     try:
-        for fold, (train, test) in enumerate(folds.cv_splits(y)):
-            forest = AUCForestClassifier(trees, n_jobs=1, random_state=folds.fold_seed(fold),
-                                         **params)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for fold, (train, test) in enumerate(folds.cv_splits(y)):
+                forest = AUCForestClassifier(trees, n_jobs=1, random_state=folds.fold_seed(fold),
+                                             **params)
                 forest.fit(X[train], y[train])
-            n_min = int(np.unique(y[train], return_counts=True)[1].min())
-            for m in MIN_SAMPLES_CANDIDATES:
-                forest.predict_min_samples_ = m
-                rows.append(dict(
-                    dataset=name, kind=kind, fold=fold, m=m, n_min=n_min,
-                    oob_auc=forest.oob_scores_by_min_samples_[m],
-                    oob_g=forest.oob_gmeans_by_min_samples_[m],
-                    auc=float(multiclass_auc(y[test], forest.predict_proba(X[test]),
-                                             labels=forest.classes_)),
-                    gmean=float(gmean_score(y[test], forest.predict(X[test]),
-                                            labels=forest.classes_))))
+                n_min = int(np.unique(y[train], return_counts=True)[1].min())
+                for m in MIN_SAMPLES_CANDIDATES:
+                    at_m = forest if m == forest.predict_min_samples_ else AUCForestClassifier(
+                        trees, n_jobs=1, random_state=folds.fold_seed(fold),
+                        **dict(params, predict_min_samples=m)).fit(X[train], y[train])
+                    rows.append(dict(
+                        dataset=name, kind=kind, fold=fold, m=m, n_min=n_min,
+                        oob_auc=forest.oob_scores_by_min_samples_[m],
+                        oob_g=forest.oob_gmeans_by_min_samples_[m],
+                        auc=float(multiclass_auc(y[test], at_m.predict_proba(X[test]),
+                                                 labels=at_m.classes_)),
+                        gmean=float(gmean_score(y[test], at_m.predict(X[test]),
+                                                labels=at_m.classes_))))
     finally:
         for module in holders:
             module.MIN_CLASS_CASES_TO_CHOOSE = MIN_CLASS_CASES_TO_CHOOSE
@@ -173,9 +179,8 @@ def main(argv=None):
         out = Parallel(n_jobs=args.jobs)(
             delayed(fold_rows)(n, registry[n].kind, registry[n].load, json.loads(args.params),
                                args.trees) for n in names)
-        report.write_results(pd.DataFrame([r for rows in out for r in rows]), args.csv,
-                             report.run_metadata(STUDY, argv, params=args.params,
-                                                 trees=args.trees))
+        write_results(pd.DataFrame([r for rows in out for r in rows]), args.csv,
+                      run_metadata(STUDY, argv, params=args.params, trees=args.trees))
     report(args.csv)
 
 

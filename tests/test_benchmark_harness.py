@@ -22,7 +22,7 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir))
 if ROOT not in sys.path:
     sys.path.append(ROOT)  # last: the aucforest under test stays the installed one
 
-from benchmarks import criterion_grid, forest_seeds  # noqa: E402
+from benchmarks import forest_seeds  # noqa: E402
 from benchmarks import node_size_rules as rules  # noqa: E402
 from benchmarks.harness import data, stats, systems  # noqa: E402
 
@@ -422,3 +422,24 @@ def test_plots_skip_a_figure_whose_results_are_missing(tmp_path, capsys):
     from benchmarks import plots
     assert plots.main(["--results", str(tmp_path)]) == []
     assert capsys.readouterr().out.count("skipped") == 3
+
+
+def test_node_size_rules_scores_each_candidate_on_trees_collapsed_to_it(monkeypatch):
+    """The trees are collapsed to the node size when the forest is fitted: the
+    test figures of candidate m are those of a forest fitted with
+    predict_min_samples=m on the same seed, and they differ between sizes."""
+    from benchmarks.harness import folds
+    from aucforest.metrics import multiclass_auc
+    X, y = make_classification(200, n_features=6, weights=[0.85], flip_y=0.05,
+                               random_state=8)
+    splits = folds.cv_splits(y)[:1]  # one fold is enough here
+    monkeypatch.setattr(rules.folds, "cv_splits", lambda y: splits)
+    frame = pd.DataFrame(rules.fold_rows("toy", "binary", lambda: (X, y), {}, 8))
+    assert list(frame["m"]) == list(rules.MIN_SAMPLES_CANDIDATES)
+    train, test = splits[0]
+    at_20 = AUCForestClassifier(8, n_jobs=1, random_state=0, predict_min_samples=20).fit(
+        X[train], y[train])
+    assert frame.set_index("m").at[20, "auc"] == pytest.approx(
+        multiclass_auc(y[test], at_20.predict_proba(X[test]), labels=at_20.classes_))
+    assert frame["auc"].nunique() > 1
+    assert rules.MIN_CLASS_CASES_TO_CHOOSE == 15  # restored after the run

@@ -2,6 +2,7 @@
 what needs the package and how to install it."""
 import importlib
 import importlib.metadata
+import importlib.util
 
 # module -> (distribution, how to install it)
 INSTALL = {
@@ -34,6 +35,9 @@ def require(module, purpose):
     except ImportError as exc:
         top = module.split(".")[0]
         distribution, how = INSTALL.get(top, (top, f"pip install {top}"))
+        if importlib.util.find_spec(top) is not None:  # there, but broken
+            raise MissingDependency(f"{purpose} needs the Python package {distribution!r}, "
+                                    f"which is installed but does not import: {exc}") from exc
         raise MissingDependency(f"{purpose} needs the Python package {distribution!r}, which "
                                 f"is not installed: {how}") from exc
 
