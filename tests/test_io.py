@@ -16,6 +16,7 @@ from sklearn.datasets import load_iris, make_classification
 import aucforest
 from aucforest import AUCForestClassifier
 from aucforest import io as model_io
+from aucforest.io._format import _MAX_EXTRA_DEPTH
 from package_env import package_env
 
 
@@ -626,7 +627,7 @@ def test_deeply_nested_metadata_is_a_valueerror(tmp_path, arrays):
 
 def test_extra_nesting_is_bounded_at_save_as_at_load(tmp_path, forest):
     nested = []
-    for _ in range(model_io._MAX_EXTRA_DEPTH - 2):  # with {"x": ...}: the deepest allowed
+    for _ in range(_MAX_EXTRA_DEPTH - 2):  # with {"x": ...}: the deepest allowed
         nested = [nested]
     model_io.save(forest, tmp_path / "m.npz", extra={"x": nested})
     assert model_io.read_model(tmp_path / "m.npz").extra == {"x": nested}

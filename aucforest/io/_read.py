@@ -1,111 +1,24 @@
-"""Safe model files: a fitted forest as one versioned ``.npz`` of plain arrays.
-
-A model file is a zip of ``.npy`` arrays written by
-:func:`numpy.savez_compressed`. It holds numbers, strings and one JSON
-document, never pickled objects, and :func:`load` opens it with
-``allow_pickle=False``: opening a model file never runs code. Loading checks
-everything it reads (format version, array names, dtypes and shapes, node
-indices, class labels) and raises :class:`ValueError` naming the first
-problem, so a truncated, corrupted or crafted file cannot yield a forest
-that misbehaves later. Only regular files are read, and the work of
-loading (inflated bytes plus a cost per tree and per declared feature) is
-bounded by the file's size before the arrays are read; :func:`save` writes
-the arrays uncompressed when compression would break that bound (and pads
-the metadata when even that would), so every file it writes loads.
-
-Layout (format version 1)
--------------------------
-``metadata``
-    uint8 array holding UTF-8 JSON (possibly followed by spaces, see
-    above): ``format`` ("aucforest-model"),
-    ``format_version``, ``aucforest_version``, ``params`` (the forest's
-    ``get_params()`` values that JSON can hold exactly, except ``n_jobs``,
-    which is the loading user's choice), ``dropped_params``
-    (names of the others, which load as their defaults), ``n_trees``,
-    ``n_features_in``, ``classes_dtype`` ("object" when ``classes_`` was an
-    object array), ``predict_min_samples`` (the node size the trees were
-    collapsed to; 1 when absent; files written before trees were collapsed at
-    fit hold the trees as grown, and loading collapses them), ``max_bins``
-    (the ``max_bins_`` the trees were
-    grown with; the parameter's value when absent, which it cannot be for
-    ``max_bins="auto"``), ``oob_score``/``oob_gmean`` (when fitted with
-    ``oob_score=True``) and ``extra`` (plain data stored by the caller, e.g.
-    the command line's feature encoding).
-``classes``, ``class_prior``
-    ``classes_`` (int64, float64, bool or unicode) and ``class_prior_``.
-``feature_names_in``
-    Optional, unicode: ``feature_names_in_`` of a forest fitted on a
-    DataFrame.
-``oob_decision_function``
-    Optional, float64 (n_samples, n_classes).
-``oob_labels``
-    Optional, int64 (n_samples,): the encoded training classes, so that the
-    OOB G-mean follows a decision rule changed after loading.
-``oob_min_samples_scores``
-    Optional, float64 (n_candidates, 2): ``oob_scores_by_min_samples_`` of a
-    forest fitted with ``predict_min_samples="oob"``, one (node size, OOB
-    score) row per candidate.
-``oob_min_samples_gmeans``
-    Optional, float64 (n_candidates, 2): ``oob_gmeans_by_min_samples_``
-    likewise, one (node size, OOB G-mean) row per candidate.
-``tree_offsets``, ``tree_max_depth``, ``tree_random_state``
-    int64: tree ``t`` owns nodes ``tree_offsets[t]:tree_offsets[t + 1]``
-    of the node arrays below; its depth and its ``random_state``.
-``children_left``, ``children_right``, ``feature``, ``threshold``, ...
-    The node arrays of all trees (every array of ``aucforest._tree.NODE_ARRAYS``),
-    concatenated; integer arrays as int64, the others in their own dtype
-    (``value`` has one column per class, the node's class proportions).
-    Node indices are local to their tree.
-"""
+"""Reading model files: :func:`load` and :func:`read_model`, with every check of
+what a file holds (regular file, zip members, .npy headers and dtypes, the work
+bound, metadata, parameters, labels, trees) before a forest is built from it."""
 import json
 import os
 import stat
-import warnings
 import zipfile
 from typing import NamedTuple
 
 import numpy as np
-from sklearn.utils.validation import check_is_fitted
 
-from ._atomic import atomic_output
-from ._version import __version__
-
-FORMAT_NAME = "aucforest-model"
-FORMAT_VERSION = 1
-
-_FOREST_ARRAYS = {"metadata": "u1", "classes": None, "class_prior": "f8",
-                  "tree_offsets": "i8", "tree_max_depth": "i8", "tree_random_state": "i8"}
-_OPTIONAL_ARRAYS = {"feature_names_in": "U", "oob_decision_function": "f8", "oob_labels": "i8",
-                    "oob_min_samples_scores": "f8", "oob_min_samples_gmeans": "f8"}
-# per-candidate out-of-bag tables of predict_min_samples="oob": attribute -> array
-_MIN_SAMPLES_TABLES = {"oob_scores_by_min_samples_": "oob_min_samples_scores",
-                       "oob_gmeans_by_min_samples_": "oob_min_samples_gmeans"}
-_LABEL_KINDS = "biufU"  # bool, int, unsigned, float, unicode: labels that round-trip
-_MAX_HEADER_SIZE = 10_000
-_NOT_STORED_PARAMS = ("n_jobs",)  # how to run belongs to the user, not to the file
-# Parameters added after format version 1 appeared, with the value the fit used
-# before they existed: a file written before them gets these, not today's defaults,
-# so that a loaded forest reports (and refits) what was fitted.
-_PARAMS_OF_EARLIER_FILES = {"max_bins": None, "replacement": True, "nsplit": None,
-                            "predict_min_samples": 1}
-_MAX_EXTRA_DEPTH = 32  # nesting of the ``extra`` data (dicts and lists)
-_MAX_METADATA_DEPTH = _MAX_EXTRA_DEPTH + 8
-# Loading costs about the arrays' inflated bytes plus this much per tree (the
-# Python objects of one tree take 1-3 kB and 0.1-0.5 ms to build, measured),
-# plus one float64 per feature (what the forest then holds per feature, e.g. in
-# feature_importances_): with the allowance below a file may declare 131,072
-# features for free, more only with one byte of file per 8 features, which
-# every forest that splits on them holds (save pads the others).
-_LOAD_BYTES_PER_TREE = 4096
-_LOAD_BYTES_PER_FEATURE = 8
-_INT32_MAX = 2**31 - 1  # the kernel's feature indices and node sizes are int32
-_MAX_TREE_SEED = 2**32 - 1  # a tree's random_state seeds a numpy RandomState
-# Work bound: a file may cost at most this many times its own size to load
-# (plus a small allowance). Real forests compress 2-5 fold; `save` writes a
-# file without compression whenever compression would break the bound.
-_MAX_LOAD_BYTES_PER_FILE_BYTE = 64
-_LOAD_ALLOWANCE = 1 << 20
-_READ_CHUNK = 1 << 20
+from .._base import collapsed, tree_params
+from .._binning import MAX_BINS
+from .._decision import validate_decision
+from .._forest import AUCForestClassifier
+from .._tree import Tree
+from ..tree import fitted_tree
+from ._format import (FORMAT_NAME, FORMAT_VERSION, _OPTIONAL_ARRAYS, _MIN_SAMPLES_TABLES,
+                      _MAX_HEADER_SIZE, _NOT_STORED_PARAMS, _PARAMS_OF_EARLIER_FILES,
+                      _MAX_METADATA_DEPTH, _INT32_MAX, _MAX_TREE_SEED, _READ_CHUNK, _decode_param,
+                      _nesting_depth, node_array_dtypes, _expected_arrays, _load_work, _work_limit)
 
 
 class SavedModel(NamedTuple):
@@ -124,296 +37,6 @@ class SavedModel(NamedTuple):
     forest: object
     extra: dict
 
-
-# --------------------------------------------------------------------- save
-
-def save(forest, path, *, extra=None):
-    """Write a fitted forest to ``path`` as a versioned ``.npz`` model file.
-
-    The file is written to a temporary file in the same folder and then moved
-    over ``path`` in one step (:func:`os.replace`), so a failed save, or one
-    interrupted by Ctrl-C or SIGTERM, leaves any existing file at ``path``
-    intact and no temporary file behind. A file replaced keeps its
-    permissions (and owner, where allowed). A symbolic link is written
-    through: its target is replaced, the link kept. ``path`` is used as
-    given (no ``.npz`` suffix is added). ``n_jobs`` is not stored.
-
-    Parameters
-    ----------
-    forest : AUCForestClassifier
-        A fitted forest.
-    path : str or os.PathLike
-        Destination file.
-    extra : dict, default=None
-        Plain data (JSON: dicts, lists, str, numbers, bools, None) stored
-        with the model and returned by :func:`read_model`.
-
-    Raises
-    ------
-    TypeError
-        If ``forest`` is not an AUCForestClassifier.
-    NotFittedError
-        If ``forest`` is not fitted.
-    ValueError
-        If the class labels or ``extra`` cannot be stored as plain data
-        (labels must be ints, floats, strings or bools; strings may not end
-        in a NUL character; ``extra`` is nested at most 32 levels deep), or
-        if ``path`` is a folder, FIFO or device (nothing is written).
-    OSError
-        If the file cannot be written; it names ``path``.
-
-    Warns
-    -----
-    UserWarning
-        When a parameter cannot be stored exactly (for instance a
-        ``RandomState`` instance as ``random_state``): the loaded forest has
-        that parameter's default; its trees and predictions are unchanged.
-
-    Examples
-    --------
-    >>> import os, tempfile
-    >>> from sklearn.datasets import load_iris
-    >>> from aucforest import AUCForestClassifier
-    >>> from aucforest import io
-    >>> X, y = load_iris(return_X_y=True)
-    >>> forest = AUCForestClassifier(n_estimators=20, random_state=0).fit(X, y)
-    >>> path = os.path.join(tempfile.mkdtemp(), "iris.npz")
-    >>> io.save(forest, path)
-    >>> bool((io.load(path).predict_proba(X) == forest.predict_proba(X)).all())
-    True
-    """
-    arrays = forest_to_arrays(forest, extra=extra)
-    write_atomically(path, arrays)
-
-
-def forest_to_arrays(forest, *, extra=None):
-    """The arrays of a model file for ``forest`` (see the module docstring)."""
-    from ._forest import AUCForestClassifier
-
-    if not isinstance(forest, AUCForestClassifier):
-        raise TypeError(f"can only save an AUCForestClassifier, got {type(forest).__name__}")
-    check_is_fitted(forest)
-    classes, classes_dtype = _storable_classes(forest.classes_)
-    params, dropped = _storable_params(forest.get_params(deep=False))
-    metadata = {
-        "format": FORMAT_NAME,
-        "format_version": FORMAT_VERSION,
-        "aucforest_version": __version__,
-        "params": params,
-        "dropped_params": dropped,
-        "n_trees": len(forest.estimators_),
-        "n_features_in": int(forest.n_features_in_),
-        "classes_dtype": classes_dtype,
-        "predict_min_samples": int(forest.predict_min_samples_),
-        "max_bins": _fitted_max_bins(forest),
-        "extra": _plain_extra(extra),
-    }
-    arrays = {"classes": classes,
-              "class_prior": np.asarray(forest.class_prior_, dtype=np.float64)}
-    if hasattr(forest, "feature_names_in_"):
-        _check_no_trailing_nul(forest.feature_names_in_, "feature names")
-        arrays["feature_names_in"] = np.asarray(forest.feature_names_in_, dtype=str)
-    if hasattr(forest, "oob_decision_function_"):
-        arrays["oob_decision_function"] = np.asarray(forest.oob_decision_function_,
-                                                     dtype=np.float64)
-        if forest.oob_labels_ is not None:  # None: loaded from a file without them
-            arrays["oob_labels"] = np.asarray(forest.oob_labels_, dtype=np.int64)
-        metadata["oob_score"] = float(forest.oob_score_)
-        metadata["oob_gmean"] = float(forest.oob_gmean_)
-    for attribute, name in _MIN_SAMPLES_TABLES.items():
-        if hasattr(forest, attribute):
-            arrays[name] = np.array(list(getattr(forest, attribute).items()),
-                                    dtype=np.float64).reshape(-1, 2)
-    arrays.update(_tree_arrays(forest.estimators_))
-    arrays["metadata"] = np.frombuffer(json.dumps(metadata).encode("utf-8"), dtype=np.uint8)
-    return arrays
-
-
-def write_atomically(path, arrays):
-    """Write ``arrays`` as a model file to a temporary file beside ``path``,
-    then move it over ``path`` (:func:`os.replace`), with
-    :func:`aucforest._atomic.atomic_output`.
-
-    A file that ``path`` replaces keeps its permissions (and, where the
-    platform allows, its owner); a new file gets the permissions ``open()``
-    gives (``0o666`` less the umask). A symbolic link is written through to
-    its target; a folder, FIFO or device is refused (ValueError). If anything
-    fails, or SIGINT or SIGTERM arrives, the previous file is left as it was,
-    the temporary file is removed, and an ``OSError`` names ``path``.
-    """
-    with atomic_output(path, "w+b", what="model file") as stream:
-        _write_loadable(stream, arrays)
-
-
-def _write_loadable(stream, arrays):
-    """Compressed arrays, or plain ones when compression would make the file
-    smaller than `load`'s work bound allows (a forest of thousands of
-    identical one-node trees), padded when even that is too small (a tiny
-    forest of a great many features): whatever `save` writes, `load` reads."""
-    # Stored plainly, a file holds at least 113 bytes per tree (one node, two
-    # classes), so its trees' work is at most 1 + 4096/113 < 64 times its size.
-    n_trees = arrays["tree_offsets"].shape[0] - 1
-    n_features = json.loads(arrays["metadata"].tobytes())["n_features_in"]
-
-    def excess():  # work beyond the bound of the file written
-        stream.seek(0)
-        with zipfile.ZipFile(stream) as archive:
-            inflated = sum(info.file_size for info in archive.infolist())
-        return (_load_work(inflated, n_trees, n_features)
-                - _work_limit(stream.seek(0, os.SEEK_END)))
-
-    np.savez_compressed(stream, **arrays)
-    while excess() > 0:  # plainly, padded when that is not enough
-        stream.seek(0)
-        stream.truncate()
-        np.savez(stream, **arrays)
-        over = excess()
-        if over > 0:
-            # JSON ignores trailing white space: each byte of it adds one byte of
-            # work and 64 of bound (with room for the header's longer shape)
-            padding = np.full(over // (_MAX_LOAD_BYTES_PER_FILE_BYTE - 1) + 64, ord(" "),
-                              dtype=np.uint8)
-            arrays = {**arrays, "metadata": np.concatenate([arrays["metadata"], padding])}
-
-
-def _storable_classes(classes):
-    """classes_ as a plain array, and the dtype to restore ("object" or a numpy dtype string)."""
-    classes = np.asarray(classes)
-    if classes.dtype.kind in _LABEL_KINDS:
-        return _widened(classes), classes.dtype.str
-    values = classes.tolist()
-    _check_no_trailing_nul(values, "class labels")
-    plain = np.asarray(values) if values else np.asarray([], dtype=str)
-    same = (plain.dtype.kind in _LABEL_KINDS and
-            all(type(a) is type(b) and a == b for a, b in zip(plain.tolist(), values)))
-    if classes.dtype.kind != "O" or not same:
-        kinds = sorted({type(v).__name__ for v in values})
-        raise ValueError(
-            f"class labels of type {', '.join(kinds)} cannot be stored in a model file; "
-            "use int, float, str or bool labels")
-    return _widened(plain), "object"
-
-
-def _check_no_trailing_nul(texts, what):
-    """numpy's unicode arrays drop trailing NUL characters: refuse what they would change."""
-    if any(isinstance(text, str) and text.endswith("\x00") for text in texts):
-        raise ValueError(f"{what} ending in a NUL character ('\\x00') cannot be stored in a "
-                         "model file")
-
-
-def _widened(classes):
-    """Labels as int64, float64, bool or unicode (same values)."""
-    kind = classes.dtype.kind
-    if kind in "iu":
-        if kind == "u" and classes.size and classes.max() > np.iinfo(np.int64).max:
-            raise ValueError("class labels larger than 2**63 - 1 cannot be stored")
-        return classes.astype(np.int64)
-    if kind == "f":
-        return classes.astype(np.float64)
-    return classes
-
-
-def _storable_params(params):
-    """The parameters JSON holds exactly, and the names of the others."""
-    stored, dropped = {}, []
-    for name, value in sorted(params.items()):
-        if name in _NOT_STORED_PARAMS:
-            continue
-        encoded = _encode_param(value)
-        if encoded is _UNSTORABLE or _decode_param(json.loads(json.dumps(encoded))) != value:
-            dropped.append(name)
-            continue
-        stored[name] = encoded
-    if dropped:
-        warnings.warn(
-            f"parameters {dropped} cannot be stored exactly in a model file and will load "
-            "as their defaults; the trees and predictions are stored unchanged.",
-            UserWarning, stacklevel=4)
-    return stored, dropped
-
-
-_UNSTORABLE = object()
-
-
-def _encode_param(value):
-    """A JSON form of a parameter value; dicts (class_weight) as item lists."""
-    if isinstance(value, np.generic):
-        value = value.item()
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    if isinstance(value, dict):
-        items = [[_encode_param(k), _encode_param(v)] for k, v in value.items()]
-        if any(part is _UNSTORABLE for item in items for part in item):
-            return _UNSTORABLE
-        return {"dict_items": items}
-    return _UNSTORABLE
-
-
-def _decode_param(value):
-    if isinstance(value, dict):
-        return {key: item for key, item in value["dict_items"]}
-    return value
-
-
-def _plain_extra(extra):
-    if extra is None:
-        return {}
-    if not isinstance(extra, dict):
-        raise ValueError(f"extra must be a dict of plain data, got {type(extra).__name__}")
-    try:
-        plain = json.loads(json.dumps(extra, allow_nan=False))
-    except (TypeError, ValueError, RecursionError) as error:
-        raise ValueError(f"extra must hold plain JSON data only: {error}") from None
-    if _nesting_depth(plain) > _MAX_EXTRA_DEPTH:
-        raise ValueError(f"extra is nested more than {_MAX_EXTRA_DEPTH} levels deep")
-    return plain
-
-
-def _nesting_depth(value):
-    """Levels of dicts and lists in plain JSON data (without recursion)."""
-    deepest, stack = 0, [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, (dict, list)):
-            deepest = max(deepest, depth)
-            stack.extend((child, depth + 1)
-                         for child in (item.values() if isinstance(item, dict) else item))
-    return deepest
-
-
-def node_array_dtypes():
-    """Name and storage dtype of each node array: the Tree's own, with intp as int64."""
-    from ._tree import NODE_ARRAYS
-
-    return {name: np.dtype(np.int64) if np.dtype(dtype).kind == "i" else np.dtype(dtype)
-            for name, dtype in NODE_ARRAYS.items()}
-
-
-def _expected_arrays():
-    """Name -> dtype of every array a model file must hold (None: checked apart)."""
-    return {**_FOREST_ARRAYS, **node_array_dtypes()}
-
-
-def _tree_arrays(estimators):
-    trees = [estimator.tree_ for estimator in estimators]
-    node_counts = [tree.node_count for tree in trees]
-    arrays = {
-        "tree_offsets": np.concatenate([[0], np.cumsum(node_counts)]).astype(np.int64),
-        "tree_max_depth": np.array([tree.max_depth for tree in trees], dtype=np.int64),
-        "tree_random_state": np.array([_tree_seed(e) for e in estimators], dtype=np.int64),
-    }
-    nodes = [tree.node_arrays() for tree in trees]
-    for name, dtype in node_array_dtypes().items():
-        arrays[name] = np.concatenate([n[name] for n in nodes]).astype(dtype)
-    return arrays
-
-
-def _tree_seed(estimator):
-    seed = estimator.random_state
-    return int(seed) if isinstance(seed, (int, np.integer)) else -1
-
-
-# --------------------------------------------------------------------- load
 
 def load(path):
     """Read a forest written by :func:`save`.
@@ -580,19 +203,6 @@ def _read_header(archive, info, name):
     return _Header(shape, fortran, dtype, header_size)
 
 
-def _load_work(inflated, n_trees, n_features=0):
-    """Bytes of work to load a file of ``inflated`` array bytes, ``n_trees``
-    trees and ``n_features`` features (a loaded forest holds one float64 per
-    feature at a time, e.g. in ``feature_importances_``)."""
-    return (inflated + max(n_trees, 0) * _LOAD_BYTES_PER_TREE
-            + max(n_features, 0) * _LOAD_BYTES_PER_FEATURE)
-
-
-def _work_limit(file_size):
-    """The most work a file of ``file_size`` bytes may ask for."""
-    return _MAX_LOAD_BYTES_PER_FILE_BYTE * file_size + _LOAD_ALLOWANCE
-
-
 def _check_load_work(infos, offsets_shape, file_size, n_features=0):
     """Refuse a file whose arrays inflate, or whose trees or features multiply,
     beyond what `save` writes for a file of its size (a "zip bomb", thousands of
@@ -657,10 +267,6 @@ def _check_dtype(name, dtype):
 
 
 def _model_from_arrays(arrays):
-    from ._decision import validate_decision
-    from ._base import collapsed
-    from ._forest import AUCForestClassifier
-
     metadata = _parse_metadata(arrays["metadata"])
     forest = _forest_with_params(AUCForestClassifier, metadata["params"])
     classes = _checked_classes(arrays["classes"], metadata["classes_dtype"])
@@ -793,15 +399,7 @@ def _positive_int(metadata, key):
     return value
 
 
-def _fitted_max_bins(forest):
-    """max_bins_ of a fitted forest; the parameter for one fitted before
-    max_bins_ existed (such a forest never had "auto")."""
-    return getattr(forest, "max_bins_", forest.max_bins)
-
-
 def _checked_max_bins(value):
-    from ._binning import MAX_BINS
-
     if value is None or (isinstance(value, int) and not isinstance(value, bool)
                          and 2 <= value <= MAX_BINS):
         return value
@@ -810,10 +408,6 @@ def _checked_max_bins(value):
 
 
 def _trees_from_arrays(arrays, forest, n_trees):
-    from ._tree import Tree
-    from ._base import tree_params
-    from .tree import fitted_tree
-
     offsets = _checked_offsets(arrays, n_trees)
     params = dict(tree_params(forest), max_bins=forest.max_bins_)
     names = list(node_array_dtypes())

@@ -1,0 +1,260 @@
+"""Writing model files: :func:`save` checks a fitted forest, turns it into the
+arrays of the format (:mod:`aucforest.io._format`) and writes them atomically,
+in a form whose loading stays within the work bound that the reader enforces."""
+import json
+import os
+import warnings
+import zipfile
+
+import numpy as np
+from sklearn.utils.validation import check_is_fitted
+
+from .._atomic import atomic_output
+from .._forest import AUCForestClassifier
+from .._version import __version__
+from ._format import (FORMAT_NAME, FORMAT_VERSION, _MIN_SAMPLES_TABLES, _LABEL_KINDS,
+                      _NOT_STORED_PARAMS, _MAX_EXTRA_DEPTH, _MAX_LOAD_BYTES_PER_FILE_BYTE,
+                      _UNSTORABLE, _encode_param, _decode_param, _nesting_depth, node_array_dtypes,
+                      _load_work, _work_limit)
+
+
+def save(forest, path, *, extra=None):
+    """Write a fitted forest to ``path`` as a versioned ``.npz`` model file.
+
+    The file is written to a temporary file in the same folder and then moved
+    over ``path`` in one step (:func:`os.replace`), so a failed save, or one
+    interrupted by Ctrl-C or SIGTERM, leaves any existing file at ``path``
+    intact and no temporary file behind. A file replaced keeps its
+    permissions (and owner, where allowed). A symbolic link is written
+    through: its target is replaced, the link kept. ``path`` is used as
+    given (no ``.npz`` suffix is added). ``n_jobs`` is not stored.
+
+    Parameters
+    ----------
+    forest : AUCForestClassifier
+        A fitted forest.
+    path : str or os.PathLike
+        Destination file.
+    extra : dict, default=None
+        Plain data (JSON: dicts, lists, str, numbers, bools, None) stored
+        with the model and returned by :func:`read_model`.
+
+    Raises
+    ------
+    TypeError
+        If ``forest`` is not an AUCForestClassifier.
+    NotFittedError
+        If ``forest`` is not fitted.
+    ValueError
+        If the class labels or ``extra`` cannot be stored as plain data
+        (labels must be ints, floats, strings or bools; strings may not end
+        in a NUL character; ``extra`` is nested at most 32 levels deep), or
+        if ``path`` is a folder, FIFO or device (nothing is written).
+    OSError
+        If the file cannot be written; it names ``path``.
+
+    Warns
+    -----
+    UserWarning
+        When a parameter cannot be stored exactly (for instance a
+        ``RandomState`` instance as ``random_state``): the loaded forest has
+        that parameter's default; its trees and predictions are unchanged.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from sklearn.datasets import load_iris
+    >>> from aucforest import AUCForestClassifier
+    >>> from aucforest import io
+    >>> X, y = load_iris(return_X_y=True)
+    >>> forest = AUCForestClassifier(n_estimators=20, random_state=0).fit(X, y)
+    >>> path = os.path.join(tempfile.mkdtemp(), "iris.npz")
+    >>> io.save(forest, path)
+    >>> bool((io.load(path).predict_proba(X) == forest.predict_proba(X)).all())
+    True
+    """
+    arrays = forest_to_arrays(forest, extra=extra)
+    write_atomically(path, arrays)
+
+
+def forest_to_arrays(forest, *, extra=None):
+    """The arrays of a model file for ``forest`` (see the module docstring)."""
+    if not isinstance(forest, AUCForestClassifier):
+        raise TypeError(f"can only save an AUCForestClassifier, got {type(forest).__name__}")
+    check_is_fitted(forest)
+    classes, classes_dtype = _storable_classes(forest.classes_)
+    params, dropped = _storable_params(forest.get_params(deep=False))
+    metadata = {
+        "format": FORMAT_NAME,
+        "format_version": FORMAT_VERSION,
+        "aucforest_version": __version__,
+        "params": params,
+        "dropped_params": dropped,
+        "n_trees": len(forest.estimators_),
+        "n_features_in": int(forest.n_features_in_),
+        "classes_dtype": classes_dtype,
+        "predict_min_samples": int(forest.predict_min_samples_),
+        "max_bins": _fitted_max_bins(forest),
+        "extra": _plain_extra(extra),
+    }
+    arrays = {"classes": classes,
+              "class_prior": np.asarray(forest.class_prior_, dtype=np.float64)}
+    if hasattr(forest, "feature_names_in_"):
+        _check_no_trailing_nul(forest.feature_names_in_, "feature names")
+        arrays["feature_names_in"] = np.asarray(forest.feature_names_in_, dtype=str)
+    if hasattr(forest, "oob_decision_function_"):
+        arrays["oob_decision_function"] = np.asarray(forest.oob_decision_function_,
+                                                     dtype=np.float64)
+        if forest.oob_labels_ is not None:  # None: loaded from a file without them
+            arrays["oob_labels"] = np.asarray(forest.oob_labels_, dtype=np.int64)
+        metadata["oob_score"] = float(forest.oob_score_)
+        metadata["oob_gmean"] = float(forest.oob_gmean_)
+    for attribute, name in _MIN_SAMPLES_TABLES.items():
+        if hasattr(forest, attribute):
+            arrays[name] = np.array(list(getattr(forest, attribute).items()),
+                                    dtype=np.float64).reshape(-1, 2)
+    arrays.update(_tree_arrays(forest.estimators_))
+    arrays["metadata"] = np.frombuffer(json.dumps(metadata).encode("utf-8"), dtype=np.uint8)
+    return arrays
+
+
+def write_atomically(path, arrays):
+    """Write ``arrays`` as a model file to a temporary file beside ``path``,
+    then move it over ``path`` (:func:`os.replace`), with
+    :func:`aucforest._atomic.atomic_output`.
+
+    A file that ``path`` replaces keeps its permissions (and, where the
+    platform allows, its owner); a new file gets the permissions ``open()``
+    gives (``0o666`` less the umask). A symbolic link is written through to
+    its target; a folder, FIFO or device is refused (ValueError). If anything
+    fails, or SIGINT or SIGTERM arrives, the previous file is left as it was,
+    the temporary file is removed, and an ``OSError`` names ``path``.
+    """
+    with atomic_output(path, "w+b", what="model file") as stream:
+        _write_loadable(stream, arrays)
+
+
+def _write_loadable(stream, arrays):
+    """Compressed arrays, or plain ones when compression would make the file
+    smaller than `load`'s work bound allows (a forest of thousands of
+    identical one-node trees), padded when even that is too small (a tiny
+    forest of a great many features): whatever `save` writes, `load` reads."""
+    # Stored plainly, a file holds at least 113 bytes per tree (one node, two
+    # classes), so its trees' work is at most 1 + 4096/113 < 64 times its size.
+    n_trees = arrays["tree_offsets"].shape[0] - 1
+    n_features = json.loads(arrays["metadata"].tobytes())["n_features_in"]
+
+    def excess():  # work beyond the bound of the file written
+        stream.seek(0)
+        with zipfile.ZipFile(stream) as archive:
+            inflated = sum(info.file_size for info in archive.infolist())
+        return (_load_work(inflated, n_trees, n_features)
+                - _work_limit(stream.seek(0, os.SEEK_END)))
+
+    np.savez_compressed(stream, **arrays)
+    while excess() > 0:  # plainly, padded when that is not enough
+        stream.seek(0)
+        stream.truncate()
+        np.savez(stream, **arrays)
+        over = excess()
+        if over > 0:
+            # JSON ignores trailing white space: each byte of it adds one byte of
+            # work and 64 of bound (with room for the header's longer shape)
+            padding = np.full(over // (_MAX_LOAD_BYTES_PER_FILE_BYTE - 1) + 64, ord(" "),
+                              dtype=np.uint8)
+            arrays = {**arrays, "metadata": np.concatenate([arrays["metadata"], padding])}
+
+
+def _storable_classes(classes):
+    """classes_ as a plain array, and the dtype to restore ("object" or a numpy dtype string)."""
+    classes = np.asarray(classes)
+    if classes.dtype.kind in _LABEL_KINDS:
+        return _widened(classes), classes.dtype.str
+    values = classes.tolist()
+    _check_no_trailing_nul(values, "class labels")
+    plain = np.asarray(values) if values else np.asarray([], dtype=str)
+    same = (plain.dtype.kind in _LABEL_KINDS and
+            all(type(a) is type(b) and a == b for a, b in zip(plain.tolist(), values)))
+    if classes.dtype.kind != "O" or not same:
+        kinds = sorted({type(v).__name__ for v in values})
+        raise ValueError(
+            f"class labels of type {', '.join(kinds)} cannot be stored in a model file; "
+            "use int, float, str or bool labels")
+    return _widened(plain), "object"
+
+
+def _check_no_trailing_nul(texts, what):
+    """numpy's unicode arrays drop trailing NUL characters: refuse what they would change."""
+    if any(isinstance(text, str) and text.endswith("\x00") for text in texts):
+        raise ValueError(f"{what} ending in a NUL character ('\\x00') cannot be stored in a "
+                         "model file")
+
+
+def _widened(classes):
+    """Labels as int64, float64, bool or unicode (same values)."""
+    kind = classes.dtype.kind
+    if kind in "iu":
+        if kind == "u" and classes.size and classes.max() > np.iinfo(np.int64).max:
+            raise ValueError("class labels larger than 2**63 - 1 cannot be stored")
+        return classes.astype(np.int64)
+    if kind == "f":
+        return classes.astype(np.float64)
+    return classes
+
+
+def _storable_params(params):
+    """The parameters JSON holds exactly, and the names of the others."""
+    stored, dropped = {}, []
+    for name, value in sorted(params.items()):
+        if name in _NOT_STORED_PARAMS:
+            continue
+        encoded = _encode_param(value)
+        if encoded is _UNSTORABLE or _decode_param(json.loads(json.dumps(encoded))) != value:
+            dropped.append(name)
+            continue
+        stored[name] = encoded
+    if dropped:
+        warnings.warn(
+            f"parameters {dropped} cannot be stored exactly in a model file and will load "
+            "as their defaults; the trees and predictions are stored unchanged.",
+            UserWarning, stacklevel=4)
+    return stored, dropped
+
+
+def _plain_extra(extra):
+    if extra is None:
+        return {}
+    if not isinstance(extra, dict):
+        raise ValueError(f"extra must be a dict of plain data, got {type(extra).__name__}")
+    try:
+        plain = json.loads(json.dumps(extra, allow_nan=False))
+    except (TypeError, ValueError, RecursionError) as error:
+        raise ValueError(f"extra must hold plain JSON data only: {error}") from None
+    if _nesting_depth(plain) > _MAX_EXTRA_DEPTH:
+        raise ValueError(f"extra is nested more than {_MAX_EXTRA_DEPTH} levels deep")
+    return plain
+
+
+def _tree_arrays(estimators):
+    trees = [estimator.tree_ for estimator in estimators]
+    node_counts = [tree.node_count for tree in trees]
+    arrays = {
+        "tree_offsets": np.concatenate([[0], np.cumsum(node_counts)]).astype(np.int64),
+        "tree_max_depth": np.array([tree.max_depth for tree in trees], dtype=np.int64),
+        "tree_random_state": np.array([_tree_seed(e) for e in estimators], dtype=np.int64),
+    }
+    nodes = [tree.node_arrays() for tree in trees]
+    for name, dtype in node_array_dtypes().items():
+        arrays[name] = np.concatenate([n[name] for n in nodes]).astype(dtype)
+    return arrays
+
+
+def _tree_seed(estimator):
+    seed = estimator.random_state
+    return int(seed) if isinstance(seed, (int, np.integer)) else -1
+
+
+def _fitted_max_bins(forest):
+    """max_bins_ of a fitted forest; the parameter for one fitted before
+    max_bins_ existed (such a forest never had "auto")."""
+    return getattr(forest, "max_bins_", forest.max_bins)
