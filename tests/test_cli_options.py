@@ -413,7 +413,7 @@ def test_minute_line_only_with_the_defaults(capsys):
     code, out, err = run(capsys, "compare", "--folds", 2, "--repeats", 1, "--n-estimators", 2,
                          "--quiet")
     assert code == 0 and "about a minute" not in out
-    from aucforest.cli import _uses_defaults
+    from aucforest.cli._compare import _uses_defaults
 
     assert _uses_defaults(build_parser().parse_args(["compare"]))
     assert not _uses_defaults(build_parser().parse_args(["compare", "--min-samples-leaf", "3"]))

@@ -47,7 +47,7 @@ def test_importance_prints_the_table_of_oob_importance(fitted, folder):
     from aucforest._table import read_table
     encoding = ColumnEncoding.from_dict(extra["encoding"])
     table = read_table(str(data))
-    from aucforest._cli_importance import _named
+    from aucforest.cli._importance import _named
     X, y = _named(forest, encoding.transform(table)), table.column("label")
     expected = oob_importance(forest, X, y, n_repeats=2, random_state=3)
     intervals = importance_intervals(forest, X, y, n_subsamples=3, n_repeats=2, random_state=3)

@@ -3,12 +3,15 @@
 Out-of-bag quantities are defined on the training data, so DATA must be the
 file the model was fitted on (same rows, same order). Registered in
 :mod:`aucforest.cli` (``SUBCOMMANDS``); the model and data readers are the
-ones ``evaluate`` uses.
+ones ``evaluate`` uses (:mod:`aucforest.cli._data`).
 """
 import numpy as np
 
-from ._atomic import save_figure
-from .inspection import importance_intervals, oob_importance, plot_importance
+from .._atomic import save_figure
+from ..inspection import importance_intervals, oob_importance, plot_importance
+from ._data import _model_features, model_and_labelled_data
+from ._options import OUTPUT_FILES, _add_data_options, _positive_int
+from ._output import check_plot
 
 HELP = "out-of-bag permutation importance of each feature (needs the training data)"
 DESCRIPTION = (
@@ -22,11 +25,10 @@ SCORINGS = ("auc", "gmean", "brier", "balanced_accuracy")
 
 def add_importance_command(commands, common):
     """Add the ``importance`` subcommand to ``commands`` (argparse subparsers)."""
-    from . import cli  # cli imports this module: import it here, not at module level
     parser = commands.add_parser("importance", parents=[common], help=HELP,
-                                 description=DESCRIPTION, epilog=cli.OUTPUT_FILES)
+                                 description=DESCRIPTION, epilog=OUTPUT_FILES)
     add_importance_arguments(parser)
-    cli._add_data_options(parser, model_default=True)
+    _add_data_options(parser, model_default=True)
     parser.set_defaults(run=run_importance)
 
 
@@ -51,13 +53,11 @@ def add_importance_arguments(parser):
 
 def run_importance(args):
     """``aucforest importance``: print the VIMP table (and save a plot)."""
-    from . import cli  # cli imports this module: import it here, not at module level
-
     if args.plot:
-        cli.check_plot(args.plot, inputs=[args.model, args.data])
-    model, table, y = cli.model_and_labelled_data(args)
+        check_plot(args.plot, inputs=[args.model, args.data])
+    model, table, y = model_and_labelled_data(args)
     forest = model.forest
-    X = _named(forest, cli._model_features(model, table, [args.target], args.na_values))
+    X = _named(forest, _model_features(model, table, [args.target], args.na_values))
     forest.set_params(n_jobs=args.n_jobs)
     names = _feature_names(model.encoding, table, args.target)
     result = oob_importance(forest, X, y, scoring=args.scoring, n_repeats=args.repeats,
@@ -110,11 +110,3 @@ def _named(forest, X):
         return X
     import pandas
     return pandas.DataFrame(X, columns=list(names), copy=False)
-
-
-def _positive_int(text):
-    value = int(text)
-    if value < 1:
-        import argparse
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
-    return value

@@ -1,0 +1,158 @@
+"""Reading the data and the models of the ``aucforest`` subcommands: model files
+with their column encodings, data tables, training labels, case weights,
+feature columns, and the encoded matrix a model predicts from."""
+import warnings
+
+import numpy as np
+
+from .._encoding import DEFAULT_NA_VALUES, ColumnEncoding, numeric_values, parse_labels
+from .._table import quote, read_table
+from ..io import read_model
+
+
+def model_and_labelled_data(args):
+    """The model of ``args.model`` and the table of ``args.data`` with its ``args.target``
+    labels, read as the model's encoding reads them and checked against its classes
+    (evaluate, importance)."""
+    model = _load_model(args.model)
+    table = read_table(args.data, sep=args.sep)
+    na_values = args.na_values or (model.encoding.na_values if model.encoding
+                                   else DEFAULT_NA_VALUES)
+    y = parse_labels(table.column(args.target), args.target, table.path,
+                     like=model.forest.classes_, na_values=na_values)
+    _check_known_labels(y, model.forest.classes_, args.target)
+    return model, table, y
+
+
+class _Model:
+    """A loaded model file: the forest, its column encoding (None for a model
+    saved from Python without feature names), its target name and extra data."""
+
+    def __init__(self, forest, encoding, extra):
+        self.forest, self.encoding, self.extra = forest, encoding, extra
+        self.target = extra.get("target")
+
+
+def _markers(na_values):
+    return DEFAULT_NA_VALUES if na_values is None else na_values
+
+
+def _training_labels(table, target, na_values=DEFAULT_NA_VALUES):
+    y = parse_labels(table.column(target), target, table.path, na_values=na_values)
+    classes = np.unique(y)
+    if classes.size < 2:
+        raise ValueError(f"target column {target!r} of {table.path} has only one class "
+                         f"({_shown(classes[:1].tolist()[0])}); a classifier needs at least "
+                         "two")
+    return y
+
+
+def _class_weight_for(weights, y):
+    """--class-weight LABEL=WEIGHT pairs with the labels in the type of ``y``."""
+    classes = {str(label): label for label in np.unique(y).tolist()}
+    unknown = [label for label in weights if label not in classes]
+    if unknown:
+        raise ValueError(f"--class-weight names class {unknown[0]!r}, which the target does not "
+                         f"have (its classes: {', '.join(map(repr, classes))})")
+    return {classes[label]: weight for label, weight in weights.items()}
+
+
+def _case_weights(table, column):
+    weights = numeric_values(table.column(column), column, table.path, allow_missing=False)
+    if weights is None:
+        raise ValueError(f"--weight column {column!r} of {table.path} must hold numbers")
+    if (weights < 0).any():
+        raise ValueError(f"--weight column {column!r} of {table.path} has negative weights "
+                         f"(first in data row {int(np.flatnonzero(weights < 0)[0]) + 1})")
+    return weights
+
+
+def _feature_columns(table, args):
+    """Every column except the target, --id, --weight and --drop columns."""
+    weight = getattr(args, "weight", None)  # compare has no --weight
+    excluded = {"--target": [args.target], "--id": [args.id] if args.id else [],
+                "--weight": [weight] if weight else [], "--drop": args.drop}
+    seen = {}
+    for option, names in excluded.items():
+        for name in names:
+            table.column(name)  # ValueError naming the columns if absent
+            if name in seen:
+                raise ValueError(f"column {name!r} is given to both {seen[name]} and {option}")
+            seen[name] = option
+    names = [name for name in table.columns if name not in seen]
+    if not names:
+        raise ValueError(f"{table.path} has no feature columns besides "
+                         + ", ".join(f"{option} {name!r}" for name, option in seen.items()))
+    return names
+
+
+def _load_model(path):
+    """The model file at ``path`` as a :class:`_Model`."""
+    forest, extra = read_model(path)
+    if "encoding" in extra:
+        encoding = ColumnEncoding.from_dict(extra["encoding"])
+        if len(encoding.feature_names) != forest.n_features_in_:
+            raise ValueError(f"{path}: its feature encoding gives {len(encoding.feature_names)} "
+                             f"columns but the forest has {forest.n_features_in_} features")
+        return _Model(forest, encoding, extra)
+    return _Model(forest, _python_model_encoding(forest), extra)
+
+
+def _python_model_encoding(forest):
+    """For a model saved from Python: its named (or else all) columns, as numbers."""
+    names = getattr(forest, "feature_names_in_", None)
+    if names is None:
+        return None
+    return ColumnEncoding([{"name": str(name), "kind": "numeric"} for name in names])
+
+
+def accepts_missing(forest):
+    """Whether ``forest`` takes NaN in X (its scikit-learn ``allow_nan`` tag)."""
+    return bool(forest.__sklearn_tags__().input_tags.allow_nan)
+
+
+def _model_features(model, table, not_features, na_values=None):
+    """The encoded matrix of ``table`` for a model (all columns except
+    ``not_features``, the target and id, if the model does not name its columns)."""
+    encoding = model.encoding
+    if encoding is None:
+        names = [name for name in table.columns if name not in not_features]
+        if len(names) != model.forest.n_features_in_:
+            besides = "the target and the id column" if any(not_features[1:]) else "the target"
+            raise ValueError(
+                f"the model was saved from Python without column names and takes "
+                f"{model.forest.n_features_in_} feature columns; {table.path} has {len(names)} "
+                f"(besides {besides}). Give the feature columns only, in training order")
+        encoding = ColumnEncoding([{"name": name, "kind": "numeric"} for name in names])
+    if na_values is not None:
+        encoding = ColumnEncoding(encoding.columns, na_values)
+    return encoding.transform(table, allow_missing=accepts_missing(model.forest))
+
+
+def _by_name(method, X):
+    """Call a forest's ``method`` on X with the columns named as the forest's
+    ``feature_names_in_`` (a pandas DataFrame when pandas is installed), so
+    scikit-learn checks the names instead of warning that X has none."""
+    names = getattr(method.__self__, "feature_names_in_", None)
+    if names is None:
+        return method(X)
+    try:
+        import pandas
+    except ImportError:  # the columns were matched by name when X was encoded
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="X does not have valid feature names")
+            return method(X)
+    return method(pandas.DataFrame(X, columns=list(names), copy=False))
+
+
+def _check_known_labels(y, classes, target):
+    unknown = np.setdiff1d(y, classes)
+    if unknown.size:
+        raise ValueError(f"target column {target!r} holds labels the model never saw: "
+                         f"{', '.join(map(_shown, unknown[:5].tolist()))} (model classes: "
+                         f"{', '.join(map(_shown, np.asarray(classes).tolist()[:10]))})")
+
+
+def _shown(label):
+    """A label for a message: text quoted (at most 40 characters), numbers as they are."""
+    return quote(label) if isinstance(label, str) else repr(label)

@@ -1,0 +1,104 @@
+"""``aucforest fit DATA --target COL --output MODEL``: encode, fit with
+out-of-bag estimates, save the model with its encoding, summarise."""
+import json
+
+import numpy as np
+
+from .._encoding import ColumnEncoding
+from .._forest import AUCForestClassifier
+from .._table import read_table
+from ..io import save
+from ._data import (_case_weights, _class_weight_for, _feature_columns, _markers, _training_labels,
+                    accepts_missing)
+from ._options import (OUTPUT_FILES, _add_column_options, _add_data_options, _add_forest_options,
+                       _add_parallel_options, _decision, _forest_options, _positive_int)
+from ._output import _check_output, _decision_text, _plain, _short_decision
+
+
+def add_fit_command(commands, common):
+    """Add the ``fit`` subcommand to ``commands`` (argparse subparsers)."""
+    fit = commands.add_parser(
+        "fit", parents=[common], epilog=OUTPUT_FILES,
+        help="fit a forest on a CSV/Parquet file and save it",
+        description="Fit a forest on DATA and save it to a model file. Every column except "
+                    "the target, --id, --weight and --drop columns is a feature. Text columns "
+                    "are one-hot encoded (ordinal beyond --max-one-hot levels); the encoding "
+                    "is saved with the model. Prints the out-of-bag AUC and G-mean.")
+    fit.add_argument("data", metavar="DATA", help="CSV file with a header row (or Parquet)")
+    fit.add_argument("--target", required=True, metavar="COLUMN", help="column of class labels")
+    fit.add_argument("--output", required=True, metavar="MODEL",
+                     help="model file to write (.npz); replaced only once complete, a "
+                          "symbolic link written through to its target")
+    fit.add_argument("--criterion", choices=("auc", "auc_ecp", "gini", "entropy"), default="auc",
+                     help="split statistic (default: auc)")
+    fit.add_argument("--decision", type=_decision, default="rfq", metavar="RULE",
+                     help="decision rule of predict: rfq, argmax, or a threshold T in (0, 1) "
+                          "on the probability of the second class (two classes; default: rfq)")
+    fit.add_argument("--n-estimators", type=_positive_int, default=500, metavar="N",
+                     help="number of trees (default: 500)")
+    _add_forest_options(fit)
+    fit.add_argument("--weight", metavar="COLUMN",
+                     help="column of case weights (non-negative numbers; not a feature)")
+    _add_column_options(fit, id_help="column of case identifiers, never a feature; "
+                                     "'predict' copies it to its output")
+    _add_data_options(fit)
+    fit.add_argument("--json", action="store_true", help="print the summary as JSON")
+    _add_parallel_options(fit)
+    fit.set_defaults(run=run_fit)
+
+
+def run_fit(args):
+    """``aucforest fit``: encode, fit with OOB estimates, save, summarise."""
+    _check_output(args.output, "--output", inputs=[args.data])
+    forest = AUCForestClassifier(
+        n_estimators=args.n_estimators, criterion=args.criterion, decision=args.decision,
+        oob_score=True, n_jobs=args.n_jobs, random_state=args.seed,
+        verbose=0 if args.quiet else 1, **_forest_options(args))
+    forest._validate_params()  # a bad option fails before the data is read
+    table = read_table(args.data, sep=args.sep)
+    na_values = _markers(args.na_values)
+    y = _training_labels(table, args.target, na_values)
+    n_classes = np.unique(y).size
+    if not isinstance(args.decision, str) and n_classes != 2:
+        raise ValueError(f"--decision {args.decision:g} is a threshold on the probability of "
+                         f"the second class and needs two classes; the target has {n_classes}")
+    if isinstance(args.class_weight, dict):
+        forest.set_params(class_weight=_class_weight_for(args.class_weight, y))
+    weights = _case_weights(table, args.weight) if args.weight else None
+    allow_missing = accepts_missing(forest)
+    encoding = ColumnEncoding.fit(table, _feature_columns(table, args), args.max_one_hot,
+                                  allow_missing=allow_missing, na_values=na_values)
+    forest.fit(encoding.transform(table, allow_missing=allow_missing), y, sample_weight=weights)
+    forest.set_params(verbose=0)
+    forest.feature_names_in_ = np.asarray(encoding.feature_names, dtype=object)
+    extra = {"target": args.target, "encoding": encoding.to_dict()}
+    extra.update({key: getattr(args, key) for key in ("id", "weight") if getattr(args, key)})
+    save(forest, args.output, extra=extra)
+    summary = _fit_summary(forest, y, encoding, args)
+    if args.json:
+        print(json.dumps(summary, indent=2))
+    else:
+        _print_fit_summary(summary)
+
+
+def _fit_summary(forest, y, encoding, args):
+    classes, counts = np.unique(y, return_counts=True)
+    return {"model": args.output, "data": args.data, "target": args.target,
+            "n_cases": int(len(y)), "classes": {str(c): int(n) for c, n in zip(classes, counts)},
+            "n_estimators": forest.n_estimators, "criterion": forest.criterion,
+            "decision": _plain(forest.decision), "decision_text": _decision_text(forest),
+            "params": _plain(forest.get_params()), "features": encoding.summary(),
+            "feature_names": encoding.feature_names, "id": args.id, "weight": args.weight,
+            "dropped": args.drop, "oob_auc": float(forest.oob_score_),
+            "oob_gmean": float(forest.oob_gmean_)}
+
+
+def _print_fit_summary(summary):
+    print(f"fitted {summary['n_estimators']} trees (criterion {summary['criterion']}, decision "
+          f"{_short_decision(summary['decision'])}) on {summary['n_cases']} cases, classes "
+          + ", ".join(f"{label} ({count})" for label, count in summary["classes"].items()))
+    print(f"features: {summary['features']} -> {len(summary['feature_names'])} encoded columns")
+    if summary["weight"]:
+        print(f"case weights from column {summary['weight']!r}")
+    print(f"out-of-bag AUC {summary['oob_auc']:.4f}, G-mean {summary['oob_gmean']:.4f}")
+    print(f"model saved to {summary['model']}")

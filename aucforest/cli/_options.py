@@ -1,0 +1,194 @@
+"""Argument types and the option groups that several ``aucforest`` subcommands
+share (forest, column, data and parallel options), and the forest parameters
+that fit and compare take from them."""
+import argparse
+
+import numpy as np
+
+from .._encoding import DEFAULT_NA_VALUES
+from .._forest import AUCForestClassifier
+from .._oob import MIN_CLASS_CASES_TO_CHOOSE
+
+
+#: How every output file is written (the epilog of the commands that write files).
+OUTPUT_FILES = ("Output files are replaced only once complete: a failed or interrupted command "
+                "leaves the previous file as it was. A symbolic link is written through to its "
+                "target (the link is kept); a folder, FIFO or device is refused before any work.")
+
+
+def _add_forest_options(parser):
+    parser.add_argument("--max-features", type=_max_features, default="ceil_sqrt", metavar="M",
+                        help="features examined per node: ceil_sqrt, sqrt (floor), log2, all, "
+                             "an integer, or a fraction in (0, 1] (default: ceil_sqrt)")
+    parser.add_argument("--max-depth", type=_positive_int, default=None, metavar="D",
+                        help="maximum tree depth (default: none)")
+    parser.add_argument("--min-samples-leaf", type=_positive_int, default=1, metavar="N",
+                        help="minimum cases in each leaf (default: 1)")
+    parser.add_argument("--class-weight", type=_class_weight, default=None, metavar="W",
+                        help="balanced, balanced_subsample, or LABEL=WEIGHT,... "
+                             "(default: none)")
+    parser.add_argument("--balanced-bootstrap", action="store_true",
+                        help="draw the same number of cases from every class for each tree")
+    sampling = parser.add_mutually_exclusive_group()
+    default_replacement = AUCForestClassifier().replacement
+    sampling.add_argument("--without-replacement", dest="replacement", action="store_false",
+                          default=default_replacement,
+                          help="each tree draws 0.632 n cases without replacement (subsampling)"
+                               + ("" if default_replacement else "; the default"))
+    sampling.add_argument("--with-replacement", dest="replacement", action="store_true",
+                          help="each tree draws a bootstrap sample of n cases"
+                               + ("; the default" if default_replacement else ""))
+    default_nsplit = AUCForestClassifier().nsplit
+    parser.add_argument("--nsplit", type=_nsplit, default=default_nsplit, metavar="K",
+                        help="evaluate K thresholds drawn at random among each node's distinct "
+                             "values of a feature; 'all' evaluates every threshold (default: "
+                             f"{'all' if default_nsplit is None else default_nsplit})")
+    default_node_size = AUCForestClassifier().predict_min_samples
+    parser.add_argument("--predict-min-samples", type=_node_size, default=default_node_size,
+                        metavar="N",
+                        help="trees predict from the deepest node with at least N training "
+                             "cases; 'oob' chooses N out of bag (the leaf when a class has "
+                             f"fewer than {MIN_CLASS_CASES_TO_CHOOSE} cases; default: "
+                             f"{default_node_size})")
+    parser.add_argument("--max-one-hot", type=_positive_int, default=10, metavar="LEVELS",
+                        help="text columns with more levels are ordinal encoded (default: 10)")
+
+
+def _add_column_options(parser, id_help):
+    parser.add_argument("--id", metavar="COLUMN", help=id_help)
+    parser.add_argument("--drop", action="append", default=[], metavar="COLUMN",
+                        help="column not to use as a feature (repeat for several)")
+
+
+def _add_data_options(parser, model_default=False):
+    markers = "the model's" if model_default else ", ".join(
+        repr(v) for v in DEFAULT_NA_VALUES)
+    parser.add_argument("--sep", metavar="CHAR",
+                        help="field separator of a text file, e.g. ';' or '\\t' (default: tab "
+                             "for .tsv/.tab, else comma)")
+    parser.add_argument("--na-values", type=_na_values, metavar="LIST",
+                        help=f"comma-separated cell texts that mark missing values, replacing "
+                             f"the default list ({markers}; any case; an empty cell is "
+                             "always missing)")
+
+
+def _add_parallel_options(parser, default_seed=None):
+    parser.add_argument("--n-jobs", type=_n_jobs, default=-1, metavar="N",
+                        help="threads (default: -1, all cores)")
+    parser.add_argument("--seed", type=_seed, default=default_seed, metavar="S",
+                        help=f"random seed, 0 to {MAX_SEED} (default: {default_seed})")
+
+
+MAX_SEED = 2**32 - 1  # numpy.random.RandomState's range
+
+
+def _node_size(text):
+    """--predict-min-samples: 'oob' or a positive integer."""
+    return "oob" if text.strip().lower() == "oob" else _positive_int(text)
+
+
+def _nsplit(text):
+    """--nsplit: 'all' (every threshold) or a positive integer."""
+    return None if text.strip().lower() == "all" else _positive_int(text)
+
+
+def _integer(text):
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
+
+
+def _positive_int(text):
+    value = _integer(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
+    return value
+
+
+def _at_least_two(text):
+    value = _integer(text)
+    if value < 2:
+        raise argparse.ArgumentTypeError(f"must be at least 2, got {text}")
+    return value
+
+
+def _seed(text):
+    value = _integer(text)
+    if not 0 <= value <= MAX_SEED:
+        raise argparse.ArgumentTypeError(f"must be an integer from 0 to {MAX_SEED}, got {text}")
+    return value
+
+
+def _n_jobs(text):
+    value = _integer(text)
+    if value == 0:
+        raise argparse.ArgumentTypeError("must be a positive number of threads, or -1 for all "
+                                         "cores (-2 for all but one, ...), got 0")
+    return value
+
+
+def _decision(text):
+    if text in ("rfq", "argmax"):
+        return text
+    try:
+        threshold = float(text)
+    except ValueError:
+        threshold = None
+    if threshold is None or not 0 < threshold < 1:
+        raise argparse.ArgumentTypeError(f"must be rfq, argmax or a threshold strictly between "
+                                         f"0 and 1, got {text!r}")
+    return threshold
+
+
+def _max_features(text):
+    if text in ("ceil_sqrt", "sqrt", "log2"):
+        return text
+    if text.lower() in ("all", "none"):
+        return None
+    try:
+        return _positive_int(text)
+    except argparse.ArgumentTypeError:
+        pass
+    try:
+        fraction = float(text)
+    except ValueError:
+        fraction = None
+    if fraction is None or not 0 < fraction <= 1:
+        raise argparse.ArgumentTypeError(f"must be ceil_sqrt, sqrt, log2, all, a positive "
+                                         f"integer or a fraction in (0, 1], got {text!r}")
+    return fraction
+
+
+def _class_weight(text):
+    """"balanced", "balanced_subsample", or {label text: weight} (labels are
+    matched to the target's labels once these are read)."""
+    if text in ("balanced", "balanced_subsample"):
+        return text
+    weights = {}
+    for item in text.split(","):
+        label, equals, weight = item.rpartition("=")
+        try:
+            value = float(weight)
+        except ValueError:
+            value = None
+        if not equals or not label.strip() or value is None or not np.isfinite(value) \
+                or value < 0:
+            raise argparse.ArgumentTypeError(
+                f"must be balanced, balanced_subsample or LABEL=WEIGHT pairs separated by "
+                f"commas with non-negative weights, e.g. 'yes=5,no=1'; got {text!r}")
+        weights[label.strip()] = value
+    return weights
+
+
+def _na_values(text):
+    return tuple(value.strip() for value in text.split(","))
+
+
+def _forest_options(args):
+    """The tree and sampling options shared by fit and compare."""
+    return {"max_features": args.max_features, "max_depth": args.max_depth,
+            "min_samples_leaf": args.min_samples_leaf, "class_weight": args.class_weight,
+            "balanced_bootstrap": args.balanced_bootstrap,
+            "replacement": args.replacement, "nsplit": args.nsplit,
+            "predict_min_samples": args.predict_min_samples}
