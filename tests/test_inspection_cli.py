@@ -72,3 +72,16 @@ def test_importance_refuses_data_other_than_the_training_data(fitted, folder, ca
     error = capsys.readouterr().err
     assert error.startswith("aucforest: error:") and "fitted on 150" in error
     assert error.count("\n") == 1
+
+
+@pytest.mark.parametrize("option, value, message", [
+    ("--repeats", "0", "must be a positive integer, got 0"),
+    ("--repeats", "x", "must be an integer, got 'x'"),
+    ("--intervals", "1.5", "must be an integer, got '1.5'")])
+def test_importance_counts_are_checked_as_every_command_checks_them(capsys, option, value,
+                                                                      message):
+    """One _positive_int for all commands (aucforest.cli._options), with its messages."""
+    with pytest.raises(SystemExit) as exit:
+        main(["importance", "model.npz", "data.csv", "--target", "label", option, value])
+    assert exit.value.code == 2
+    assert f"argument {option}: {message}" in capsys.readouterr().err
