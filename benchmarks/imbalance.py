@@ -330,7 +330,8 @@ def main(argv=None):
     parser.add_argument("--max-rows", type=int, default=6000,
                         help="stratified-subsample larger data sets to this many rows")
     parser.add_argument("--datasets", default=",".join(DATASETS),
-                        help="comma-separated subset of: " + ", ".join(DATASETS))
+                        help="comma-separated subset of: "
+                        + ", ".join(DATASETS).replace("%", "%%"))
     parser.add_argument("--out-dir", default=str(report.RESULTS))
     args = parser.parse_args(argv)
     os.makedirs(args.out_dir, exist_ok=True)
