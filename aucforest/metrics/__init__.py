@@ -13,7 +13,8 @@ from ._bootstrap import BootstrapAUCResult, bootstrap_auc
 from ._delong import AUCInterval, DeLongTest, auc_ci, auc_test
 from ._imbalance import ImbalanceReport, gmean_score, imbalance_report, oob_imbalance_report
 from ._plot import plot_roc
-from ._roc import ROCCurve, ThresholdResult, optimal_threshold, roc_curve
+from ._roc import ROCCurve, ThresholdResult, roc_curve
+from ._threshold import optimal_threshold
 
 __all__ = [
     "auc",
