@@ -160,28 +160,6 @@ def system_order(systems_, reference):
     return [reference] + sorted(others) + [s for s in PEER_ORDER if s in systems_]
 
 
-def summary_rows(means, systems_):
-    """Per system: mean, sd over data sets, median, mean rank (1 = best)."""
-    ranks = stats.ranks(means[systems_])
-    rows = []
-    for s in systems_:
-        mean, sd, median = stats.spread(means[s])
-        rows.append([s, f"{mean:.4f}", f"{sd:.4f}", f"{median:.4f}", f"{ranks[s].mean():.2f}"])
-    return rows
-
-
-def wilcoxon_rows(means, reference, systems_):
-    """Reference vs each peer over the data sets both ran on (harness.stats.paired_test)."""
-    rows = []
-    for s in systems_:
-        if s == reference:
-            continue
-        r = stats.paired_test(means[reference], means[s])
-        rows.append([s, r.n, f"{r.mean_diff:+.4f}", f"{r.median_diff:+.4f}", r.wtl,
-                     f"{r.pvalue:.2g}"])
-    return rows
-
-
 def rank_test(means, systems_):
     """Friedman + Nemenyi over the data sets (None under five: too few to rank)."""
     if len(means) < 5:
@@ -223,16 +201,15 @@ def write_report(df, info, out_dir, reference, meta=None):
         for metric, label in METRICS.items():
             means, ranked = block_means(df, metric, cols)
             out.append(f"### {label}\n")
-            out.append(report.markdown_table(["system", "mean", "sd", "median", "mean rank"],
-                                             summary_rows(means, ranked)))
+            out.append(report.markdown_table(report.SUMMARY_HEADER,
+                                             report.summary_rows(means, ranked)))
             out.append("")
             out.append(f"Wilcoxon signed-rank test (two-sided, scipy.stats.wilcoxon) of "
                        f"`{reference}` against each peer over data sets; diff = "
                        f"{reference} - peer; W/T/L = data sets where the reference is "
                        f"ahead / tied / behind.\n")
-            out.append(report.markdown_table(["peer", "data sets", "mean diff", "median diff",
-                                              "W/T/L", "p-value"],
-                                             wilcoxon_rows(means, reference, ranked)))
+            out.append(report.markdown_table(report.PAIRED_HEADER,
+                                             report.paired_rows(means, reference, ranked)))
             out.append("")
             result = rank_test(means, ranked)
             if result is None:

@@ -28,6 +28,36 @@ def markdown_table(header, rows):
     return "\n".join(lines)
 
 
+def summary_rows(means, systems):
+    """Rows of a system summary over data sets: mean, sd, median of the
+    per-set score and the mean rank within each data set (1 = best)."""
+    from .stats import ranks, spread
+    rank = ranks(means[systems])
+    rows = []
+    for s in systems:
+        mean, sd, median = spread(means[s])
+        rows.append([s, f"{mean:.4f}", f"{sd:.4f}", f"{median:.4f}", f"{rank[s].mean():.2f}"])
+    return rows
+
+
+SUMMARY_HEADER = ["system", "mean", "sd", "median", "mean rank"]
+PAIRED_HEADER = ["peer", "data sets", "mean diff", "median diff", "W/T/L", "p-value"]
+
+
+def paired_rows(means, reference, systems):
+    """Rows of the reference against each other system over the data sets both
+    ran on: pairs, mean and median difference, wins/ties/losses, Wilcoxon p."""
+    from .stats import paired_test
+    rows = []
+    for s in systems:
+        if s == reference:
+            continue
+        r = paired_test(means[reference], means[s])
+        rows.append([s, r.n, f"{r.mean_diff:+.4f}", f"{r.median_diff:+.4f}", r.wtl,
+                     f"{r.pvalue:.2g}"])
+    return rows
+
+
 def git_revision(short=True):
     """The repository's HEAD commit, or "unknown"."""
     command = ["git", "rev-parse"] + (["--short"] if short else []) + ["HEAD"]
