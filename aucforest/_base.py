@@ -222,13 +222,16 @@ def grow_tree(X, y_encoded, weights, n_classes, *, criterion, max_features, max_
     # 2**63) mean the same and must not overflow 2 * bound in C; likewise max_depth
     settings = (n_classes, CRITERIA[criterion], resolve_max_features(max_features, X.shape[1]),
                 min(min_samples_leaf, weights.shape[0]), min_weight_leaf, seed)
+    # a node has at most n distinct values: more draws than n scan them all too, and
+    # the splitters' buffers grow with nsplit
+    nsplit = min(nsplit, weights.shape[0]) if nsplit else 0
     if isinstance(X, BinnedData):
         splitter = BinnedSplitter(X.codes, X.edges, X.n_bins, y_encoded, weights, *settings,
-                                  nsplit=nsplit or 0)
+                                  nsplit=nsplit)
     else:
         if nsplit and tables is None:
             tables = distinct_value_tables(X)
-        splitter = ExactSplitter(X, y_encoded, weights, *settings, nsplit=nsplit or 0,
+        splitter = ExactSplitter(X, y_encoded, weights, *settings, nsplit=nsplit,
                                  tables=tables)
     return build_tree(splitter, LARGEST_INDEX if max_depth is None
                       else min(max_depth, LARGEST_INDEX))

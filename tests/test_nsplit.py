@@ -4,6 +4,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from scipy import stats
+from sklearn.datasets import make_classification
 from sklearn.utils._param_validation import InvalidParameterError
 
 from aucforest import AUCForestClassifier, AUCTreeClassifier, load
@@ -208,3 +209,17 @@ def test_a_tied_feature_without_a_table_still_ends():
                       max_bins=None, nsplit=10, seed=0,
                       tables=(np.zeros(0, np.float32), np.zeros(3, np.intp)))
     assert tree_.node_count > 1
+
+
+@pytest.mark.parametrize("max_bins", [None, 16])
+def test_nsplit_beyond_the_rows_scans_every_value_without_a_buffer_of_that_size(max_bins):
+    # nsplit = 2**31 - 1 once asked the exact splitter for ~48 GiB of sort buffers;
+    # a node has at most n distinct values, so it means what nsplit = n means
+    X, y = make_classification(300, 5, random_state=0)
+    X[::7, 1] = np.nan
+    params = dict(n_estimators=4, max_bins=max_bins, random_state=0)
+    rows = AUCForestClassifier(nsplit=300, **params).fit(X, y)
+    huge = AUCForestClassifier(nsplit=2 ** 31 - 1, **params).fit(X, y)
+    for a, b in zip(rows.estimators_, huge.estimators_):
+        for name, array in a.tree_.node_arrays().items():
+            np.testing.assert_array_equal(array, b.tree_.node_arrays()[name], err_msg=name)
