@@ -633,8 +633,10 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
     def feature_importances_(self):
         """Mean over trees of the normalised weighted decrease of the split statistic."""
         check_is_fitted(self)
-        importances = np.mean([tree.tree_.compute_feature_importances()
-                               for tree in self.estimators_], axis=0)
+        importances = np.zeros(self.n_features_in_)
+        for tree in self.estimators_:  # a running sum: one array, not one per tree
+            importances += tree.tree_.compute_feature_importances()
+        importances /= len(self.estimators_)
         total = importances.sum()
         return importances / total if total > 0 else importances
 

@@ -199,3 +199,9 @@ def test_warm_start_refuses_what_it_cannot_do():
     assert cold.predict_min_samples_ > 1 and not hasattr(cold, "_grown_trees_")
     with pytest.raises(ValueError, match="needs the trees as grown"):
         cold.set_params(warm_start=True, n_estimators=12).fit(X, y)
+
+
+def test_feature_importances_are_the_normalised_mean_of_the_trees(fitted):
+    forest, _, _ = fitted
+    mean = np.mean([tree.feature_importances_ for tree in forest.estimators_], axis=0)
+    np.testing.assert_allclose(forest.feature_importances_, mean / mean.sum(), rtol=1e-12)
