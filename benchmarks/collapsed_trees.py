@@ -36,6 +36,7 @@ import json, os, sys, time, tempfile
 import numpy as np
 from sklearn.datasets import make_classification
 from aucforest import AUCForestClassifier
+from aucforest.io import save  # in every version, before and after the estimator's save
 n, p, k, minority, test_rows, trees = map(float, sys.argv[1:7])
 n, p, k, test_rows, trees = int(n), int(p), int(k), int(test_rows), int(trees)
 weights = [1 - minority * (k - 1)] + [minority] * (k - 1)
@@ -44,7 +45,7 @@ X, y = make_classification(n + test_rows, p, n_informative=p // 2, n_classes=k,
 forest = AUCForestClassifier(trees, random_state=0, n_jobs=2).fit(X[:n], y[:n])
 with tempfile.TemporaryDirectory() as folder:
     path = os.path.join(folder, "model.npz")
-    forest.save(path)
+    save(forest, path)
     size = os.path.getsize(path)
 times = {}
 for jobs in (1, 2):

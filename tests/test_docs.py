@@ -98,7 +98,7 @@ def test_user_guide_dask_example_runs_as_a_script(tmp_path):
 def _environment_importing_this_package():
     """os.environ with the aucforest under test first on PYTHONPATH (for subprocesses)."""
     env = dict(os.environ)
-    package_parent = str(Path(aucforest.io.__file__).resolve().parents[1])
+    package_parent = str(Path(aucforest.__file__).resolve().parents[1])
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_parent, env.get("PYTHONPATH")]))
     return env
 
