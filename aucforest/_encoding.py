@@ -98,8 +98,31 @@ class ColumnEncoding:
     @classmethod
     def fit(cls, table, names, max_one_hot=MAX_ONE_HOT_LEVELS, allow_missing=False,
             na_values=DEFAULT_NA_VALUES):
-        """Choose the encoding of the columns ``names`` of ``table`` (a
-        :class:`aucforest._table.Table`)."""
+        """Choose the encoding of the columns ``names`` of a table read from a file.
+
+        A column whose cells all parse as numbers (missing values aside) is
+        numeric; a text column is one-hot encoded up to ``max_one_hot``
+        levels and ordinal (levels in sorted order) beyond.
+
+        Parameters
+        ----------
+        table : aucforest._table.Table
+            The table as the command line reads it (text cells).
+        names : list of str
+            The feature columns, in order.
+        max_one_hot : int, default=10
+            Most levels a text column may have to be one-hot encoded.
+        allow_missing : bool, default=False
+            Accept missing cells (``na_values``); False refuses them with a
+            ValueError naming the column and row.
+        na_values : tuple of str
+            Cells that mark a missing value.
+
+        Returns
+        -------
+        ColumnEncoding
+            The encoding of the columns.
+        """
         columns = []
         for name in names:
             values = table.column(name)
@@ -134,7 +157,13 @@ class ColumnEncoding:
         return names
 
     def summary(self):
-        """E.g. "13 columns: 12 numeric, 1 one-hot (3 levels)"."""
+        """Describe the encoding in one line.
+
+        Returns
+        -------
+        str
+            For example "13 columns: 12 numeric, 1 one-hot (3 levels)".
+        """
         counts = {kind: [c for c in self.columns if c["kind"] == kind] for kind in KINDS}
         parts = [f"{len(counts['numeric'])} numeric"]
         for kind in ("one-hot", "ordinal"):
@@ -159,8 +188,8 @@ class ColumnEncoding:
 
         Returns
         -------
-        ndarray of shape (n_rows, len(feature_names)), or DataFrame
-            float64; a pandas DataFrame with :attr:`feature_names` as columns
+        encoded : ndarray of shape (n_rows, len(feature_names)) or DataFrame
+            Float64 values; a pandas DataFrame with :attr:`feature_names` as columns
             (and the index of ``data``) when ``data`` is a DataFrame, so that
             a forest with ``feature_names_in_`` predicts without a warning.
 
@@ -200,12 +229,35 @@ class ColumnEncoding:
         return encoded
 
     def to_dict(self):
-        """Plain data for the model file."""
+        """Describe the encoding as plain data (what a model file stores).
+
+        Returns
+        -------
+        dict
+            ``{"columns": [...], "na_values": [...]}``, JSON-ready; `from_dict`
+            reads it back.
+        """
         return {"columns": self.columns, "na_values": list(self.na_values)}
 
     @classmethod
     def from_dict(cls, data):
-        """The encoding stored by :meth:`to_dict`; ValueError if malformed."""
+        """Rebuild the encoding stored by :meth:`to_dict`.
+
+        Parameters
+        ----------
+        data : dict
+            What :meth:`to_dict` returned (as read back from a model file).
+
+        Returns
+        -------
+        ColumnEncoding
+            The encoding it describes.
+
+        Raises
+        ------
+        ValueError
+            If ``data`` is malformed.
+        """
         columns = data.get("columns") if isinstance(data, dict) else None
         if not isinstance(columns, list) or not columns:
             raise ValueError("the model file's feature encoding is malformed")
@@ -219,9 +271,22 @@ class ColumnEncoding:
 
     @classmethod
     def from_model_file(cls, path):
-        """The encoding saved with a model by ``aucforest fit``.
+        """Read the encoding saved with a model by ``aucforest fit``.
 
-        ValueError if the model file holds none (a model saved from Python).
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The model file.
+
+        Returns
+        -------
+        ColumnEncoding
+            The encoding the command line fitted the model's columns with.
+
+        Raises
+        ------
+        ValueError
+            If the model file holds no encoding (a model saved from Python).
         """
         from .io import read_model
 

@@ -123,7 +123,13 @@ def _nesting_depth(value):
 
 
 def node_array_dtypes():
-    """Name and storage dtype of each node array: the Tree's own, with intp as int64."""
+    """Name and storage dtype of each node array in a model file.
+
+    Returns
+    -------
+    dict of str to numpy.dtype
+        The Tree's own dtypes, with intp stored as int64.
+    """
     return {name: np.dtype(np.int64) if np.dtype(dtype).kind == "i" else np.dtype(dtype)
             for name, dtype in NODE_ARRAYS.items()}
 

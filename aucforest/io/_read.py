@@ -51,6 +51,7 @@ def load(path):
     Parameters
     ----------
     path : str or os.PathLike
+        The model file.
 
     Returns
     -------
@@ -77,6 +78,7 @@ def read_model(path):
     Parameters
     ----------
     path : str or os.PathLike
+        The model file.
 
     Returns
     -------

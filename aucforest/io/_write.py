@@ -78,7 +78,21 @@ def save(forest, path, *, extra=None):
 
 
 def forest_to_arrays(forest, *, extra=None):
-    """The arrays of a model file for ``forest`` (see the module docstring)."""
+    """Lay a fitted forest out as the named arrays of a model file.
+
+    Parameters
+    ----------
+    forest : AUCForestClassifier
+        A fitted forest.
+    extra : dict, default=None
+        Plain data (JSON) stored beside the forest.
+
+    Returns
+    -------
+    dict of str to ndarray
+        The arrays of format version 1 (`aucforest.io._format`), ready for
+        `write_atomically`.
+    """
     if not isinstance(forest, AUCForestClassifier):
         raise TypeError(f"can only save an AUCForestClassifier, got {type(forest).__name__}")
     check_is_fitted(forest)
@@ -119,9 +133,11 @@ def forest_to_arrays(forest, *, extra=None):
 
 
 def write_atomically(path, arrays):
-    """Write ``arrays`` as a model file to a temporary file beside ``path``,
-    then move it over ``path`` (:func:`os.replace`), with
-    :func:`aucforest._atomic.atomic_output`.
+    """Write the arrays of a model file to ``path`` whole or not at all.
+
+    The arrays go to a temporary file beside ``path``, which then replaces
+    ``path`` (:func:`os.replace`, through
+    :func:`aucforest._atomic.atomic_output`).
 
     A file that ``path`` replaces keeps its permissions (and, where the
     platform allows, its owner); a new file gets the permissions ``open()``
@@ -129,6 +145,13 @@ def write_atomically(path, arrays):
     its target; a folder, FIFO or device is refused (ValueError). If anything
     fails, or SIGINT or SIGTERM arrives, the previous file is left as it was,
     the temporary file is removed, and an ``OSError`` names ``path``.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        Destination file.
+    arrays : dict of str to ndarray
+        The arrays of a model file (`forest_to_arrays`).
     """
     with atomic_output(path, "w+b", what="model file") as stream:
         _write_loadable(stream, arrays)
