@@ -31,7 +31,7 @@ from libc.string cimport memcpy
 
 from ._bits cimport lowest_bit as _lowest_bit
 from ._criterion cimport X_t
-from ._random cimport random_below as _random_below
+from ._buckets cimport draw_buckets
 
 # From this many classes on (and up to 64), a pass over the node records which
 # classes each bin holds, so that the scan moves only those instead of looking
@@ -206,30 +206,9 @@ cdef class BinnedSplitter(Splitter):
         (ascending, the last occupied bin at the end) and returns their number,
         nsplit + 1.
         """
-        cdef idx_t m = self.nsplit, n_choices = n_occupied - 1
-        cdef idx_t i, j, q, r, target, swap, n_buckets = 0, first = 0
-        cdef idx_t* positions = self.drawn_positions
-        cdef unsigned char* drawn = self.drawn_flags
-        for i in range(n_choices):
-            positions[i] = i
-        for i in range(m):  # partial Fisher-Yates: positions[0:m] is the draw
-            j = i + _random_below(&self.rng_state, n_choices - i)
-            swap = positions[i]
-            positions[i] = positions[j]
-            positions[j] = swap
-            drawn[positions[i]] = 1
-        for q in range(n_occupied):  # ascending, so the drawn bins need no sort
-            if q < n_choices and not drawn[q]:
-                continue
-            target = self.occupied_bins[q]
-            for r in range(first, q + 1):
-                self.bin_target[self.occupied_bins[r]] = <uint8_t> target
-            self.drawn_bins[n_buckets] = target
-            n_buckets += 1
-            first = q + 1
-        for i in range(m):
-            drawn[positions[i]] = 0
-        return n_buckets
+        return draw_buckets(&self.rng_state, self.nsplit, n_occupied, self.occupied_bins,
+                            self.drawn_positions, self.drawn_flags, self.bin_target,
+                            self.drawn_bins)
 
     cdef double _bucket_threshold(self, idx_t feature, idx_t bucket) noexcept nogil:
         """The upper edge of bin `bucket` (codes <= bucket go left)."""

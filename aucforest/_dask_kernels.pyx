@@ -23,6 +23,7 @@ import numpy as np
 from ._criterion cimport (X_t, criterion_improvement, criterion_init, idx_t,
                           node_impurity as _node_impurity)
 from ._split cimport SplitRecord, Splitter
+from ._buckets cimport draw_buckets
 from ._random cimport random_below as _random_below
 
 cdef enum:
@@ -399,30 +400,9 @@ cdef class HistogramSplitter(Splitter):
         """`BinnedSplitter._draw_bins`: nsplit of the first n_occupied - 1
         occupied bins drawn uniformly without replacement; bin_target points
         every occupied bin at its bucket; returns nsplit + 1."""
-        cdef idx_t m = self.nsplit, n_choices = n_occupied - 1
-        cdef idx_t i, j, q, r, target, swap, n_buckets = 0, first = 0
-        cdef idx_t* positions = self.drawn_positions
-        cdef unsigned char* drawn = self.drawn_flags
-        for i in range(n_choices):
-            positions[i] = i
-        for i in range(m):
-            j = i + _random_below(&self.rng_state, n_choices - i)
-            swap = positions[i]
-            positions[i] = positions[j]
-            positions[j] = swap
-            drawn[positions[i]] = 1
-        for q in range(n_occupied):
-            if q < n_choices and not drawn[q]:
-                continue
-            target = self.occupied_bins[q]
-            for r in range(first, q + 1):
-                self.bin_target[self.occupied_bins[r]] = <uint8_t> target
-            self.drawn_bins[n_buckets] = target
-            n_buckets += 1
-            first = q + 1
-        for i in range(m):
-            drawn[positions[i]] = 0
-        return n_buckets
+        return draw_buckets(&self.rng_state, self.nsplit, n_occupied, self.occupied_bins,
+                            self.drawn_positions, self.drawn_flags, self.bin_target,
+                            self.drawn_bins)
 
     cdef double _bucket_threshold(self, idx_t feature, idx_t bucket) noexcept nogil:
         """The upper edge of bin `bucket` (codes <= bucket go left)."""
