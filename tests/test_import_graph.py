@@ -10,7 +10,9 @@ from pathlib import Path
 
 import aucforest
 
-PACKAGE = Path(aucforest.__file__).resolve().parent
+# the source the tests sit beside (an installed package holds no .pyx to read)
+SOURCE = Path(__file__).resolve().parents[1] / "aucforest"
+PACKAGE = SOURCE if SOURCE.is_dir() else Path(aucforest.__file__).resolve().parent
 
 
 def module_name(path):
