@@ -599,7 +599,7 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         Returns
         -------
         leaves : ndarray of shape (n_samples, n_estimators)
-            ``estimators_[i].tree_.value[leaves[:, i]]`` is tree i's
+            ``estimators_[i].tree_.value[leaves[:, i], 0]`` is tree i's
             ``predict_proba``.
         """
         from . import _dask  # dask collections: lazy, on the workers
