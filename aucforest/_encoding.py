@@ -408,7 +408,8 @@ def check_float32_range(numbers, name, path):
             "the forest computes: rescale the column (e.g. to other units or its logarithm)")
 
 
-def _is_number(text):
+def is_number(text):
+    """Whether ``text`` parses as a float."""
     try:
         float(text)
     except ValueError:
@@ -421,7 +422,7 @@ def _non_numbers(values, na_values, limit=5):
     numbers nor missing-value markers."""
     present = values[~_missing_mask(values, na_values)]
     texts, counts = np.unique(present, return_counts=True)
-    bad = [(t, c) for t, c in zip(texts.tolist(), counts.tolist()) if not _is_number(t)]
+    bad = [(t, c) for t, c in zip(texts.tolist(), counts.tolist()) if not is_number(t)]
     bad.sort(key=lambda item: -item[1])
     shown = ", ".join(quote(t) + (f" ({c} times)" if c > 1 else "") for t, c in bad[:limit])
     return shown + (f", ... ({len(bad)} distinct)" if len(bad) > limit else "")
@@ -430,7 +431,7 @@ def _non_numbers(values, na_values, limit=5):
 def _warn_mostly_numeric(text, name, path, kind, n_levels):
     """Warn when most values of a column read as text are numbers."""
     texts, counts = np.unique(text, return_counts=True)
-    numbers = sum(c for t, c in zip(texts.tolist(), counts.tolist()) if _is_number(t))
+    numbers = sum(c for t, c in zip(texts.tolist(), counts.tolist()) if is_number(t))
     if numbers * 2 > text.size:
         warnings.warn(
             f"column {quote(name)} of {path} is read as text ({kind}, {n_levels} levels) although "

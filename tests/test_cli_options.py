@@ -525,3 +525,69 @@ def test_output_folder_fails_before_the_fit(capsys, tmp_path, people_csv, monkey
         code, out, err = run(capsys, "fit", people_csv, "--target", "outcome", "--output",
                              output)
         assert code == 1 and "is a folder; give a file name" in err, err
+
+
+# ------------------------------------------------------------ issue 29: a continuous target
+
+def continuous(n=80, seed=0):
+    """x and a float target y that is a noisy function of x."""
+    rng = np.random.RandomState(seed)
+    x = rng.normal(size=n)
+    return ["x", "y"], [[round(v, 4), round(2 * v + rng.normal(), 3)] for v in x]
+
+
+@pytest.mark.parametrize("command", ["fit", "compare"])
+def test_a_continuous_target_is_refused_without_output(capsys, tmp_path, command):
+    data = write_csv(tmp_path / "reg.csv", *continuous())
+    output = tmp_path / ("m.npz" if command == "fit" else "folds.csv")
+    option = "--output" if command == "fit" else "--folds-csv"
+    code, out, err = run(capsys, command, data, "--target", "y", option, output,
+                         "--n-estimators", 5, "--quiet")
+    assert code == 1 and out == "" and err.count("\n") == 1
+    assert err.startswith("aucforest: error: target column 'y' of ")
+    assert "looks continuous (numbers that are not integers, such as '" in err
+    assert "Give --classification if they are class labels" in err
+    assert not output.exists()
+
+
+def test_many_distinct_integer_labels_are_refused(capsys, tmp_path):
+    header, rows = continuous()
+    rows = [[x, i % 60] for i, (x, _) in enumerate(rows)]  # 60 levels in 80 rows
+    data = write_csv(tmp_path / "many.csv", header, rows)
+    code, out, err = run(capsys, "fit", data, "--target", "y", "--output", tmp_path / "m.npz",
+                         "--n-estimators", 5, "--quiet")
+    assert code == 1 and out == "" and err.count("\n") == 1
+    assert "looks continuous (60 distinct values in 80 rows)" in err
+    assert not (tmp_path / "m.npz").exists()
+
+
+def test_classification_accepts_a_target_that_looks_continuous(capsys, tmp_path):
+    header, rows = continuous(n=60)
+    rows = [[x, i % 40 + 0.5] for i, (x, _) in enumerate(rows)]
+    data = write_csv(tmp_path / "labels.csv", header, rows)
+    model = tmp_path / "m.npz"
+    code, out, err = run(capsys, "fit", data, "--target", "y", "--output", model,
+                         "--n-estimators", 5, "--quiet", "--classification")
+    assert code == 0, err
+    assert len(model_io.read_model(model).forest.classes_) == 40
+    # labels the model has are its classes: evaluate needs no --classification
+    code, out, err = run(capsys, "evaluate", model, data, "--target", "y")
+    assert code == 0, err
+
+
+def test_evaluate_refuses_a_continuous_target_the_model_never_saw(capsys, tmp_path, people_csv):
+    fit(capsys, people_csv, tmp_path / "m.npz")
+    data = write_csv(tmp_path / "reg.csv", *continuous())
+    for command in ("evaluate", "importance"):
+        code, out, err = run(capsys, command, tmp_path / "m.npz", data, "--target", "y")
+        assert code == 1 and out == "" and err.count("\n") == 1
+        assert "target column 'y'" in err and "looks continuous" in err
+
+
+def test_integer_coded_classes_are_accepted(capsys, tmp_path):
+    rng = np.random.RandomState(0)
+    rows = [[round(v, 3), int(v > 0) + int(v > 1)] for v in rng.normal(size=40)]
+    data = write_csv(tmp_path / "coded.csv", ["x", "y"], rows)
+    code, out, err = run(capsys, "fit", data, "--target", "y", "--output", tmp_path / "m.npz",
+                         "--n-estimators", 5, "--quiet")
+    assert code == 0, err

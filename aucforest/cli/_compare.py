@@ -15,8 +15,9 @@ from .._forest import AUCForestClassifier
 from .._progress import progress
 from .._table import read_table
 from ._data import _class_weight_for, _feature_columns, _markers, _training_labels, accepts_missing
-from ._options import (OUTPUT_FILES, _add_column_options, _add_data_options, _add_forest_options,
-                       _add_parallel_options, _at_least_two, _forest_options, _positive_int)
+from ._options import (OUTPUT_FILES, _add_classification_option, _add_column_options,
+                       _add_data_options, _add_forest_options, _add_parallel_options, _at_least_two,
+                       _forest_options, _positive_int)
 from ._output import _check_output, _plain, _same_file, _write_csv, check_plot
 
 
@@ -38,6 +39,7 @@ def _add_compare_arguments(compare):
     compare.add_argument("data", nargs="?", metavar="DATA",
                          help="CSV (or Parquet) file; default: the bundled data sets")
     compare.add_argument("--target", metavar="COLUMN", help="column of class labels (with DATA)")
+    _add_classification_option(compare)
     compare.add_argument("--folds", type=_at_least_two, default=5, metavar="K",
                          help="folds per repeat (default: 5)")
     compare.add_argument("--repeats", type=_positive_int, default=5, metavar="R",
@@ -106,7 +108,7 @@ def _user_dataset(args):
         raise ValueError("compare DATA needs --target COLUMN")
     table = read_table(args.data, sep=args.sep)
     na_values = _markers(args.na_values)
-    y = _training_labels(table, args.target, na_values)
+    y = _training_labels(table, args.target, na_values, args.classification)
     if isinstance(args.class_weight, dict):
         args.class_weight = _class_weight_for(args.class_weight, y)
     allow_missing = accepts_missing(AUCForestClassifier())

@@ -5,7 +5,8 @@ import warnings
 
 import numpy as np
 
-from .._encoding import DEFAULT_NA_VALUES, ColumnEncoding, numeric_values, parse_labels
+from .._encoding import (DEFAULT_NA_VALUES, ColumnEncoding, is_number, numeric_values,
+                         parse_labels)
 from .._table import quote, read_table
 from ..io import read_model
 
@@ -20,6 +21,8 @@ def model_and_labelled_data(args):
                                    else DEFAULT_NA_VALUES)
     y = parse_labels(table.column(args.target), args.target, table.path,
                      like=model.forest.classes_, na_values=na_values)
+    if not getattr(args, "classification", True) and np.setdiff1d(y, model.forest.classes_).size:
+        _check_class_labels(y, args.target, table.path)  # labels the model has are its classes
     _check_known_labels(y, model.forest.classes_, args.target)
     return model, table, y
 
@@ -37,8 +40,35 @@ def _markers(na_values):
     return DEFAULT_NA_VALUES if na_values is None else na_values
 
 
-def _training_labels(table, target, na_values=DEFAULT_NA_VALUES):
+#: A target with more distinct values than this share of its rows, and more than
+#: MAX_DISTINCT_CLASSES of them, looks continuous (unless --classification).
+CONTINUOUS_SHARE = 0.5
+MAX_DISTINCT_CLASSES = 20
+
+
+def _check_class_labels(y, target, path):
+    """Refuse a target that looks continuous: numbers that are not all integers,
+    or more than MAX_DISTINCT_CLASSES distinct values that are also more than
+    CONTINUOUS_SHARE of the rows. ``--classification`` skips this check."""
+    labels = np.unique(y)
+    seen = None
+    if y.dtype.kind == "O" and all(isinstance(v, str) and is_number(v) for v in labels.tolist()):
+        fractional = [v for v in labels.tolist() if not float(v).is_integer()]
+        if fractional:
+            seen = f"numbers that are not integers, such as {quote(fractional[0])}"
+    if seen is None and labels.size > MAX_DISTINCT_CLASSES \
+            and labels.size > CONTINUOUS_SHARE * len(y):
+        seen = f"{labels.size} distinct values in {len(y)} rows"
+    if seen is not None:
+        raise ValueError(f"target column {quote(target)} of {path} looks continuous ({seen}); "
+                         "a classifier needs class labels. Give --classification if they are "
+                         "class labels")
+
+
+def _training_labels(table, target, na_values=DEFAULT_NA_VALUES, classification=False):
     y = parse_labels(table.column(target), target, table.path, na_values=na_values)
+    if not classification:
+        _check_class_labels(y, target, table.path)
     classes = np.unique(y)
     if classes.size < 2:
         raise ValueError(f"target column {target!r} of {table.path} has only one class "

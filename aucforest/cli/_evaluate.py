@@ -9,7 +9,7 @@ from .._atomic import save_figure
 from .._compare import matplotlib_figure
 from ..metrics import auc, auc_ci, imbalance_report, multiclass_auc, plot_roc
 from ._data import _by_name, _model_features, _shown, model_and_labelled_data
-from ._options import OUTPUT_FILES, _add_data_options
+from ._options import OUTPUT_FILES, _add_classification_option, _add_data_options
 from ._output import _decision_text, _plain, _short_decision, check_plot
 
 
@@ -25,6 +25,7 @@ def add_evaluate_command(commands, common):
     evaluate.add_argument("data", metavar="DATA", help="labelled CSV (or Parquet) file")
     evaluate.add_argument("--target", required=True, metavar="COLUMN",
                           help="column of true class labels")
+    _add_classification_option(evaluate)
     evaluate.add_argument("--plot", metavar="FILE",
                           help="save ROC curves (e.g. roc.png; the format follows the "
                                "extension, PNG without one)")

@@ -10,8 +10,9 @@ from .._table import read_table
 from ..io import save
 from ._data import (_case_weights, _class_weight_for, _feature_columns, _markers, _training_labels,
                     accepts_missing)
-from ._options import (OUTPUT_FILES, _add_column_options, _add_data_options, _add_forest_options,
-                       _add_parallel_options, _decision, _forest_options, _positive_int)
+from ._options import (OUTPUT_FILES, _add_classification_option, _add_column_options,
+                       _add_data_options, _add_forest_options, _add_parallel_options, _decision,
+                       _forest_options, _positive_int)
 from ._output import _check_output, _decision_text, _plain, _short_decision
 
 
@@ -26,6 +27,7 @@ def add_fit_command(commands, common):
                     "is saved with the model. Prints the out-of-bag AUC and G-mean.")
     fit.add_argument("data", metavar="DATA", help="CSV file with a header row (or Parquet)")
     fit.add_argument("--target", required=True, metavar="COLUMN", help="column of class labels")
+    _add_classification_option(fit)
     fit.add_argument("--output", required=True, metavar="MODEL",
                      help="model file to write (.npz); replaced only once complete, a "
                           "symbolic link written through to its target")
@@ -57,7 +59,7 @@ def run_fit(args):
     forest._validate_params()  # a bad option fails before the data is read
     table = read_table(args.data, sep=args.sep)
     na_values = _markers(args.na_values)
-    y = _training_labels(table, args.target, na_values)
+    y = _training_labels(table, args.target, na_values, args.classification)
     n_classes = np.unique(y).size
     if not isinstance(args.decision, str) and n_classes != 2:
         raise ValueError(f"--decision {args.decision:g} is a threshold on the probability of "

@@ -10,7 +10,7 @@ import numpy as np
 from .._atomic import save_figure
 from ..inspection import importance_intervals, oob_importance, plot_importance
 from ._data import _model_features, model_and_labelled_data
-from ._options import OUTPUT_FILES, _add_data_options, _positive_int
+from ._options import OUTPUT_FILES, _add_classification_option, _add_data_options, _positive_int
 from ._output import check_plot
 
 HELP = "out-of-bag permutation importance of each feature (needs the training data)"
@@ -38,6 +38,7 @@ def add_importance_arguments(parser):
     parser.add_argument("data", metavar="DATA", help="the training CSV (or Parquet) file")
     parser.add_argument("--target", required=True, metavar="COLUMN",
                         help="column of class labels")
+    _add_classification_option(parser)
     parser.add_argument("--scoring", choices=SCORINGS, default="auc",
                         help="score whose drop measures importance (default: auc)")
     parser.add_argument("--repeats", type=_positive_int, default=5, metavar="R",

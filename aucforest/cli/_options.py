@@ -60,6 +60,14 @@ def _add_column_options(parser, id_help):
                         help="column not to use as a feature (repeat for several)")
 
 
+def _add_classification_option(parser):
+    parser.add_argument("--classification", action="store_true",
+                        help="the target holds class labels even though it looks continuous "
+                             "(numbers that are not all integers, or more than 20 distinct "
+                             "values that are also more than half the rows, which are refused "
+                             "without it)")
+
+
 def _add_data_options(parser, model_default=False):
     markers = "the model's" if model_default else ", ".join(
         repr(v) for v in DEFAULT_NA_VALUES)
