@@ -22,7 +22,7 @@ import numpy as np
 
 from ._criterion cimport (X_t, criterion_improvement, criterion_init, idx_t,
                           node_impurity as _node_impurity)
-from ._split cimport SplitRecord, Splitter
+from ._split cimport SplitRecord, Splitter, reset_split
 from ._buckets cimport draw_buckets
 from ._random cimport random_below as _random_below
 
@@ -297,14 +297,7 @@ cdef class HistogramSplitter(Splitter):
         for k in range(K):
             self.crit.node_counts[k] = node_counts[k]
         criterion_init(&self.crit)
-        best.feature = -1
-        best.pos = 0
-        best.threshold = 0.0
-        best.bin = -1
-        best.proxy = -INFINITY
-        best.improvement = 0.0
-        best.missing_left = False
-        best.n_missing = 0
+        reset_split(&best, 0)
         need = -1
         for pos in range(self.n_features):
             if n_examined >= self.max_features:

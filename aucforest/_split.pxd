@@ -1,5 +1,5 @@
 # Splitters: draw features, find the best split of a node, partition its samples.
-from libc.math cimport fabs
+from libc.math cimport INFINITY, fabs
 from libc.stdint cimport uint64_t
 
 from ._criterion cimport Criterion, X_t, idx_t
@@ -13,6 +13,18 @@ cdef struct SplitRecord:
     idx_t n_missing          # cases with NaN in the split feature (in the node)
     double proxy             # cheap criterion value used while scanning (larger is better)
     double improvement       # exact: theta - 1/2 (auc), impurity decrease (gini, entropy)
+
+
+cdef inline void reset_split(SplitRecord* best, idx_t pos) noexcept nogil:
+    """No split found yet: feature -1, every case at ``pos``, the worst proxy."""
+    best.feature = -1
+    best.pos = pos
+    best.threshold = 0.0
+    best.bin = -1
+    best.proxy = -INFINITY
+    best.improvement = 0.0
+    best.missing_left = False
+    best.n_missing = 0
 
 
 cdef class Splitter:

@@ -184,14 +184,7 @@ cdef class Splitter:
         best.improvement holds the exact statistic of the split.
         """
         cdef idx_t fi, j, f, n_examined = 0
-        best.feature = -1
-        best.pos = end
-        best.threshold = 0.0
-        best.bin = -1
-        best.proxy = -INFINITY
-        best.improvement = 0.0
-        best.missing_left = False
-        best.n_missing = 0
+        reset_split(best, end)
         for fi in range(self.n_features):
             if n_examined >= self.max_features:
                 break
