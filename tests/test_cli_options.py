@@ -591,3 +591,31 @@ def test_integer_coded_classes_are_accepted(capsys, tmp_path):
     code, out, err = run(capsys, "fit", data, "--target", "y", "--output", tmp_path / "m.npz",
                          "--n-estimators", 5, "--quiet")
     assert code == 0, err
+
+
+# ------------------------------------------------------------ issue 29: a fixed default seed
+
+def test_fit_without_seed_uses_seed_0_and_is_reproducible(capsys, tmp_path, people_csv):
+    predictions = []
+    for name in ("a", "b"):
+        model = tmp_path / f"{name}.npz"
+        code, out, err = run(capsys, "fit", people_csv, "--target", "outcome", "--output", model,
+                             "--n-estimators", 5, "--quiet")
+        assert code == 0, err
+        assert "seed 0 (--seed)" in out
+        assert model_io.read_model(model).forest.random_state == 0
+        output = tmp_path / f"{name}.csv"
+        assert run(capsys, "predict", model, people_csv, "--proba", "--output", output)[0] == 0
+        predictions.append(output.read_bytes())
+    assert predictions[0] == predictions[1]
+    code, out, err = run(capsys, "fit", people_csv, "--target", "outcome", "--output",
+                         tmp_path / "c.npz", "--n-estimators", 5, "--quiet", "--json")
+    assert json.loads(out)["seed"] == 0
+
+
+@pytest.mark.parametrize("command", ["fit", "compare", "importance"])
+def test_seed_help_documents_the_fixed_default(capsys, command):
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "(default: 0, fixed so that the same command" in help_text

@@ -53,7 +53,7 @@ def _add_compare_arguments(compare):
     compare.add_argument("--folds-csv", metavar="FILE",
                          help="write every fold's scores to a CSV file")
     compare.add_argument("--json", action="store_true", help="print the results as JSON")
-    _add_parallel_options(compare, default_seed=0)
+    _add_parallel_options(compare)
 
 
 def run_compare(args):

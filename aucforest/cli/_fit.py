@@ -91,7 +91,7 @@ def _fit_summary(forest, y, encoding, args):
             "decision": _plain(forest.decision), "decision_text": _decision_text(forest),
             "params": _plain(forest.get_params()), "features": encoding.summary(),
             "feature_names": encoding.feature_names, "id": args.id, "weight": args.weight,
-            "dropped": args.drop, "oob_auc": float(forest.oob_score_),
+            "dropped": args.drop, "seed": args.seed, "oob_auc": float(forest.oob_score_),
             "oob_gmean": float(forest.oob_gmean_)}
 
 
@@ -102,5 +102,7 @@ def _print_fit_summary(summary):
     print(f"features: {summary['features']} -> {len(summary['feature_names'])} encoded columns")
     if summary["weight"]:
         print(f"case weights from column {summary['weight']!r}")
+    print(f"seed {summary['seed']} (--seed): the same command on the same data gives the same "
+          "model")
     print(f"out-of-bag AUC {summary['oob_auc']:.4f}, G-mean {summary['oob_gmean']:.4f}")
     print(f"model saved to {summary['model']}")

@@ -10,7 +10,8 @@ import numpy as np
 from .._atomic import save_figure
 from ..inspection import importance_intervals, oob_importance, plot_importance
 from ._data import _model_features, model_and_labelled_data
-from ._options import OUTPUT_FILES, _add_classification_option, _add_data_options, _positive_int
+from ._options import (DEFAULT_SEED, OUTPUT_FILES, _add_classification_option, _add_data_options,
+                       _positive_int)
 from ._output import check_plot
 
 HELP = "out-of-bag permutation importance of each feature (needs the training data)"
@@ -48,8 +49,10 @@ def add_importance_arguments(parser):
     parser.add_argument("--plot", metavar="FILE", help="save a bar plot (e.g. vimp.png)")
     parser.add_argument("--n-jobs", type=int, default=-1, metavar="N",
                         help="threads (default: -1, all cores)")
-    parser.add_argument("--seed", type=int, default=0, metavar="S",
-                        help="random seed of the permutations and subsamples (default: 0)")
+    parser.add_argument("--seed", type=int, default=DEFAULT_SEED, metavar="S",
+                        help=f"random seed of the permutations and subsamples (default: "
+                             f"{DEFAULT_SEED}, fixed so that the same command gives the same "
+                             "importances)")
 
 
 def run_importance(args):

@@ -80,11 +80,17 @@ def _add_data_options(parser, model_default=False):
                              "always missing)")
 
 
-def _add_parallel_options(parser, default_seed=None):
+#: The --seed of every command that draws random numbers: fixed, so that the
+#: same command on the same data gives the same result.
+DEFAULT_SEED = 0
+
+
+def _add_parallel_options(parser):
     parser.add_argument("--n-jobs", type=_n_jobs, default=-1, metavar="N",
                         help="threads (default: -1, all cores)")
-    parser.add_argument("--seed", type=_seed, default=default_seed, metavar="S",
-                        help=f"random seed, 0 to {MAX_SEED} (default: {default_seed})")
+    parser.add_argument("--seed", type=_seed, default=DEFAULT_SEED, metavar="S",
+                        help=f"random seed, 0 to {MAX_SEED} (default: {DEFAULT_SEED}, fixed so "
+                             "that the same command on the same data gives the same result)")
 
 
 MAX_SEED = 2**32 - 1  # numpy.random.RandomState's range
