@@ -344,7 +344,7 @@ def _is_missing_object(value):
         return True
 
 
-def _missing_mask(values, na_values):
+def missing_mask(values, na_values):
     """Where the cells of a text column are missing-value markers (any case)."""
     markers = {marker.lower() for marker in na_values} | {""}
     longest = max(map(len, markers))
@@ -375,7 +375,7 @@ def numeric_values(values, name, path, allow_missing=False, na_values=DEFAULT_NA
     elif values.dtype.kind in "iu":
         numbers = values.astype(np.float64)
     else:
-        missing = _missing_mask(values, na_values)
+        missing = missing_mask(values, na_values)
         if missing.all():
             raise ValueError(f"column {quote(name)} of {path} has no values")
         try:
@@ -420,7 +420,7 @@ def is_number(text):
 def _non_numbers(values, na_values, limit=5):
     """E.g. "'?x' (2 times), 'abc'": the distinct cells that are neither
     numbers nor missing-value markers."""
-    present = values[~_missing_mask(values, na_values)]
+    present = values[~missing_mask(values, na_values)]
     texts, counts = np.unique(present, return_counts=True)
     bad = [(t, c) for t, c in zip(texts.tolist(), counts.tolist()) if not is_number(t)]
     bad.sort(key=lambda item: -item[1])
@@ -449,7 +449,7 @@ def _checked_text(values, name, path, allow_missing, na_values=DEFAULT_NA_VALUES
         missing = np.zeros(values.shape, dtype=bool)
         text = text_array(str(v) for v in values.tolist())
     else:
-        missing, text = _missing_mask(values, na_values), values
+        missing, text = missing_mask(values, na_values), values
     if not allow_missing:
         _refuse_missing(missing, name, path)
     return text, missing
@@ -501,7 +501,7 @@ def parse_labels(values, name, path, like=None, na_values=DEFAULT_NA_VALUES):
         missing = np.isnan(values)
         text = text_array(_number_text(v) for v in values[~missing])
     else:
-        missing = _missing_mask(values, na_values)
+        missing = missing_mask(values, na_values)
         text = values
     if missing.any():
         raise ValueError(f"target column {quote(name)} of {path} has {int(missing.sum())} missing "

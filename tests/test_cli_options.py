@@ -71,7 +71,8 @@ def saved_columns(path):
 # ------------------------------------------------------------ item 1: missing markers
 
 def test_question_mark_is_missing_not_text(capsys, tmp_path, people_csv):
-    out, err = fit(capsys, people_csv, tmp_path / "m.npz")
+    # --keep: rownames (1 to 120) would be left out as an identifier (issue 29)
+    out, err = fit(capsys, people_csv, tmp_path / "m.npz", "--keep", "rownames")
     assert saved_columns(tmp_path / "m.npz")["income"] == "numeric"
     assert "3 numeric, 1 one-hot" in out and err == ""  # rownames, income and wt
 
@@ -619,3 +620,49 @@ def test_seed_help_documents_the_fixed_default(capsys, command):
         main([command, "--help"])
     help_text = " ".join(capsys.readouterr().out.split())
     assert "(default: 0, fixed so that the same command" in help_text
+
+
+# ------------------------------------------------------------ issue 29: identifier columns
+
+def test_an_identifier_column_is_left_out_with_a_warning(capsys, tmp_path, people_csv):
+    out, err = fit(capsys, people_csv, tmp_path / "m.npz")
+    assert err.count("\n") == 1 and err.startswith("aucforest: warning: column 'rownames' of ")
+    assert ("looks like an identifier (120 distinct values in 120 rows) and is left out of the "
+            "features; give --keep rownames to use it as a feature") in err
+    assert "rownames" not in saved_columns(tmp_path / "m.npz")
+    assert "2 numeric, 1 one-hot" in out
+
+
+def test_a_text_identifier_is_left_out_and_keep_keeps_it(capsys, tmp_path):
+    header, rows = people()
+    rows = [[f"P{row[0]:04d}", *row[1:]] for row in rows]
+    data = write_csv(tmp_path / "text_ids.csv", header, rows)
+    out, err = fit(capsys, data, tmp_path / "m.npz", "--json")
+    assert "column 'rownames'" in err and "--keep rownames" in err
+    assert json.loads(out)["left_out"] == ["rownames"]
+    out, err = fit(capsys, data, tmp_path / "k.npz", "--keep", "rownames")
+    assert err == "" and saved_columns(tmp_path / "k.npz")["rownames"] == "ordinal"
+
+
+def test_an_id_column_gives_no_warning_and_keep_checks_its_column(capsys, tmp_path, people_csv):
+    out, err = fit(capsys, people_csv, tmp_path / "m.npz", "--id", "rownames")
+    assert err == ""
+    code, out, err = run(capsys, "fit", people_csv, "--target", "outcome", "--output",
+                         tmp_path / "k.npz", "--keep", "absent", "--quiet")
+    assert code == 1 and err.startswith("aucforest: error: column 'absent' not found")
+    assert not (tmp_path / "k.npz").exists()
+
+
+def test_few_rows_or_repeated_values_are_not_identifiers(capsys, tmp_path):
+    header, rows = people(n=50)
+    data = write_csv(tmp_path / "small.csv", header, rows)
+    out, err = fit(capsys, data, tmp_path / "m.npz")  # 50 rows: too few to tell
+    assert err == "" and "rownames" in saved_columns(tmp_path / "m.npz")
+
+
+def test_compare_leaves_an_identifier_out_too(capsys, tmp_path, people_csv):
+    code, out, err = run(capsys, "compare", people_csv, "--target", "outcome", "--folds", 2,
+                         "--repeats", 1, "--n-estimators", 3, "--quiet")
+    assert code == 0, err
+    assert "column 'rownames'" in err and "--keep rownames" in err
+    assert "2 numeric, 1 one-hot" in out

@@ -5,8 +5,8 @@ import warnings
 
 import numpy as np
 
-from .._encoding import (DEFAULT_NA_VALUES, ColumnEncoding, is_number, numeric_values,
-                         parse_labels)
+from .._encoding import (DEFAULT_NA_VALUES, ColumnEncoding, is_number, missing_mask,
+                         numeric_values, parse_labels)
 from .._table import quote, read_table
 from ..io import read_model
 
@@ -109,11 +109,59 @@ def _feature_columns(table, args):
             if name in seen:
                 raise ValueError(f"column {name!r} is given to both {seen[name]} and {option}")
             seen[name] = option
+    keep = getattr(args, "keep", None) or []
+    for name in keep:
+        table.column(name)
+        if name in seen:
+            raise ValueError(f"column {name!r} is given to both {seen[name]} and --keep")
     names = [name for name in table.columns if name not in seen]
     if not names:
         raise ValueError(f"{table.path} has no feature columns besides "
                          + ", ".join(f"{option} {name!r}" for name, option in seen.items()))
-    return names
+    left_out = [name for name in names if name not in keep
+                and _looks_like_identifier(table, name, _markers(args.na_values))]
+    for name in left_out:
+        warnings.warn(f"column {quote(name)} of {table.path} looks like an identifier "
+                      f"({_distinct_count(table, name, _markers(args.na_values))} distinct values "
+                      f"in {table.n_rows} rows) and is left out of the features; give --keep "
+                      f"{name} to use it as a feature", UserWarning, stacklevel=2)
+    args.left_out = left_out
+    return [name for name in names if name not in left_out]
+
+
+#: A text or integer feature column with at least this share of its rows
+#: distinct, in a table of more than IDENTIFIER_MIN_ROWS rows, is an identifier.
+IDENTIFIER_SHARE = 0.95
+IDENTIFIER_MIN_ROWS = 50
+
+
+def _distinct_count(table, name, na_values):
+    """Distinct values of a text or integer column (missing cells aside), or
+    None for a column of numbers that are not all integers."""
+    values = table.column(name)
+    if values.dtype.kind in "iu":
+        return np.unique(values).size
+    try:
+        numbers = numeric_values(values, name, table.path, True, na_values)
+    except ValueError:  # no values, infinite ones: the encoding says so
+        return None
+    if numbers is None:  # text
+        present = values[~missing_mask(values, na_values)]
+        numeric = [float(v) for v in present.tolist() if is_number(v)]
+        if len(numeric) * 2 > present.size and not all(v.is_integer() for v in numeric):
+            return None  # numbers with a few stray texts (a warning says so), not identifiers
+        return np.unique(present).size
+    numbers = numbers[~np.isnan(numbers)]
+    if not np.all(numbers == np.round(numbers)):
+        return None
+    return np.unique(numbers).size
+
+
+def _looks_like_identifier(table, name, na_values):
+    if table.n_rows <= IDENTIFIER_MIN_ROWS:
+        return False
+    distinct = _distinct_count(table, name, na_values)
+    return distinct is not None and distinct >= IDENTIFIER_SHARE * table.n_rows
 
 
 def _load_model(path):

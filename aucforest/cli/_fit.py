@@ -22,7 +22,9 @@ def add_fit_command(commands, common):
         "fit", parents=[common], epilog=OUTPUT_FILES,
         help="fit a forest on a CSV/Parquet file and save it",
         description="Fit a forest on DATA and save it to a model file. Every column except "
-                    "the target, --id, --weight and --drop columns is a feature. Text columns "
+                    "the target, --id, --weight and --drop columns is a feature, except that a "
+                    "column that looks like an identifier is left out with a warning (see "
+                    "--keep). Text columns "
                     "are one-hot encoded (ordinal beyond --max-one-hot levels); the encoding "
                     "is saved with the model. Prints the out-of-bag AUC and G-mean.")
     fit.add_argument("data", metavar="DATA", help="CSV file with a header row (or Parquet)")
@@ -91,7 +93,7 @@ def _fit_summary(forest, y, encoding, args):
             "decision": _plain(forest.decision), "decision_text": _decision_text(forest),
             "params": _plain(forest.get_params()), "features": encoding.summary(),
             "feature_names": encoding.feature_names, "id": args.id, "weight": args.weight,
-            "dropped": args.drop, "seed": args.seed, "oob_auc": float(forest.oob_score_),
+            "dropped": args.drop, "left_out": args.left_out, "seed": args.seed, "oob_auc": float(forest.oob_score_),
             "oob_gmean": float(forest.oob_gmean_)}
 
 

@@ -58,6 +58,11 @@ def _add_column_options(parser, id_help):
     parser.add_argument("--id", metavar="COLUMN", help=id_help)
     parser.add_argument("--drop", action="append", default=[], metavar="COLUMN",
                         help="column not to use as a feature (repeat for several)")
+    parser.add_argument("--keep", action="append", default=[], metavar="COLUMN",
+                        help="use this column as a feature even though it looks like an "
+                             "identifier: a text or integer column with at least 95%% of its "
+                             "values distinct (in more than 50 rows), which is otherwise left out "
+                             "with a warning (repeat for several)")
 
 
 def _add_classification_option(parser):
