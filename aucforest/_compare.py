@@ -41,12 +41,14 @@ SCORE_TITLES = {"auc": "AUC", "gmean": "G-mean", "balanced_accuracy": "balanced 
 
 
 class Dataset(NamedTuple):
-    """A named classification data set."""
+    """A named classification data set, with optional case weights
+    (``sample_weight``: passed to every fit and to the AUC of each test fold)."""
 
     name: str
     X: np.ndarray
     y: np.ndarray
     description: str
+    sample_weight: np.ndarray = None
 
 
 class ComparisonRow(NamedTuple):
@@ -132,6 +134,10 @@ def compare(dataset, *, n_estimators, n_splits, n_repeats, seed, n_jobs=None, ba
     Parameters
     ----------
     dataset : Dataset
+        With ``sample_weight``, the weights of the training cases are passed
+        to every fit and those of the test cases weigh the AUC (the weighted
+        Mann-Whitney statistic; Hand & Till's with weights for K > 2); the
+        G-mean and the balanced accuracy stay unweighted.
     n_estimators : int
         Trees per forest.
     n_splits, n_repeats : int
@@ -157,15 +163,18 @@ def compare(dataset, *, n_estimators, n_splits, n_repeats, seed, n_jobs=None, ba
     results = {(c, d): {s: [] for s in SCORES} for c in CRITERIA for d in DECISIONS}
     fit_seconds = {c: [] for c in CRITERIA}
     sizes = []
+    weight = dataset.sample_weight
     for train, test in folds.split(dataset.X, dataset.y):
         sizes.append((train.size, test.size))
         for criterion in CRITERIA:
             forest, seconds = _timed_fit(dataset.X[train], dataset.y[train], criterion,
-                                         n_estimators, seed, n_jobs, forest_params or {})
+                                         n_estimators, seed, n_jobs, forest_params or {},
+                                         None if weight is None else weight[train])
             fit_seconds[criterion].append(seconds)
             proba = forest.predict_proba(dataset.X[test])
             for decision in DECISIONS:
-                _record(results[criterion, decision], dataset.y[test], proba, forest, decision)
+                _record(results[criterion, decision], dataset.y[test], proba, forest, decision,
+                        None if weight is None else weight[test])
         if bar is not None:
             bar.update()
     n_train, n_test = np.array(sizes).T
@@ -242,24 +251,40 @@ def paired_tests(rows):
     return tests
 
 
-def _timed_fit(X, y, criterion, n_estimators, seed, n_jobs, forest_params):
+def _timed_fit(X, y, criterion, n_estimators, seed, n_jobs, forest_params, sample_weight=None):
     from ._forest import AUCForestClassifier
 
     forest = AUCForestClassifier(n_estimators=n_estimators, criterion=criterion,
                                  n_jobs=n_jobs, random_state=seed, **forest_params)
     started = time.perf_counter()
-    forest.fit(X, y)
+    forest.fit(X, y, sample_weight=sample_weight)
     return forest, time.perf_counter() - started
 
 
-def _record(scores, y_test, proba, forest, decision):
-    """Append the fold's AUC, G-mean and balanced accuracy under ``decision``."""
+def _record(scores, y_test, proba, forest, decision, sample_weight=None):
+    """Append the fold's AUC (weighted by ``sample_weight`` when given), G-mean
+    and balanced accuracy under ``decision``."""
     from .metrics import imbalance_report
 
     report = imbalance_report(y_test, proba, forest.classes_, decision=decision,
                               priors=forest.class_prior_)
     for name in SCORES:
         scores[name].append(getattr(report, name))
+    if sample_weight is not None:
+        scores["auc"][-1] = _weighted_auc(y_test, proba, forest.classes_, sample_weight)
+
+
+def _weighted_auc(y_test, proba, classes, sample_weight):
+    """The AUC of a test fold with case weights (as imbalance_report's, weighted)."""
+    import warnings
+
+    from .metrics import auc, multiclass_auc
+
+    if len(classes) == 2:
+        return float(auc(y_test == classes[1], proba[:, 1], sample_weight, pos_label=True))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return float(multiclass_auc(y_test, proba, labels=classes, sample_weight=sample_weight))
 
 
 def format_table(rows):

@@ -666,3 +666,45 @@ def test_compare_leaves_an_identifier_out_too(capsys, tmp_path, people_csv):
     assert code == 0, err
     assert "column 'rownames'" in err and "--keep rownames" in err
     assert "2 numeric, 1 one-hot" in out
+
+
+# ------------------------------------------------------------ issue 29: compare --weight
+
+def test_compare_weight_reaches_the_fits_and_the_auc(capsys, tmp_path, people_csv):
+    from sklearn.model_selection import RepeatedStratifiedKFold
+
+    folds_csv = tmp_path / "folds.csv"
+    code, out, err = run(capsys, "compare", people_csv, "--target", "outcome", "--weight", "wt",
+                         "--id", "rownames", "--folds", 2, "--repeats", 1, "--n-estimators", 5,
+                         "--quiet", "--folds-csv", folds_csv)
+    assert code == 0, err
+    assert "1 numeric, 1 one-hot" in out  # wt is not a feature
+    assert "case weights from column 'wt' (fits and AUC" in out
+    header, rows = read_csv(folds_csv.read_text())
+    first = dict(zip(header, rows[0]))
+    assert (first["criterion"], first["decision"], first["fold"]) == ("auc", "rfq", "1")
+    # the first fold by hand: weighted fit, weighted Mann-Whitney AUC
+    _, data = people()
+    income = np.array([np.nan if r[1] == "?" else float(r[1]) for r in data])
+    X = np.column_stack([income, [r[2] == "blue" for r in data], [r[2] == "red" for r in data]])
+    y = np.array([r[4] for r in data])
+    w = np.array([float(r[3]) for r in data])
+    train, test = next(RepeatedStratifiedKFold(n_splits=2, n_repeats=1, random_state=0).split(X, y))
+    forest = aucforest.AUCForestClassifier(n_estimators=5, random_state=0).fit(
+        X[train], y[train], sample_weight=w[train])
+    proba = forest.predict_proba(X[test])[:, 1]
+    expected = aucforest.metrics.auc(y[test] == "yes", proba, w[test], pos_label=True)
+    assert float(first["auc"]) == pytest.approx(expected, rel=1e-9)
+    unweighted = aucforest.metrics.auc(y[test] == "yes", proba, pos_label=True)
+    assert expected != pytest.approx(unweighted, rel=1e-9)  # the weights do matter here
+
+
+def test_compare_weight_needs_data_and_a_numeric_column(capsys, tmp_path, people_csv):
+    code, out, err = run(capsys, "compare", "--weight", "wt")
+    assert code == 1 and err == "aucforest: error: --weight names a column of DATA; give DATA " \
+                                "too\n"
+    folds_csv = tmp_path / "folds.csv"
+    code, out, err = run(capsys, "compare", people_csv, "--target", "outcome", "--weight",
+                         "colour", "--id", "rownames", "--folds-csv", folds_csv, "--quiet")
+    assert code == 1 and out == "" and "--weight column 'colour'" in err
+    assert err.count("\n") == 1 and not folds_csv.exists()

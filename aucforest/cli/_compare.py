@@ -14,7 +14,8 @@ from .._encoding import ColumnEncoding
 from .._forest import AUCForestClassifier
 from .._progress import progress
 from .._table import read_table
-from ._data import _class_weight_for, _feature_columns, _markers, _training_labels, accepts_missing
+from ._data import (_case_weights, _class_weight_for, _feature_columns, _markers, _training_labels,
+                    accepts_missing)
 from ._options import (OUTPUT_FILES, _add_classification_option, _add_column_options,
                        _add_data_options, _add_forest_options, _add_parallel_options, _at_least_two,
                        _forest_options, _positive_int)
@@ -47,6 +48,10 @@ def _add_compare_arguments(compare):
     compare.add_argument("--n-estimators", type=_positive_int, default=200, metavar="N",
                          help="trees per forest (default: 200)")
     _add_forest_options(compare)
+    compare.add_argument("--weight", metavar="COLUMN",
+                         help="column of case weights (non-negative numbers; not a feature), "
+                              "passed to every fit and weighing each test fold's AUC; the "
+                              "G-mean and balanced accuracy stay unweighted")
     _add_column_options(compare, id_help="column of case identifiers, never a feature")
     _add_data_options(compare)
     compare.add_argument("--plot", metavar="FILE", help="save box plots of the scores")
@@ -60,6 +65,8 @@ def run_compare(args):
     """``aucforest compare``: AUC vs Gini forests, RFQ vs argmax, by repeated CV."""
     if args.target and not args.data:
         raise ValueError("--target names a column of DATA; give DATA too")
+    if args.weight and not args.data:
+        raise ValueError("--weight names a column of DATA; give DATA too")
     inputs = [args.data] if args.data else []
     for option, path in (("--plot", args.plot), ("--folds-csv", args.folds_csv)):
         if path:
@@ -90,6 +97,7 @@ def run_compare(args):
     if args.json:
         print(json.dumps({"folds": args.folds, "repeats": args.repeats,
                           "n_estimators": args.n_estimators, "seed": args.seed,
+                          "weight": args.weight,
                           "forest_params": _plain(_forest_options(args)),
                           "datasets": [{"name": d.name, "description": d.description}
                                        for d in datasets],
@@ -111,13 +119,17 @@ def _user_dataset(args):
     y = _training_labels(table, args.target, na_values, args.classification)
     if isinstance(args.class_weight, dict):
         args.class_weight = _class_weight_for(args.class_weight, y)
+    weights = _case_weights(table, args.weight) if args.weight else None
     allow_missing = accepts_missing(AUCForestClassifier())
     encoding = ColumnEncoding.fit(table, _feature_columns(table, args), args.max_one_hot,
                                   allow_missing=allow_missing, na_values=na_values)
     counts = ", ".join(f"{c} {n}" for c, n in zip(*np.unique(y, return_counts=True)))
     name = os.path.basename(args.data)
+    weighted = (f"; case weights from column {args.weight!r} (fits and AUC; G-mean and "
+                "balanced accuracy unweighted)" if args.weight else "")
     return Dataset(name, encoding.transform(table, allow_missing=allow_missing), y,
-                   f"{name}: {len(y)} cases ({counts}); {encoding.summary()}")
+                   f"{name}: {len(y)} cases ({counts}); {encoding.summary()}{weighted}",
+                   weights)
 
 
 def _uses_defaults(args):

@@ -99,7 +99,7 @@ def _case_weights(table, column):
 
 def _feature_columns(table, args):
     """Every column except the target, --id, --weight and --drop columns."""
-    weight = getattr(args, "weight", None)  # compare has no --weight
+    weight = getattr(args, "weight", None)
     excluded = {"--target": [args.target], "--id": [args.id] if args.id else [],
                 "--weight": [weight] if weight else [], "--drop": args.drop}
     seen = {}
