@@ -147,10 +147,13 @@ def _distinct_count(table, name, na_values):
         return None
     if numbers is None:  # text
         present = values[~missing_mask(values, na_values)]
-        numeric = [float(v) for v in present.tolist() if is_number(v)]
-        if len(numeric) * 2 > present.size and not all(v.is_integer() for v in numeric):
+        levels = np.unique(present)
+        if levels.size < IDENTIFIER_SHARE * table.n_rows:
+            return levels.size  # too few to be an identifier: no need to look further
+        numeric = [float(v) for v in levels.tolist() if is_number(v)]
+        if len(numeric) * 2 > levels.size and not all(v.is_integer() for v in numeric):
             return None  # numbers with a few stray texts (a warning says so), not identifiers
-        return np.unique(present).size
+        return levels.size
     numbers = numbers[~np.isnan(numbers)]
     if not np.all(numbers == np.round(numbers)):
         return None
