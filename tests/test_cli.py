@@ -15,6 +15,7 @@ from sklearn.datasets import make_classification
 import aucforest
 from aucforest import io as model_io
 from aucforest.cli import main
+from cli_files import run_main, write_csv
 
 PACKAGE_PARENT = os.path.dirname(os.path.dirname(aucforest.__file__))
 
@@ -25,14 +26,6 @@ def run(*args, cwd):
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [PACKAGE_PARENT, env.get("PYTHONPATH")]))
     return subprocess.run([sys.executable, "-m", "aucforest", *map(str, args)], cwd=cwd,
                           env=env, capture_output=True, text=True, timeout=300)
-
-
-def write_csv(path, header, rows):
-    with open(path, "w", newline="") as stream:
-        writer = csv.writer(stream)
-        writer.writerow(header)
-        writer.writerows(rows)
-    return path
 
 
 def read_csv(text_or_path):
@@ -209,11 +202,6 @@ def test_error_future_format_model(folder, binary_csv, binary_model):
 
 
 # ------------------------------------------------------------ in-process
-
-def run_main(capsys, *args):
-    code = main([str(a) for a in args])
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def test_version(capsys):

@@ -18,27 +18,14 @@ from sklearn.metrics import confusion_matrix
 import aucforest
 from aucforest import io as model_io
 from aucforest.cli import build_parser, main
+from cli_files import run_main, write_csv
 
 N_TREES = 15
-
-
-def write_csv(path, header, rows, delimiter=","):
-    with open(path, "w", newline="") as stream:
-        writer = csv.writer(stream, delimiter=delimiter)
-        writer.writerow(header)
-        writer.writerows(rows)
-    return path
 
 
 def read_csv(text):
     rows = list(csv.reader(text.splitlines()))
     return rows[0], rows[1:]
-
-
-def run(capsys, *args):
-    code = main([str(a) for a in args])
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def people(n=120, seed=0, question_marks=(3, 17)):
@@ -58,7 +45,7 @@ def people_csv(tmp_path):
 
 
 def fit(capsys, data, output, *options):
-    code, out, err = run(capsys, "fit", data, "--target", "outcome", "--output", output,
+    code, out, err = run_main(capsys, "fit", data, "--target", "outcome", "--output", output,
                          "--n-estimators", N_TREES, "--seed", 0, "--quiet", *options)
     assert code == 0, err
     return out, err
@@ -121,7 +108,7 @@ def test_fit_refuses_to_overwrite_its_data(capsys, tmp_path, people_csv):
     os.link(people_csv, tmp_path / "hard.csv")
     for output in (people_csv, tmp_path / "link.csv", tmp_path / "hard.csv",
                    tmp_path / "." / "people.csv"):
-        code, out, err = run(capsys, "fit", people_csv, "--target", "outcome",
+        code, out, err = run_main(capsys, "fit", people_csv, "--target", "outcome",
                              "--output", output, "--n-estimators", 2)
         assert code == 1 and out == "" and "is the input file" in err, err
     assert people_csv.read_bytes() == before
@@ -134,7 +121,7 @@ def test_predict_and_evaluate_refuse_to_overwrite_model_or_data(capsys, tmp_path
                  ["predict", tmp_path / "m.npz", people_csv, "--output", people_csv],
                  ["evaluate", tmp_path / "m.npz", people_csv, "--target", "outcome",
                   "--plot", people_csv]):
-        code, out, err = run(capsys, *args)
+        code, out, err = run_main(capsys, *args)
         assert code == 1 and "is the input file" in err, err
     assert (tmp_path / "m.npz").read_bytes() == model_bytes
     assert people_csv.read_bytes().startswith(b"rownames,income")
@@ -150,7 +137,7 @@ def test_python_model_with_feature_names_predicts_by_name_without_warning(capsys
     forest = aucforest.AUCForestClassifier(n_estimators=10, random_state=0).fit(frame, y)
     model_io.save(forest, tmp_path / "py.npz")
     frame[["c", "a", "b"]].to_csv(tmp_path / "shuffled.csv", index=False)  # other order
-    code, out, err = run(capsys, "predict", tmp_path / "py.npz", tmp_path / "shuffled.csv",
+    code, out, err = run_main(capsys, "predict", tmp_path / "py.npz", tmp_path / "shuffled.csv",
                          "--proba")
     assert code == 0 and err == ""  # no "X does not have valid feature names"
     _, rows = read_csv(out)
@@ -216,16 +203,16 @@ def test_bad_option_values_name_the_option(capsys, args, fragment):
 
 
 def test_class_weight_label_must_be_a_class(capsys, tmp_path, people_csv):
-    code, out, err = run(capsys, "fit", people_csv, "--target", "outcome", "--output",
+    code, out, err = run_main(capsys, "fit", people_csv, "--target", "outcome", "--output",
                          tmp_path / "m.npz", "--class-weight", "maybe=2", "--n-estimators", 2)
     assert code == 1 and "--class-weight names class 'maybe'" in err
 
 
 def test_threshold_decision_predicts_by_the_threshold(capsys, tmp_path, people_csv):
     fit(capsys, people_csv, tmp_path / "m.npz", "--id", "rownames", "--decision", 0.7)
-    _, out, _ = run(capsys, "predict", tmp_path / "m.npz", people_csv, "--proba")
+    _, out, _ = run_main(capsys, "predict", tmp_path / "m.npz", people_csv, "--proba")
     proba = np.array(read_csv(out)[1], dtype=float)[:, 1:]
-    _, out, _ = run(capsys, "predict", tmp_path / "m.npz", people_csv)
+    _, out, _ = run_main(capsys, "predict", tmp_path / "m.npz", people_csv)
     labels = [row[1] for row in read_csv(out)[1]]
     assert labels == np.where(proba[:, 1] >= 0.7, "yes", "no").tolist()
 
@@ -253,7 +240,7 @@ def test_bad_weight_column(capsys, tmp_path):
     header, rows = people()
     rows[4][3] = -1
     data = write_csv(tmp_path / "neg.csv", header, rows)
-    code, out, err = run(capsys, "fit", data, "--target", "outcome", "--output",
+    code, out, err = run_main(capsys, "fit", data, "--target", "outcome", "--output",
                          tmp_path / "m.npz", "--weight", "wt")
     assert code == 1 and "--weight column 'wt'" in err and "negative" in err
 
@@ -262,14 +249,14 @@ def test_id_column_is_passed_through_and_never_a_feature(capsys, tmp_path, peopl
     fit(capsys, people_csv, tmp_path / "m.npz", "--id", "rownames", "--drop", "wt")
     forest = model_io.load(tmp_path / "m.npz")
     assert list(forest.feature_names_in_) == ["income", "colour=blue", "colour=red"]
-    code, out, err = run(capsys, "predict", tmp_path / "m.npz", people_csv)
+    code, out, err = run_main(capsys, "predict", tmp_path / "m.npz", people_csv)
     header, rows = read_csv(out)
     assert header == ["rownames", "outcome"]
     assert [row[0] for row in rows] == [str(i + 1) for i in range(120)]
     # without the id column in the data, predict still works (no id column written)
     header, rows = people()
     write_csv(tmp_path / "noid.csv", header[1:], [r[1:] for r in rows])
-    code, out, err = run(capsys, "predict", tmp_path / "m.npz", tmp_path / "noid.csv")
+    code, out, err = run_main(capsys, "predict", tmp_path / "m.npz", tmp_path / "noid.csv")
     assert code == 0 and read_csv(out)[0] == ["outcome"]
 
 
@@ -281,7 +268,7 @@ def test_id_column_with_a_python_model_without_names(capsys, tmp_path):
     model_io.save(forest, tmp_path / "py.npz")
     write_csv(tmp_path / "ids.csv", ["key", "a", "b", "c"],
               [[f"k{i}", *x] for i, x in enumerate(X)])
-    code, out, err = run(capsys, "predict", tmp_path / "py.npz", tmp_path / "ids.csv",
+    code, out, err = run_main(capsys, "predict", tmp_path / "py.npz", tmp_path / "ids.csv",
                          "--id", "key")
     assert code == 0, err
     header, rows = read_csv(out)
@@ -294,7 +281,7 @@ def test_threshold_decision_needs_two_classes(capsys, tmp_path):
     for row in rows[::3]:
         row[4] = "maybe"
     data = write_csv(tmp_path / "three.csv", header, rows)
-    code, out, err = run(capsys, "fit", data, "--target", "outcome", "--output",
+    code, out, err = run_main(capsys, "fit", data, "--target", "outcome", "--output",
                          tmp_path / "m.npz", "--decision", 0.4)
     assert code == 1 and "--decision 0.4 is a threshold" in err and "the target has 3" in err
 
@@ -302,7 +289,7 @@ def test_threshold_decision_needs_two_classes(capsys, tmp_path):
 def test_column_options_must_name_distinct_existing_columns(capsys, tmp_path, people_csv):
     for options, fragment in ((["--id", "outcome"], "given to both --target and --id"),
                               (["--drop", "nothing"], "column 'nothing' not found")):
-        code, out, err = run(capsys, "fit", people_csv, "--target", "outcome", "--output",
+        code, out, err = run_main(capsys, "fit", people_csv, "--target", "outcome", "--output",
                              tmp_path / "m.npz", *options)
         assert code == 1 and fragment in err, err
 
@@ -310,19 +297,19 @@ def test_column_options_must_name_distinct_existing_columns(capsys, tmp_path, pe
 def test_sep_and_the_delimiter_hint(capsys, tmp_path):
     header, rows = people()
     data = write_csv(tmp_path / "semi.csv", header, rows, delimiter=";")
-    code, out, err = run(capsys, "fit", data, "--target", "outcome", "--output",
+    code, out, err = run_main(capsys, "fit", data, "--target", "outcome", "--output",
                          tmp_path / "m.npz")
     assert code == 1 and "the header reads as one column" in err and "--sep ';'" in err
     fit(capsys, data, tmp_path / "m.npz", "--sep", ";", "--id", "rownames")
     tabbed = write_csv(tmp_path / "tabbed.txt", header, rows, delimiter="\t")
-    code, out, err = run(capsys, "predict", tmp_path / "m.npz", tabbed)
+    code, out, err = run_main(capsys, "predict", tmp_path / "m.npz", tabbed)
     assert code == 1 and "--sep '\\t'" in err
-    code, out, err = run(capsys, "predict", tmp_path / "m.npz", tabbed, "--sep", "\\t")
+    code, out, err = run_main(capsys, "predict", tmp_path / "m.npz", tabbed, "--sep", "\\t")
     assert code == 0 and len(read_csv(out)[1]) == 120
 
 
 def test_fit_and_evaluate_json(capsys, tmp_path, people_csv):
-    code, out, err = run(capsys, "fit", people_csv, "--target", "outcome", "--output",
+    code, out, err = run_main(capsys, "fit", people_csv, "--target", "outcome", "--output",
                          tmp_path / "m.npz", "--n-estimators", N_TREES, "--quiet", "--json",
                          "--id", "rownames")
     summary = json.loads(out)
@@ -331,7 +318,7 @@ def test_fit_and_evaluate_json(capsys, tmp_path, people_csv):
     assert summary["oob_auc"] == forest.oob_score_
     assert summary["classes"] == {"no": int((y == "no").sum()), "yes": int((y == "yes").sum())}
     assert summary["feature_names"] == list(forest.feature_names_in_)
-    code, out, err = run(capsys, "evaluate", tmp_path / "m.npz", people_csv, "--target",
+    code, out, err = run_main(capsys, "evaluate", tmp_path / "m.npz", people_csv, "--target",
                          "outcome", "--json")
     result = json.loads(out)
     assert result["n_cases"] == 120 and result["auc_intervals"]["positive_class"] == "yes"
@@ -341,7 +328,7 @@ def test_fit_and_evaluate_json(capsys, tmp_path, people_csv):
 
 
 def test_compare_json_and_per_fold_csv_agree(capsys, tmp_path, people_csv):
-    code, out, err = run(capsys, "compare", people_csv, "--target", "outcome", "--id",
+    code, out, err = run_main(capsys, "compare", people_csv, "--target", "outcome", "--id",
                          "rownames", "--folds", 3, "--repeats", 2, "--n-estimators", 4,
                          "--json", "--quiet", "--folds-csv", tmp_path / "folds.csv")
     assert code == 0, err
@@ -397,7 +384,7 @@ def compare_lines(out):
 def test_compare_table_aligned_with_long_names_and_paired_tests(capsys, tmp_path):
     long_name = tmp_path / "a_data_set_with_a_rather_long_file_name.csv"
     write_csv(long_name, *people())
-    code, out, err = run(capsys, "compare", long_name, "--target", "outcome", "--folds", 3,
+    code, out, err = run_main(capsys, "compare", long_name, "--target", "outcome", "--folds", 3,
                          "--repeats", 1, "--n-estimators", 3, "--quiet")
     assert code == 0, err
     table, tests = compare_lines(out)
@@ -411,7 +398,7 @@ def test_compare_table_aligned_with_long_names_and_paired_tests(capsys, tmp_path
 
 
 def test_minute_line_only_with_the_defaults(capsys):
-    code, out, err = run(capsys, "compare", "--folds", 2, "--repeats", 1, "--n-estimators", 2,
+    code, out, err = run_main(capsys, "compare", "--folds", 2, "--repeats", 1, "--n-estimators", 2,
                          "--quiet")
     assert code == 0 and "about a minute" not in out
     from aucforest.cli._compare import _uses_defaults
@@ -468,7 +455,7 @@ def test_loaded_cli_model_predicts_on_a_dataframe(capsys, tmp_path, people_csv):
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no feature-name warning
         labels = forest.predict(X)
-    _, out, _ = run(capsys, "predict", tmp_path / "m.npz", people_csv)
+    _, out, _ = run_main(capsys, "predict", tmp_path / "m.npz", people_csv)
     assert [row[1] for row in read_csv(out)[1]] == labels.tolist()
     # numbers parsed by pandas encode the same as the text of the file
     np.testing.assert_array_equal(encoding.transform(pandas.read_csv(people_csv)).to_numpy(),
@@ -499,10 +486,10 @@ def test_evaluate_plot_marks_the_operating_point(capsys, tmp_path, people_csv, m
     monkeypatch.setattr(Figure, "savefig",
                         lambda self, path, **options: figures.append(self))
     fit(capsys, people_csv, tmp_path / "m.npz", "--id", "rownames", "--decision", 0.6)
-    code, out, err = run(capsys, "evaluate", tmp_path / "m.npz", people_csv, "--target",
+    code, out, err = run_main(capsys, "evaluate", tmp_path / "m.npz", people_csv, "--target",
                          "outcome", "--plot", tmp_path / "roc.png")
     assert code == 0, err
-    _, predict_out, _ = run(capsys, "predict", tmp_path / "m.npz", people_csv)
+    _, predict_out, _ = run_main(capsys, "predict", tmp_path / "m.npz", people_csv)
     y_pred = [row[1] for row in read_csv(predict_out)[1]]
     y = [row[4] for row in people()[1]]
     tn, fp, fn, tp = confusion_matrix(y, y_pred, labels=["no", "yes"]).ravel()
@@ -523,7 +510,7 @@ def test_output_folder_fails_before_the_fit(capsys, tmp_path, people_csv, monkey
     monkeypatch.setattr(aucforest.AUCForestClassifier, "fit", no_fit)
     monkeypatch.chdir(tmp_path)
     for output in (".", tmp_path):
-        code, out, err = run(capsys, "fit", people_csv, "--target", "outcome", "--output",
+        code, out, err = run_main(capsys, "fit", people_csv, "--target", "outcome", "--output",
                              output)
         assert code == 1 and "is a folder; give a file name" in err, err
 
@@ -542,7 +529,7 @@ def test_a_continuous_target_is_refused_without_output(capsys, tmp_path, command
     data = write_csv(tmp_path / "reg.csv", *continuous())
     output = tmp_path / ("m.npz" if command == "fit" else "folds.csv")
     option = "--output" if command == "fit" else "--folds-csv"
-    code, out, err = run(capsys, command, data, "--target", "y", option, output,
+    code, out, err = run_main(capsys, command, data, "--target", "y", option, output,
                          "--n-estimators", 5, "--quiet")
     assert code == 1 and out == "" and err.count("\n") == 1
     assert err.startswith("aucforest: error: target column 'y' of ")
@@ -555,7 +542,7 @@ def test_many_distinct_integer_labels_are_refused(capsys, tmp_path):
     header, rows = continuous()
     rows = [[x, i % 60] for i, (x, _) in enumerate(rows)]  # 60 levels in 80 rows
     data = write_csv(tmp_path / "many.csv", header, rows)
-    code, out, err = run(capsys, "fit", data, "--target", "y", "--output", tmp_path / "m.npz",
+    code, out, err = run_main(capsys, "fit", data, "--target", "y", "--output", tmp_path / "m.npz",
                          "--n-estimators", 5, "--quiet")
     assert code == 1 and out == "" and err.count("\n") == 1
     assert "looks continuous (60 distinct values in 80 rows)" in err
@@ -567,12 +554,12 @@ def test_classification_accepts_a_target_that_looks_continuous(capsys, tmp_path)
     rows = [[x, i % 40 + 0.5] for i, (x, _) in enumerate(rows)]
     data = write_csv(tmp_path / "labels.csv", header, rows)
     model = tmp_path / "m.npz"
-    code, out, err = run(capsys, "fit", data, "--target", "y", "--output", model,
+    code, out, err = run_main(capsys, "fit", data, "--target", "y", "--output", model,
                          "--n-estimators", 5, "--quiet", "--classification")
     assert code == 0, err
     assert len(model_io.read_model(model).forest.classes_) == 40
     # labels the model has are its classes: evaluate needs no --classification
-    code, out, err = run(capsys, "evaluate", model, data, "--target", "y")
+    code, out, err = run_main(capsys, "evaluate", model, data, "--target", "y")
     assert code == 0, err
 
 
@@ -580,7 +567,7 @@ def test_evaluate_refuses_a_continuous_target_the_model_never_saw(capsys, tmp_pa
     fit(capsys, people_csv, tmp_path / "m.npz")
     data = write_csv(tmp_path / "reg.csv", *continuous())
     for command in ("evaluate", "importance"):
-        code, out, err = run(capsys, command, tmp_path / "m.npz", data, "--target", "y")
+        code, out, err = run_main(capsys, command, tmp_path / "m.npz", data, "--target", "y")
         assert code == 1 and out == "" and err.count("\n") == 1
         assert "target column 'y'" in err and "looks continuous" in err
 
@@ -589,7 +576,7 @@ def test_integer_coded_classes_are_accepted(capsys, tmp_path):
     rng = np.random.RandomState(0)
     rows = [[round(v, 3), int(v > 0) + int(v > 1)] for v in rng.normal(size=40)]
     data = write_csv(tmp_path / "coded.csv", ["x", "y"], rows)
-    code, out, err = run(capsys, "fit", data, "--target", "y", "--output", tmp_path / "m.npz",
+    code, out, err = run_main(capsys, "fit", data, "--target", "y", "--output", tmp_path / "m.npz",
                          "--n-estimators", 5, "--quiet")
     assert code == 0, err
 
@@ -600,16 +587,16 @@ def test_fit_without_seed_uses_seed_0_and_is_reproducible(capsys, tmp_path, peop
     predictions = []
     for name in ("a", "b"):
         model = tmp_path / f"{name}.npz"
-        code, out, err = run(capsys, "fit", people_csv, "--target", "outcome", "--output", model,
+        code, out, err = run_main(capsys, "fit", people_csv, "--target", "outcome", "--output", model,
                              "--n-estimators", 5, "--quiet")
         assert code == 0, err
         assert "seed 0 (--seed)" in out
         assert model_io.read_model(model).forest.random_state == 0
         output = tmp_path / f"{name}.csv"
-        assert run(capsys, "predict", model, people_csv, "--proba", "--output", output)[0] == 0
+        assert run_main(capsys, "predict", model, people_csv, "--proba", "--output", output)[0] == 0
         predictions.append(output.read_bytes())
     assert predictions[0] == predictions[1]
-    code, out, err = run(capsys, "fit", people_csv, "--target", "outcome", "--output",
+    code, out, err = run_main(capsys, "fit", people_csv, "--target", "outcome", "--output",
                          tmp_path / "c.npz", "--n-estimators", 5, "--quiet", "--json")
     assert json.loads(out)["seed"] == 0
 
@@ -647,7 +634,7 @@ def test_a_text_identifier_is_left_out_and_keep_keeps_it(capsys, tmp_path):
 def test_an_id_column_gives_no_warning_and_keep_checks_its_column(capsys, tmp_path, people_csv):
     out, err = fit(capsys, people_csv, tmp_path / "m.npz", "--id", "rownames")
     assert err == ""
-    code, out, err = run(capsys, "fit", people_csv, "--target", "outcome", "--output",
+    code, out, err = run_main(capsys, "fit", people_csv, "--target", "outcome", "--output",
                          tmp_path / "k.npz", "--keep", "absent", "--quiet")
     assert code == 1 and err.startswith("aucforest: error: column 'absent' not found")
     assert not (tmp_path / "k.npz").exists()
@@ -661,7 +648,7 @@ def test_few_rows_or_repeated_values_are_not_identifiers(capsys, tmp_path):
 
 
 def test_compare_leaves_an_identifier_out_too(capsys, tmp_path, people_csv):
-    code, out, err = run(capsys, "compare", people_csv, "--target", "outcome", "--folds", 2,
+    code, out, err = run_main(capsys, "compare", people_csv, "--target", "outcome", "--folds", 2,
                          "--repeats", 1, "--n-estimators", 3, "--quiet")
     assert code == 0, err
     assert "column 'rownames'" in err and "--keep rownames" in err
@@ -674,7 +661,7 @@ def test_compare_weight_reaches_the_fits_and_the_auc(capsys, tmp_path, people_cs
     from sklearn.model_selection import RepeatedStratifiedKFold
 
     folds_csv = tmp_path / "folds.csv"
-    code, out, err = run(capsys, "compare", people_csv, "--target", "outcome", "--weight", "wt",
+    code, out, err = run_main(capsys, "compare", people_csv, "--target", "outcome", "--weight", "wt",
                          "--id", "rownames", "--folds", 2, "--repeats", 1, "--n-estimators", 5,
                          "--quiet", "--folds-csv", folds_csv)
     assert code == 0, err
@@ -700,11 +687,11 @@ def test_compare_weight_reaches_the_fits_and_the_auc(capsys, tmp_path, people_cs
 
 
 def test_compare_weight_needs_data_and_a_numeric_column(capsys, tmp_path, people_csv):
-    code, out, err = run(capsys, "compare", "--weight", "wt")
+    code, out, err = run_main(capsys, "compare", "--weight", "wt")
     assert code == 1 and err == "aucforest: error: --weight names a column of DATA; give DATA " \
                                 "too\n"
     folds_csv = tmp_path / "folds.csv"
-    code, out, err = run(capsys, "compare", people_csv, "--target", "outcome", "--weight",
+    code, out, err = run_main(capsys, "compare", people_csv, "--target", "outcome", "--weight",
                          "colour", "--id", "rownames", "--folds-csv", folds_csv, "--quiet")
     assert code == 1 and out == "" and "--weight column 'colour'" in err
     assert err.count("\n") == 1 and not folds_csv.exists()

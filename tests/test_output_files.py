@@ -6,7 +6,6 @@ beside the destination and replace it only once complete
 links, a file-size limit (RLIMIT_FSIZE) that makes a write fail half way, and
 SIGTERM / SIGINT sent to a real process in the middle of a save.
 """
-import csv
 import json
 import os
 import re
@@ -26,6 +25,7 @@ from aucforest import io as model_io
 from aucforest._atomic import atomic_output
 from aucforest.cli import main
 from package_env import package_env
+from cli_files import run_main, write_csv
 
 needs_posix = pytest.mark.skipif(os.name != "posix", reason="FIFOs, links and rlimits of POSIX")
 PREVIOUS = b"the user's previous file\n" * 400
@@ -33,14 +33,6 @@ PREVIOUS = b"the user's previous file\n" * 400
 
 def temporaries(folder):
     return [name for name in os.listdir(folder) if name.startswith(".aucforest-")]
-
-
-def write_csv(path, header, rows):
-    with open(path, "w", newline="") as stream:
-        writer = csv.writer(stream)
-        writer.writerow(header)
-        writer.writerows(rows)
-    return path
 
 
 @pytest.fixture(scope="module")
@@ -56,12 +48,6 @@ def folder(tmp_path_factory):
                  "--output", str(folder / "model.npz"), "--n-estimators", "10", "--seed", "0",
                  "--quiet"]) == 0
     return folder
-
-
-def run_main(capsys, *args):
-    code = main([str(a) for a in args])
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 # ------------------------------------------------------------ outputs that are not files
