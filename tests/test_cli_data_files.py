@@ -55,7 +55,7 @@ def test_parquet_ids_above_2_53_stay_distinct_as_in_csv(capsys, tmp_path):
     for data in ("d.parquet", "d.csv"):
         model = tmp_path / f"{data}.npz"
         assert run_main(capsys, "fit", tmp_path / data, "--target", "label", "--id", "id",
-                   "--output", model, "--n-estimators", 5, "--seed", 0, "--quiet")[0] == 0
+                        "--output", model, "--n-estimators", 5, "--seed", 0, "--quiet")[0] == 0
         code, out, err = run_main(capsys, "predict", model, tmp_path / data)
         assert code == 0, err
         outputs.append(out)
@@ -69,8 +69,9 @@ def test_parquet_labels_2_53_and_2_53_plus_1_are_two_classes(capsys, tmp_path):
     a, b = features(n)
     label = np.where(a > 0, BIG + 1, BIG).astype(np.int64)
     data = write_parquet(tmp_path / "d.parquet", {"a": a, "b": b, "label": label})
-    code, out, err = run_main(capsys, "fit", data, "--target", "label", "--output", tmp_path / "m.npz",
-                         "--n-estimators", 10, "--seed", 0, "--quiet")
+    code, out, err = run_main(capsys, "fit", data,
+                              "--target", "label", "--output", tmp_path / "m.npz",
+                              "--n-estimators", 10, "--seed", 0, "--quiet")
     assert code == 0, err
     assert f"classes {BIG} ({(label == BIG).sum()}), {BIG + 1} ({(label == BIG + 1).sum()})" in out
     forest = aucforest.load(tmp_path / "m.npz")
@@ -108,7 +109,8 @@ def test_labels_above_int64_are_refused_naming_the_row(capsys, tmp_path):
     a, b = features(20)
     labels = pa.array([1] * 10 + [2**63] + [2] * 9, pa.uint64())
     data = write_parquet(tmp_path / "d.parquet", {"a": a, "b": b, "label": labels})
-    code, out, err = run_main(capsys, "fit", data, "--target", "label", "--output", tmp_path / "m.npz")
+    code, out, err = run_main(capsys, "fit", data,
+                              "--target", "label", "--output", tmp_path / "m.npz")
     assert code == 1
     assert f"holds the label {2**63} in data row 11, above 2**63 - 1" in err
 
@@ -127,7 +129,8 @@ def test_a_feature_beyond_float32_names_column_and_row(capsys, tmp_path, kind):
                          [[num(x), num(z), y] for x, z, y in zip(a, b, label)])
     else:
         data = write_parquet(tmp_path / "d.parquet", {"a": a, "b": b, "label": label})
-    code, out, err = run_main(capsys, "fit", data, "--target", "label", "--output", tmp_path / "m.npz")
+    code, out, err = run_main(capsys, "fit", data,
+                              "--target", "label", "--output", tmp_path / "m.npz")
     assert code == 1 and out == ""
     assert err == (f"aucforest: error: column 'b' of {data} holds 1e+39 in data row 8 (and 1 "
                    "more), beyond the range of float32 (magnitudes up to 3.40282e+38) in "
@@ -138,7 +141,7 @@ def test_a_feature_beyond_float32_names_column_and_row(capsys, tmp_path, kind):
     write_csv(tmp_path / "good.csv", ["a", "b", "label"],
               [[num(x), num(z), y] for x, z, y in zip(a, good, label)])
     assert run_main(capsys, "fit", tmp_path / "good.csv", "--target", "label", "--output",
-               tmp_path / "m.npz", "--n-estimators", 3, "--quiet")[0] == 0
+                    tmp_path / "m.npz", "--n-estimators", 3, "--quiet")[0] == 0
     code, out, err = run_main(capsys, "predict", tmp_path / "m.npz", data)  # and at prediction
     assert code == 1 and "column 'b' of" in err and "in data row 8 (and 1 more)" in err
 
@@ -149,7 +152,7 @@ def test_feature_integers_beyond_2_24_merge_in_float32_as_documented(capsys, tmp
     rows = [[2**24 + i % 2, i, i % 2] for i in range(40)]  # x separates the classes exactly
     data = write_csv(tmp_path / "d.csv", ["x", "id", "label"], rows)
     assert run_main(capsys, "fit", data, "--target", "label", "--id", "id", "--output",
-               tmp_path / "m.npz", "--n-estimators", 5, "--seed", 0, "--quiet")[0] == 0
+                    tmp_path / "m.npz", "--n-estimators", 5, "--seed", 0, "--quiet")[0] == 0
     code, out, err = run_main(capsys, "predict", tmp_path / "m.npz", data, "--proba")
     proba = np.array([row[1:] for row in rows_of(out)[1:]], dtype=float)
     assert code == 0 and np.allclose(proba, proba[0])  # no split between the two values
@@ -182,7 +185,7 @@ def test_messages_quote_at_most_40_characters_of_a_cell(capsys, tmp_path):
     rows = [[num(x), num(z), "yes" if x > 0 else "no"] for x, z in zip(a, b)]
     write_csv(tmp_path / "train.csv", ["a", "b", "label"], rows)
     assert run_main(capsys, "fit", tmp_path / "train.csv", "--target", "label", "--output",
-               tmp_path / "m.npz", "--n-estimators", 3, "--quiet")[0] == 0
+                    tmp_path / "m.npz", "--n-estimators", 3, "--quiet")[0] == 0
     bad = [list(row) for row in rows]
     bad[5][1] = long  # a numeric column with text
     bad[6][2] = long  # an unknown label
@@ -217,7 +220,7 @@ def test_csv_errors_name_the_row(capsys, tmp_path):
     for name, (content, message) in cases.items():
         (tmp_path / name).write_bytes(content)
         code, out, err = run_main(capsys, "fit", tmp_path / name, "--target", "b", "--output",
-                             tmp_path / "m.npz")
+                                  tmp_path / "m.npz")
         assert code == 1 and message.format(tmp_path / name) in err, (name, err)
 
 
@@ -226,12 +229,13 @@ def test_target_of_the_wrong_kind_names_the_row(capsys, tmp_path):
     write_csv(tmp_path / "t.csv", ["a", "b", "label"],
               [[num(x), num(z), int(x > 0)] for x, z in zip(a, b)])
     assert run_main(capsys, "fit", tmp_path / "t.csv", "--target", "label", "--output",
-               tmp_path / "m.npz", "--n-estimators", 3, "--quiet")[0] == 0
+                    tmp_path / "m.npz", "--n-estimators", 3, "--quiet")[0] == 0
     write_csv(tmp_path / "e.csv", ["a", "b", "label"],
               [[num(x), num(z), "maybe" if i == 12 else int(x > 0)]
                for i, (x, z) in enumerate(zip(a, b))])
-    code, out, err = run_main(capsys, "evaluate", tmp_path / "m.npz", tmp_path / "e.csv", "--target",
-                         "label")
+    code, out, err = run_main(capsys, "evaluate", tmp_path / "m.npz",
+                              tmp_path / "e.csv", "--target",
+                              "label")
     assert code == 1
     assert "must hold integer labels like the model's classes; data row 13 holds 'maybe'" in err
 
@@ -243,7 +247,7 @@ def test_data_that_is_not_a_regular_file_is_refused_without_reading(capsys, tmp_
     (tmp_path / "folder.csv").mkdir()
     for name in ("data.csv", "folder.csv"):
         code, out, err = run_main(capsys, "fit", tmp_path / name, "--target", "y", "--output",
-                             tmp_path / "m.npz")
+                                  tmp_path / "m.npz")
         assert code == 1
         assert err == f"aucforest: error: {tmp_path / name} is not a regular file, so not a " \
                       "data file\n"

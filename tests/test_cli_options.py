@@ -46,7 +46,7 @@ def people_csv(tmp_path):
 
 def fit(capsys, data, output, *options):
     code, out, err = run_main(capsys, "fit", data, "--target", "outcome", "--output", output,
-                         "--n-estimators", N_TREES, "--seed", 0, "--quiet", *options)
+                              "--n-estimators", N_TREES, "--seed", 0, "--quiet", *options)
     assert code == 0, err
     return out, err
 
@@ -109,7 +109,7 @@ def test_fit_refuses_to_overwrite_its_data(capsys, tmp_path, people_csv):
     for output in (people_csv, tmp_path / "link.csv", tmp_path / "hard.csv",
                    tmp_path / "." / "people.csv"):
         code, out, err = run_main(capsys, "fit", people_csv, "--target", "outcome",
-                             "--output", output, "--n-estimators", 2)
+                                  "--output", output, "--n-estimators", 2)
         assert code == 1 and out == "" and "is the input file" in err, err
     assert people_csv.read_bytes() == before
 
@@ -138,7 +138,7 @@ def test_python_model_with_feature_names_predicts_by_name_without_warning(capsys
     model_io.save(forest, tmp_path / "py.npz")
     frame[["c", "a", "b"]].to_csv(tmp_path / "shuffled.csv", index=False)  # other order
     code, out, err = run_main(capsys, "predict", tmp_path / "py.npz", tmp_path / "shuffled.csv",
-                         "--proba")
+                              "--proba")
     assert code == 0 and err == ""  # no "X does not have valid feature names"
     _, rows = read_csv(out)
     np.testing.assert_allclose(np.array(rows, dtype=float), forest.predict_proba(frame))
@@ -204,7 +204,7 @@ def test_bad_option_values_name_the_option(capsys, args, fragment):
 
 def test_class_weight_label_must_be_a_class(capsys, tmp_path, people_csv):
     code, out, err = run_main(capsys, "fit", people_csv, "--target", "outcome", "--output",
-                         tmp_path / "m.npz", "--class-weight", "maybe=2", "--n-estimators", 2)
+                              tmp_path / "m.npz", "--class-weight", "maybe=2", "--n-estimators", 2)
     assert code == 1 and "--class-weight names class 'maybe'" in err
 
 
@@ -241,7 +241,7 @@ def test_bad_weight_column(capsys, tmp_path):
     rows[4][3] = -1
     data = write_csv(tmp_path / "neg.csv", header, rows)
     code, out, err = run_main(capsys, "fit", data, "--target", "outcome", "--output",
-                         tmp_path / "m.npz", "--weight", "wt")
+                              tmp_path / "m.npz", "--weight", "wt")
     assert code == 1 and "--weight column 'wt'" in err and "negative" in err
 
 
@@ -269,7 +269,7 @@ def test_id_column_with_a_python_model_without_names(capsys, tmp_path):
     write_csv(tmp_path / "ids.csv", ["key", "a", "b", "c"],
               [[f"k{i}", *x] for i, x in enumerate(X)])
     code, out, err = run_main(capsys, "predict", tmp_path / "py.npz", tmp_path / "ids.csv",
-                         "--id", "key")
+                              "--id", "key")
     assert code == 0, err
     header, rows = read_csv(out)
     assert header == ["key", "prediction"]
@@ -282,7 +282,7 @@ def test_threshold_decision_needs_two_classes(capsys, tmp_path):
         row[4] = "maybe"
     data = write_csv(tmp_path / "three.csv", header, rows)
     code, out, err = run_main(capsys, "fit", data, "--target", "outcome", "--output",
-                         tmp_path / "m.npz", "--decision", 0.4)
+                              tmp_path / "m.npz", "--decision", 0.4)
     assert code == 1 and "--decision 0.4 is a threshold" in err and "the target has 3" in err
 
 
@@ -290,7 +290,7 @@ def test_column_options_must_name_distinct_existing_columns(capsys, tmp_path, pe
     for options, fragment in ((["--id", "outcome"], "given to both --target and --id"),
                               (["--drop", "nothing"], "column 'nothing' not found")):
         code, out, err = run_main(capsys, "fit", people_csv, "--target", "outcome", "--output",
-                             tmp_path / "m.npz", *options)
+                                  tmp_path / "m.npz", *options)
         assert code == 1 and fragment in err, err
 
 
@@ -298,7 +298,7 @@ def test_sep_and_the_delimiter_hint(capsys, tmp_path):
     header, rows = people()
     data = write_csv(tmp_path / "semi.csv", header, rows, delimiter=";")
     code, out, err = run_main(capsys, "fit", data, "--target", "outcome", "--output",
-                         tmp_path / "m.npz")
+                              tmp_path / "m.npz")
     assert code == 1 and "the header reads as one column" in err and "--sep ';'" in err
     fit(capsys, data, tmp_path / "m.npz", "--sep", ";", "--id", "rownames")
     tabbed = write_csv(tmp_path / "tabbed.txt", header, rows, delimiter="\t")
@@ -310,8 +310,8 @@ def test_sep_and_the_delimiter_hint(capsys, tmp_path):
 
 def test_fit_and_evaluate_json(capsys, tmp_path, people_csv):
     code, out, err = run_main(capsys, "fit", people_csv, "--target", "outcome", "--output",
-                         tmp_path / "m.npz", "--n-estimators", N_TREES, "--quiet", "--json",
-                         "--id", "rownames")
+                              tmp_path / "m.npz", "--n-estimators", N_TREES, "--quiet", "--json",
+                              "--id", "rownames")
     summary = json.loads(out)
     forest = model_io.load(tmp_path / "m.npz")
     y = np.array([r[4] for r in people()[1]])
@@ -319,7 +319,7 @@ def test_fit_and_evaluate_json(capsys, tmp_path, people_csv):
     assert summary["classes"] == {"no": int((y == "no").sum()), "yes": int((y == "yes").sum())}
     assert summary["feature_names"] == list(forest.feature_names_in_)
     code, out, err = run_main(capsys, "evaluate", tmp_path / "m.npz", people_csv, "--target",
-                         "outcome", "--json")
+                              "outcome", "--json")
     result = json.loads(out)
     assert result["n_cases"] == 120 and result["auc_intervals"]["positive_class"] == "yes"
     assert result["report"]["classes"] == ["no", "yes"]
@@ -329,8 +329,8 @@ def test_fit_and_evaluate_json(capsys, tmp_path, people_csv):
 
 def test_compare_json_and_per_fold_csv_agree(capsys, tmp_path, people_csv):
     code, out, err = run_main(capsys, "compare", people_csv, "--target", "outcome", "--id",
-                         "rownames", "--folds", 3, "--repeats", 2, "--n-estimators", 4,
-                         "--json", "--quiet", "--folds-csv", tmp_path / "folds.csv")
+                              "rownames", "--folds", 3, "--repeats", 2, "--n-estimators", 4,
+                              "--json", "--quiet", "--folds-csv", tmp_path / "folds.csv")
     assert code == 0, err
     result = json.loads(out)
     with open(tmp_path / "folds.csv") as stream:
@@ -385,7 +385,7 @@ def test_compare_table_aligned_with_long_names_and_paired_tests(capsys, tmp_path
     long_name = tmp_path / "a_data_set_with_a_rather_long_file_name.csv"
     write_csv(long_name, *people())
     code, out, err = run_main(capsys, "compare", long_name, "--target", "outcome", "--folds", 3,
-                         "--repeats", 1, "--n-estimators", 3, "--quiet")
+                              "--repeats", 1, "--n-estimators", 3, "--quiet")
     assert code == 0, err
     table, tests = compare_lines(out)
     header, rule, *rows = table
@@ -399,7 +399,7 @@ def test_compare_table_aligned_with_long_names_and_paired_tests(capsys, tmp_path
 
 def test_minute_line_only_with_the_defaults(capsys):
     code, out, err = run_main(capsys, "compare", "--folds", 2, "--repeats", 1, "--n-estimators", 2,
-                         "--quiet")
+                              "--quiet")
     assert code == 0 and "about a minute" not in out
     from aucforest.cli._compare import _uses_defaults
 
@@ -487,7 +487,7 @@ def test_evaluate_plot_marks_the_operating_point(capsys, tmp_path, people_csv, m
                         lambda self, path, **options: figures.append(self))
     fit(capsys, people_csv, tmp_path / "m.npz", "--id", "rownames", "--decision", 0.6)
     code, out, err = run_main(capsys, "evaluate", tmp_path / "m.npz", people_csv, "--target",
-                         "outcome", "--plot", tmp_path / "roc.png")
+                              "outcome", "--plot", tmp_path / "roc.png")
     assert code == 0, err
     _, predict_out, _ = run_main(capsys, "predict", tmp_path / "m.npz", people_csv)
     y_pred = [row[1] for row in read_csv(predict_out)[1]]
@@ -511,7 +511,7 @@ def test_output_folder_fails_before_the_fit(capsys, tmp_path, people_csv, monkey
     monkeypatch.chdir(tmp_path)
     for output in (".", tmp_path):
         code, out, err = run_main(capsys, "fit", people_csv, "--target", "outcome", "--output",
-                             output)
+                                  output)
         assert code == 1 and "is a folder; give a file name" in err, err
 
 
@@ -530,7 +530,7 @@ def test_a_continuous_target_is_refused_without_output(capsys, tmp_path, command
     output = tmp_path / ("m.npz" if command == "fit" else "folds.csv")
     option = "--output" if command == "fit" else "--folds-csv"
     code, out, err = run_main(capsys, command, data, "--target", "y", option, output,
-                         "--n-estimators", 5, "--quiet")
+                              "--n-estimators", 5, "--quiet")
     assert code == 1 and out == "" and err.count("\n") == 1
     assert err.startswith("aucforest: error: target column 'y' of ")
     assert "looks continuous (numbers that are not integers, such as '" in err
@@ -543,7 +543,7 @@ def test_many_distinct_integer_labels_are_refused(capsys, tmp_path):
     rows = [[x, i % 60] for i, (x, _) in enumerate(rows)]  # 60 levels in 80 rows
     data = write_csv(tmp_path / "many.csv", header, rows)
     code, out, err = run_main(capsys, "fit", data, "--target", "y", "--output", tmp_path / "m.npz",
-                         "--n-estimators", 5, "--quiet")
+                              "--n-estimators", 5, "--quiet")
     assert code == 1 and out == "" and err.count("\n") == 1
     assert "looks continuous (60 distinct values in 80 rows)" in err
     assert not (tmp_path / "m.npz").exists()
@@ -555,7 +555,7 @@ def test_classification_accepts_a_target_that_looks_continuous(capsys, tmp_path)
     data = write_csv(tmp_path / "labels.csv", header, rows)
     model = tmp_path / "m.npz"
     code, out, err = run_main(capsys, "fit", data, "--target", "y", "--output", model,
-                         "--n-estimators", 5, "--quiet", "--classification")
+                              "--n-estimators", 5, "--quiet", "--classification")
     assert code == 0, err
     assert len(model_io.read_model(model).forest.classes_) == 40
     # labels the model has are its classes: evaluate needs no --classification
@@ -577,7 +577,7 @@ def test_integer_coded_classes_are_accepted(capsys, tmp_path):
     rows = [[round(v, 3), int(v > 0) + int(v > 1)] for v in rng.normal(size=40)]
     data = write_csv(tmp_path / "coded.csv", ["x", "y"], rows)
     code, out, err = run_main(capsys, "fit", data, "--target", "y", "--output", tmp_path / "m.npz",
-                         "--n-estimators", 5, "--quiet")
+                              "--n-estimators", 5, "--quiet")
     assert code == 0, err
 
 
@@ -587,8 +587,9 @@ def test_fit_without_seed_uses_seed_0_and_is_reproducible(capsys, tmp_path, peop
     predictions = []
     for name in ("a", "b"):
         model = tmp_path / f"{name}.npz"
-        code, out, err = run_main(capsys, "fit", people_csv, "--target", "outcome", "--output", model,
-                             "--n-estimators", 5, "--quiet")
+        code, out, err = run_main(capsys, "fit", people_csv,
+                                  "--target", "outcome", "--output", model,
+                                  "--n-estimators", 5, "--quiet")
         assert code == 0, err
         assert "seed 0 (--seed)" in out
         assert model_io.read_model(model).forest.random_state == 0
@@ -597,7 +598,7 @@ def test_fit_without_seed_uses_seed_0_and_is_reproducible(capsys, tmp_path, peop
         predictions.append(output.read_bytes())
     assert predictions[0] == predictions[1]
     code, out, err = run_main(capsys, "fit", people_csv, "--target", "outcome", "--output",
-                         tmp_path / "c.npz", "--n-estimators", 5, "--quiet", "--json")
+                              tmp_path / "c.npz", "--n-estimators", 5, "--quiet", "--json")
     assert json.loads(out)["seed"] == 0
 
 
@@ -635,7 +636,7 @@ def test_an_id_column_gives_no_warning_and_keep_checks_its_column(capsys, tmp_pa
     out, err = fit(capsys, people_csv, tmp_path / "m.npz", "--id", "rownames")
     assert err == ""
     code, out, err = run_main(capsys, "fit", people_csv, "--target", "outcome", "--output",
-                         tmp_path / "k.npz", "--keep", "absent", "--quiet")
+                              tmp_path / "k.npz", "--keep", "absent", "--quiet")
     assert code == 1 and err.startswith("aucforest: error: column 'absent' not found")
     assert not (tmp_path / "k.npz").exists()
 
@@ -649,7 +650,7 @@ def test_few_rows_or_repeated_values_are_not_identifiers(capsys, tmp_path):
 
 def test_compare_leaves_an_identifier_out_too(capsys, tmp_path, people_csv):
     code, out, err = run_main(capsys, "compare", people_csv, "--target", "outcome", "--folds", 2,
-                         "--repeats", 1, "--n-estimators", 3, "--quiet")
+                              "--repeats", 1, "--n-estimators", 3, "--quiet")
     assert code == 0, err
     assert "column 'rownames'" in err and "--keep rownames" in err
     assert "2 numeric, 1 one-hot" in out
@@ -661,9 +662,10 @@ def test_compare_weight_reaches_the_fits_and_the_auc(capsys, tmp_path, people_cs
     from sklearn.model_selection import RepeatedStratifiedKFold
 
     folds_csv = tmp_path / "folds.csv"
-    code, out, err = run_main(capsys, "compare", people_csv, "--target", "outcome", "--weight", "wt",
-                         "--id", "rownames", "--folds", 2, "--repeats", 1, "--n-estimators", 5,
-                         "--quiet", "--folds-csv", folds_csv)
+    code, out, err = run_main(capsys, "compare", people_csv,
+                              "--target", "outcome", "--weight", "wt",
+                              "--id", "rownames", "--folds", 2, "--repeats", 1, "--n-estimators", 5,
+                              "--quiet", "--folds-csv", folds_csv)
     assert code == 0, err
     assert "1 numeric, 1 one-hot" in out  # wt is not a feature
     assert "case weights from column 'wt' (fits and AUC" in out
@@ -692,6 +694,6 @@ def test_compare_weight_needs_data_and_a_numeric_column(capsys, tmp_path, people
                                 "too\n"
     folds_csv = tmp_path / "folds.csv"
     code, out, err = run_main(capsys, "compare", people_csv, "--target", "outcome", "--weight",
-                         "colour", "--id", "rownames", "--folds-csv", folds_csv, "--quiet")
+                              "colour", "--id", "rownames", "--folds-csv", folds_csv, "--quiet")
     assert code == 1 and out == "" and "--weight column 'colour'" in err
     assert err.count("\n") == 1 and not folds_csv.exists()
