@@ -32,7 +32,7 @@ from sklearn.datasets import load_breast_cancer, load_wine
 from sklearn.model_selection import RepeatedStratifiedKFold
 
 from ._atomic import save_figure
-from ._table import quote
+from ._table import shown
 
 CRITERIA = ("auc", "gini")
 DECISIONS = ("rfq", "argmax")
@@ -115,16 +115,11 @@ def check_fold_sizes(y, n_splits):
     classes, counts = np.unique(y, return_counts=True)
     labels = classes.tolist()  # Python values (text labels are str in an object array)
     if classes.size < 2:
-        raise ValueError(f"the target has only one class ({_shown(labels[0])})")
+        raise ValueError(f"the target has only one class ({shown(labels[0])})")
     if counts.min() < n_splits:
-        raise ValueError(f"class {_shown(labels[np.argmin(counts)])} has only {counts.min()} "
+        raise ValueError(f"class {shown(labels[np.argmin(counts)])} has only {counts.min()} "
                          f"cases; {n_splits}-fold cross-validation needs at least {n_splits} per "
                          "class (lower --folds)")
-
-
-def _shown(label):
-    """A label for a message: text quoted (at most 40 characters), numbers as they are."""
-    return quote(label) if isinstance(label, str) else repr(label)
 
 
 def compare(dataset, *, n_estimators, n_splits, n_repeats, seed, n_jobs=None, bar=None,

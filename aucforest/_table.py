@@ -157,6 +157,12 @@ def quote(text, limit=40):
     return f"{text[:limit]!r}... ({len(text)} characters)"
 
 
+def shown(label):
+    """A label for a message: text quoted (at most 40 characters, `quote`),
+    numbers as they are."""
+    return quote(label) if isinstance(label, str) else repr(label)
+
+
 def _first_invalid_utf8(path):
     """Where the first bytes that are not UTF-8 are: "invalid start byte at line
     3 (byte 17)"; read in chunks, only when decoding has failed."""

@@ -7,7 +7,7 @@ import numpy as np
 
 from .._encoding import (DEFAULT_NA_VALUES, ColumnEncoding, is_number, missing_mask,
                          numeric_values, parse_labels)
-from .._table import quote, read_table
+from .._table import quote, read_table, shown
 from ..io import read_model
 
 
@@ -72,7 +72,7 @@ def _training_labels(table, target, na_values=DEFAULT_NA_VALUES, classification=
     classes = np.unique(y)
     if classes.size < 2:
         raise ValueError(f"target column {target!r} of {table.path} has only one class "
-                         f"({_shown(classes[:1].tolist()[0])}); a classifier needs at least "
+                         f"({shown(classes[:1].tolist()[0])}); a classifier needs at least "
                          "two")
     return y
 
@@ -230,10 +230,7 @@ def _check_known_labels(y, classes, target):
     unknown = np.setdiff1d(y, classes)
     if unknown.size:
         raise ValueError(f"target column {target!r} holds labels the model never saw: "
-                         f"{', '.join(map(_shown, unknown[:5].tolist()))} (model classes: "
-                         f"{', '.join(map(_shown, np.asarray(classes).tolist()[:10]))})")
+                         f"{', '.join(map(shown, unknown[:5].tolist()))} (model classes: "
+                         f"{', '.join(map(shown, np.asarray(classes).tolist()[:10]))})")
 
 
-def _shown(label):
-    """A label for a message: text quoted (at most 40 characters), numbers as they are."""
-    return quote(label) if isinstance(label, str) else repr(label)

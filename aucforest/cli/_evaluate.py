@@ -7,8 +7,9 @@ import numpy as np
 
 from .._atomic import save_figure
 from .._compare import matplotlib_figure
+from .._table import shown
 from ..metrics import auc, auc_ci, imbalance_report, multiclass_auc, plot_roc
-from ._data import _by_name, _model_features, _shown, model_and_labelled_data
+from ._data import _by_name, _model_features, model_and_labelled_data
 from ._options import OUTPUT_FILES, _add_classification_option, _add_data_options
 from ._output import _decision_text, _plain, _short_decision, check_plot
 
@@ -42,7 +43,7 @@ def run_evaluate(args):
     forest = model.forest
     if np.unique(y).size < 2:
         raise ValueError(f"target column {args.target!r} of {table.path} has only one class "
-                         f"({_shown(y[:1].tolist()[0])}); evaluation needs at least two")
+                         f"({shown(y[:1].tolist()[0])}); evaluation needs at least two")
     X = _model_features(model, table, [args.target], args.na_values)
     proba = _by_name(forest.predict_proba, X)
     y_pred = _by_name(forest.predict, X)
