@@ -15,7 +15,10 @@ from libc.string cimport memcpy
 from cpython.exc cimport PyErr_CheckSignals
 
 from ._prefetch cimport prefetch
-from ._criterion cimport (CRITERION_AUC, CRITERION_AUC_ECP, X_t, idx_t, node_impurity)
+from libc.float cimport DBL_EPSILON
+
+from ._criterion cimport (CRITERION_AUC, CRITERION_AUC_ECP, CRITERION_GINI, Criterion, X_t,
+                          idx_t, node_impurity)
 from ._split cimport SplitRecord, Splitter
 
 cnp.import_array()
@@ -161,12 +164,88 @@ cdef _moved(void** source, idx_t n, dtype):
     return target
 
 
-def build_tree(Splitter splitter, idx_t max_depth):
+cdef struct GrowthLimits:
+    # the stopping rules both builders apply to a node (scikit-learn's meanings)
+    idx_t max_depth             # a node at this depth is a leaf (the root has depth 0)
+    idx_t min_samples_split     # a node with fewer cases is a leaf
+    idx_t min_samples_leaf      # each child keeps at least this many cases
+    double min_weight_leaf      # ... and this much weight
+    double min_impurity_decrease  # a split decreasing the impurity less is not made
+    double root_weight          # the root's weight: impurity decreases are weighted by
+                                #   the node's share of it, as scikit-learn's
+
+
+cdef double _impurity_decrease(Splitter splitter) noexcept nogil:
+    """Impurity decrease i(t) - N_tL / N_t i(t_L) - N_tR / N_t i(t_R) of the
+    split just made (its children's class counts in crit.count_left /
+    count_right; Breiman et al. 1984, section 2.4.1); times N_t / N it is
+    scikit-learn's ``min_impurity_decrease`` quantity. The impurity is the
+    criterion's (Gini or entropy); under the AUC criteria it is Gini's, since
+    theta scores a split and has no node impurity."""
+    cdef Criterion* c = &splitter.crit
+    cdef int kind = CRITERION_GINI if (c.kind == CRITERION_AUC or c.kind == CRITERION_AUC_ECP) \
+        else c.kind
+    cdef idx_t k, K = splitter.n_classes
+    cdef double weight_left = 0.0, weight_right = 0.0, total
+    for k in range(K):
+        weight_left += c.count_left[k]
+        weight_right += c.count_right[k]
+    total = weight_left + weight_right
+    return (node_impurity(c.node_counts, K, kind)
+            - (weight_left * node_impurity(c.count_left, K, kind)
+               + weight_right * node_impurity(c.count_right, K, kind)) / total)
+
+
+cdef double _split_or_leaf(Splitter splitter, idx_t start, idx_t end, idx_t depth,
+                           const GrowthLimits* limits, SplitRecord* split) noexcept nogil:
+    """Class counts of samples[start:end] (crit.node_counts) and its best split
+    (samples partitioned at split.pos), or split.feature = -1 when the node is
+    a leaf: fewer than two classes present, at max_depth, fewer than
+    min_samples_split cases, too few cases or too little weight for two
+    children, no valid split, or a split whose weighted impurity decrease
+    (`_impurity_decrease`) is below min_impurity_decrease. Returns that
+    decrease (0 for a leaf): best-first growth expands the largest first."""
+    cdef idx_t n_present = splitter.node_reset(start, end)
+    cdef double decrease
+    split.feature = -1
+    if (n_present < 2
+            or depth >= limits.max_depth
+            or end - start < limits.min_samples_split
+            or end - start < 2 * limits.min_samples_leaf
+            or splitter.crit.node_weight < 2.0 * limits.min_weight_leaf):
+        return 0.0
+    splitter.node_split(start, end, split)
+    if split.feature < 0:
+        return 0.0
+    decrease = _impurity_decrease(splitter) * splitter.crit.node_weight / limits.root_weight
+    if decrease + DBL_EPSILON < limits.min_impurity_decrease:
+        split.feature = -1
+        return 0.0
+    return decrease
+
+
+cdef GrowthLimits _growth_limits(Splitter splitter, idx_t max_depth, idx_t min_samples_split,
+                                 double min_impurity_decrease):
+    cdef GrowthLimits limits
+    limits.max_depth = max_depth
+    limits.min_samples_split = min_samples_split
+    limits.min_samples_leaf = splitter.min_samples_leaf
+    limits.min_weight_leaf = splitter.min_weight_leaf
+    limits.min_impurity_decrease = min_impurity_decrease
+    splitter.node_reset(0, splitter.n_active)
+    limits.root_weight = splitter.crit.node_weight
+    return limits
+
+
+def build_tree(Splitter splitter, idx_t max_depth, idx_t min_samples_split=2,
+               double min_impurity_decrease=0.0):
     """Grow one tree depth first, without the GIL.
 
     A node becomes a leaf when it has fewer than two classes present, has
-    reached max_depth, cannot give two children of min_samples_leaf cases and
-    min_weight_leaf weight, or has no valid split among its features.
+    reached max_depth, has fewer than min_samples_split cases, cannot give two
+    children of min_samples_leaf cases and min_weight_leaf weight, has no
+    valid split among its features, or its best split decreases the weighted
+    impurity by less than min_impurity_decrease (`_impurity_decrease`).
 
     Parameters
     ----------
@@ -174,27 +253,30 @@ def build_tree(Splitter splitter, idx_t max_depth):
         An `ExactSplitter` or a `BinnedSplitter` holding the data, the
         criterion and the leaf-size bounds of the tree.
     max_depth : int, non-negative
+    min_samples_split : int, default=2
+    min_impurity_decrease : float, default=0.0
 
     Returns
     -------
     Tree
     """
-    cdef idx_t n_classes = splitter.n_classes, min_samples_leaf = splitter.min_samples_leaf
-    cdef double min_weight_leaf = splitter.min_weight_leaf
+    cdef idx_t n_classes = splitter.n_classes
     cdef int criterion = splitter.crit.kind
     cdef _NodeBuffer nodes = _NodeBuffer(n_classes)
-    cdef idx_t stack_capacity = 64, stack_size = 0, node, n_present, tree_depth = 0
+    cdef idx_t stack_capacity = 64, stack_size = 0, node, tree_depth = 0
     cdef StackRecord* stack = <StackRecord*> malloc(stack_capacity * sizeof(StackRecord))
     cdef StackRecord rec
     cdef SplitRecord split
     cdef StackRecord* grown
-    cdef bint failed = False, is_leaf
+    cdef bint failed = False
     cdef double impurity
+    cdef GrowthLimits limits
     if stack == NULL:
         raise MemoryError("cannot allocate the tree builder's stack")
     if splitter.n_active == 0:
         free(stack)
         raise ValueError("no sample has a positive weight")
+    limits = _growth_limits(splitter, max_depth, min_samples_split, min_impurity_decrease)
 
     with nogil:
         stack[0].start = 0
@@ -206,14 +288,7 @@ def build_tree(Splitter splitter, idx_t max_depth):
         while stack_size > 0:
             stack_size -= 1
             rec = stack[stack_size]
-            n_present = splitter.node_reset(rec.start, rec.end)
-            split.feature = -1
-            is_leaf = (n_present < 2
-                       or rec.depth >= max_depth
-                       or rec.end - rec.start < 2 * min_samples_leaf
-                       or splitter.crit.node_weight < 2.0 * min_weight_leaf)
-            if not is_leaf:
-                splitter.node_split(rec.start, rec.end, &split)
+            _split_or_leaf(splitter, rec.start, rec.end, rec.depth, &limits, &split)
             impurity = node_impurity(splitter.crit.node_counts, n_classes, criterion)
             node = nodes.add_node(rec.parent, rec.is_left, &split, splitter.crit.node_counts,
                                   splitter.crit.node_weight, rec.end - rec.start, impurity)
@@ -246,13 +321,182 @@ def build_tree(Splitter splitter, idx_t max_depth):
     free(stack)
     if failed:
         raise MemoryError("out of memory while growing the tree")
-    # well formed by construction (tests check it): not validated again like a loaded tree
+    return _finished_tree(splitter, nodes, tree_depth)
+
+
+cdef _finished_tree(Splitter splitter, _NodeBuffer nodes, idx_t tree_depth):
+    """The Tree of a builder's nodes (well formed by construction, tests check
+    it: not validated again like a loaded tree)."""
+    cdef int criterion = splitter.crit.kind
     arrays = nodes.to_arrays()
     if criterion == CRITERION_AUC or criterion == CRITERION_AUC_ECP:
         arrays["impurity"] = _split_statistics(arrays, criterion == CRITERION_AUC_ECP)
     cdef Tree tree = Tree.__new__(Tree)
-    _fill_tree(tree, splitter.n_features, n_classes, tree_depth, arrays)
+    _fill_tree(tree, splitter.n_features, splitter.n_classes, tree_depth, arrays)
     return tree
+
+
+cdef struct FrontierRecord:
+    # a node of best-first growth: its cases, its split once found, its children
+    idx_t start
+    idx_t end
+    idx_t depth
+    idx_t left                  # record of the left child, -1 until the node is expanded
+    idx_t right
+    double decrease             # weighted impurity decrease of its split (the priority)
+    SplitRecord split           # feature -1: a leaf
+
+
+cdef inline bint _before(const FrontierRecord* records, idx_t a, idx_t b) noexcept nogil:
+    """Heap order: the larger decrease first, the earlier record of equal ones."""
+    return (records[a].decrease > records[b].decrease
+            or (records[a].decrease == records[b].decrease and a < b))
+
+
+cdef void _heap_push(idx_t* heap, idx_t* size, const FrontierRecord* records,
+                     idx_t record) noexcept nogil:
+    cdef idx_t i = size[0], parent
+    heap[i] = record
+    size[0] += 1
+    while i > 0:
+        parent = (i - 1) // 2
+        if not _before(records, heap[i], heap[parent]):
+            break
+        heap[i], heap[parent] = heap[parent], heap[i]
+        i = parent
+
+
+cdef idx_t _heap_pop(idx_t* heap, idx_t* size, const FrontierRecord* records) noexcept nogil:
+    cdef idx_t top = heap[0], i = 0, child, n
+    size[0] -= 1
+    n = size[0]
+    heap[0] = heap[n]
+    while True:
+        child = 2 * i + 1
+        if child >= n:
+            break
+        if child + 1 < n and _before(records, heap[child + 1], heap[child]):
+            child += 1
+        if not _before(records, heap[child], heap[i]):
+            break
+        heap[i], heap[child] = heap[child], heap[i]
+        i = child
+    return top
+
+
+def build_tree_best_first(Splitter splitter, idx_t max_depth, idx_t max_leaf_nodes,
+                          idx_t min_samples_split=2, double min_impurity_decrease=0.0):
+    """Grow one tree best first to at most max_leaf_nodes leaves, without the GIL.
+
+    scikit-learn's BestFirstTreeBuilder: the split of each node is found when
+    the node is made; of the nodes not yet expanded, the one whose split
+    decreases the weighted impurity most (`_impurity_decrease`; ties to the
+    node made first) is expanded next, until max_leaf_nodes leaves. The leaf
+    rules are `build_tree`'s. The nodes are then numbered in depth-first
+    preorder, as `build_tree` numbers them.
+
+    Parameters
+    ----------
+    splitter : Splitter
+    max_depth : int, non-negative
+    max_leaf_nodes : int, at least 2
+    min_samples_split : int, default=2
+    min_impurity_decrease : float, default=0.0
+
+    Returns
+    -------
+    Tree
+    """
+    if max_leaf_nodes < 2:
+        raise ValueError(f"max_leaf_nodes must be at least 2; got {max_leaf_nodes}")
+    if splitter.n_active == 0:
+        raise ValueError("no sample has a positive weight")
+    cdef GrowthLimits limits = _growth_limits(splitter, max_depth, min_samples_split,
+                                              min_impurity_decrease)
+    # a tree of L leaves has 2 L - 1 nodes: every buffer is allocated once
+    cdef idx_t capacity = 2 * min(max_leaf_nodes, splitter.n_active) - 1
+    cdef FrontierRecord* records = <FrontierRecord*> malloc(capacity * sizeof(FrontierRecord))
+    cdef idx_t* heap = <idx_t*> malloc(capacity * sizeof(idx_t))
+    cdef idx_t* stack = <idx_t*> malloc(capacity * sizeof(idx_t))
+    cdef idx_t* parents = <idx_t*> malloc(capacity * sizeof(idx_t))
+    cdef idx_t n_records = 1, heap_size = 0, n_leaves = 1, r, child, side, stack_size
+    cdef idx_t node, tree_depth = 0
+    cdef idx_t start, end
+    cdef _NodeBuffer nodes = _NodeBuffer(splitter.n_classes)
+    cdef bint failed = False
+    cdef SplitRecord leaf
+    cdef FrontierRecord* rec
+    if records == NULL or heap == NULL or stack == NULL or parents == NULL:
+        free(records)
+        free(heap)
+        free(stack)
+        free(parents)
+        raise MemoryError("cannot allocate the best-first builder's buffers")
+    leaf.feature = -1
+    with nogil:
+        records[0].start = 0
+        records[0].end = splitter.n_active
+        records[0].depth = 0
+        records[0].left = records[0].right = -1
+        records[0].decrease = _split_or_leaf(splitter, 0, splitter.n_active, 0, &limits,
+                                             &records[0].split)
+        if records[0].split.feature >= 0:
+            _heap_push(heap, &heap_size, records, 0)
+        while heap_size > 0 and n_leaves < max_leaf_nodes:
+            r = _heap_pop(heap, &heap_size, records)
+            n_leaves += 1  # the node becomes two leaves
+            for side in range(2):  # left, then right: scikit-learn's order of the splits
+                child = n_records
+                n_records += 1
+                rec = &records[r]
+                start = rec.start if side == 0 else rec.split.pos
+                end = rec.split.pos if side == 0 else rec.end
+                if side == 0:
+                    rec.left = child
+                else:
+                    rec.right = child
+                records[child].start = start
+                records[child].end = end
+                records[child].depth = records[r].depth + 1
+                records[child].left = records[child].right = -1
+                records[child].decrease = _split_or_leaf(
+                    splitter, start, end, records[r].depth + 1, &limits, &records[child].split)
+                if records[child].split.feature >= 0:
+                    _heap_push(heap, &heap_size, records, child)
+        # depth-first preorder, left child first, as build_tree numbers the nodes
+        stack[0] = 0
+        parents[0] = -1
+        stack_size = 1
+        while stack_size > 0:
+            stack_size -= 1
+            r = stack[stack_size]
+            rec = &records[r]
+            splitter.node_reset(rec.start, rec.end)  # the node's class counts again
+            node = nodes.add_node(
+                -1 if parents[stack_size] < 0 else parents[stack_size] >> 1,
+                (parents[stack_size] & 1) == 1 if parents[stack_size] >= 0 else False,
+                &rec.split if rec.left >= 0 else &leaf, splitter.crit.node_counts,
+                splitter.crit.node_weight, rec.end - rec.start,
+                node_impurity(splitter.crit.node_counts, splitter.n_classes,
+                              splitter.crit.kind))
+            if node < 0:
+                failed = True
+                break
+            if rec.depth > tree_depth:
+                tree_depth = rec.depth
+            if rec.left >= 0:  # parents[] packs (parent node, is_left)
+                stack[stack_size] = rec.right
+                parents[stack_size] = node << 1
+                stack[stack_size + 1] = rec.left
+                parents[stack_size + 1] = (node << 1) | 1
+                stack_size += 2
+    free(records)
+    free(heap)
+    free(stack)
+    free(parents)
+    if failed:
+        raise MemoryError("out of memory while growing the tree")
+    return _finished_tree(splitter, nodes, tree_depth)
 
 
 def _split_statistics(arrays, end_cut):

@@ -1,0 +1,244 @@
+"""Write scikit-learn's own forest and tree tests, adapted to aucforest's estimators.
+
+Reads the installed scikit-learn's ``sklearn/ensemble/tests/test_forest.py`` and
+``sklearn/tree/tests/test_tree.py`` (shipped in its wheel) and writes, for each
+of two sets of defaults, a copy in which the classifiers are aucforest's:
+
+* ``test_adapted_<source>_sklearn_defaults.py``: ``RandomForestClassifier`` is
+  `AUCForestClassifier` and ``DecisionTreeClassifier`` is `AUCTreeClassifier`
+  with scikit-learn's defaults (``_estimators.FOREST_SKLEARN_DEFAULTS``,
+  ``TREE_SKLEARN_DEFAULTS``); ``ExtraTreeClassifier`` is `AUCTreeClassifier`
+  with ``splitter="random", max_features="sqrt"``.
+* ``test_adapted_<source>_our_defaults.py``: the same with aucforest's own
+  defaults, without the tests in ``NOT_MEANINGFUL_UNDER_OUR_DEFAULTS``.
+
+The only edits are the ones listed in the tables below (each with its reason):
+whole tests removed (``EXCLUDED``), module-level names rebound
+(``REBOUND``), and text replaced inside a test (``REPLACEMENTS``). No
+assertion is removed or loosened. Items are marked at collection by
+``conftest.py``: sparse input xfail (``SPARSE_XFAIL_REASON``) and the
+heavy parametrizations deselected (``DESELECTED``).
+
+Run ``python tests/sklearn_adapted/generate.py`` after upgrading scikit-learn;
+``test_adapted_generated.py`` checks the committed files are current.
+"""
+import ast
+import os
+import sys
+from pathlib import Path
+
+import sklearn
+
+HERE = Path(__file__).resolve().parent
+SKLEARN_DIR = Path(sklearn.__file__).resolve().parent
+SOURCES = {
+    "forest": SKLEARN_DIR / "ensemble" / "tests" / "test_forest.py",
+    "tree": SKLEARN_DIR / "tree" / "tests" / "test_tree.py",
+}
+# variant -> the module binding scikit-learn's names to aucforest's estimators
+VARIANTS = {"sklearn_defaults": "_sklearn_defaults", "our_defaults": "_our_defaults"}
+# the scikit-learn names rebound in each source
+ESTIMATOR_NAMES = {
+    "forest": ("RandomForestClassifier",),
+    "tree": ("DecisionTreeClassifier", "ExtraTreeClassifier"),
+}
+
+REGRESSOR = "regressor-only (aucforest has no regressor)"
+MULTI_OUTPUT = "multi-output y (aucforest fits one target)"
+EMBEDDING = "RandomTreesEmbedding only (aucforest has no embedding)"
+PRIVATE = "reads scikit-learn's private internals, not an estimator's behaviour"
+
+# module-level names bound to another value: name -> (source, new value, reason)
+REBOUND = {
+    "forest": {
+        "FOREST_CLASSIFIERS": ('{"RandomForestClassifier": RandomForestClassifier}',
+                               "ExtraTreesClassifier left out: aucforest has no extremely "
+                               "randomized forest (scikit-learn's RandomForestClassifier has "
+                               "no splitter either)"),
+        "FOREST_REGRESSORS": ("{}", REGRESSOR),
+        "FOREST_TRANSFORMERS": ("{}", EMBEDDING),
+    },
+    "tree": {
+        "REG_TREES": ("{}", REGRESSOR),
+        "SPARSE_TREES": ('["DecisionTreeClassifier", "ExtraTreeClassifier"]', REGRESSOR),
+    },
+}
+
+# tests removed whole: name -> reason
+EXCLUDED = {
+    "forest": {
+        "test_regression_criterion": REGRESSOR,
+        "test_poisson_vs_mse": REGRESSOR,
+        "test_balance_property_random_forest": REGRESSOR,
+        "test_regressor_attributes": REGRESSOR,
+        "test_forest_regressor_oob": REGRESSOR,
+        "test_forest_multioutput_integral_regression_target": REGRESSOR,
+        "test_poisson_y_positive_check": REGRESSOR,
+        "test_max_samples_boundary_regressors": REGRESSOR,
+        "test_mse_criterion_object_segfault_smoke_test": REGRESSOR,
+        "test_friedman_mse_deprecation": REGRESSOR,
+        "test_random_trees_embedding_raise_error_oob": EMBEDDING,
+        "test_random_trees_dense_type": EMBEDDING,
+        "test_random_trees_dense_equal": EMBEDDING,
+        "test_random_hasher": EMBEDDING,
+        "test_random_hasher_sparse_data": EMBEDDING,
+        "test_random_trees_embedding_feature_names_out": EMBEDDING,
+        "test_multioutput": MULTI_OUTPUT,
+        "test_multioutput_string": MULTI_OUTPUT,
+        "test_classifier_error_oob_score_multiclass_multioutput": MULTI_OUTPUT,
+        "test_class_weight_balanced_and_bootstrap_multi_output": MULTI_OUTPUT,
+    },
+    "tree": {
+        "test_regression_toy": REGRESSOR,
+        "test_diabetes_overfit": REGRESSOR,
+        "test_diabetes_underfit": REGRESSOR,
+        "test_importances_gini_equal_squared_error": REGRESSOR,
+        "test_sparse_input_reg_trees": REGRESSOR,
+        "test_mae": REGRESSOR,
+        "test_prune_tree_regression_are_subtrees": REGRESSOR,
+        "test_balance_property": REGRESSOR,
+        "test_poisson_zero_nodes": REGRESSOR,
+        "test_poisson_vs_mse": REGRESSOR,
+        "test_missing_values_poisson": REGRESSOR,
+        "test_regression_tree_missing_values_toy": REGRESSOR,
+        "test_regression_extra_tree_missing_values_toy": REGRESSOR,
+        "test_absolute_errors_precomputation_function": REGRESSOR,
+        "test_absolute_error_accurately_predicts_weighted_median": REGRESSOR,
+        "test_friedman_mse_deprecation": REGRESSOR,
+        "test_multioutput": MULTI_OUTPUT,
+        "test_check_n_classes": PRIVATE,
+        "test_check_value_ndarray": PRIVATE,
+        "test_check_node_ndarray": PRIVATE,
+        "test_build_pruned_tree_py": PRIVATE,
+        "test_build_pruned_tree_infinite_loop": PRIVATE,
+    },
+}
+
+# text replaced inside one test: (source, test) -> [(old, new, reason)]
+REPLACEMENTS = {}
+
+# tests that are not meaningful under aucforest's defaults: (source, test) -> reason
+NOT_MEANINGFUL_UNDER_OUR_DEFAULTS = {}
+
+# heavy parametrizations deselected (collection-time): (source, node id part) -> reason
+DESELECTED = {}
+
+SPARSE_XFAIL_REASON = "sparse input: branch sparse"
+# tests that build sparse matrices themselves (no sparse parameter to recognise)
+SPARSE_TESTS = {
+    "forest": {"test_forest_y_sparse", "test_read_only_buffer"},
+    "tree": {"test_sparse_input", "test_sparse_parameters", "test_sparse_criteria",
+             "test_explicit_sparse_zeros", "test_public_apply_sparse_trees",
+             "test_min_weight_fraction_leaf_on_sparse_input",
+             "test_min_weight_fraction_leaf_with_min_samples_leaf_on_sparse_input",
+             "test_no_sparse_y_support"},
+}
+
+
+def _top_level_spans(module):
+    """(name, first line, last line, node) of every top-level statement, lines
+    1-based and including decorators."""
+    for node in module.body:
+        first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
+        name = getattr(node, "name", None)
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 \
+                and isinstance(node.targets[0], ast.Name):
+            name = node.targets[0].id
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            name = node.target.id
+        yield name, first, node.end_lineno, node
+
+
+def adapted_source(source, variant):
+    """The text of the adapted copy of scikit-learn's test module `source`."""
+    text = SOURCES[source].read_text()
+    lines = text.splitlines(keepends=True)
+    module = ast.parse(text)
+    spans = list(_top_level_spans(module))
+    names = {name for name, *_ in spans}
+    excluded = dict(EXCLUDED[source])
+    if variant == "our_defaults":
+        excluded.update({test: f"under aucforest's defaults: {reason}"
+                         for (src, test), reason in NOT_MEANINGFUL_UNDER_OUR_DEFAULTS.items()
+                         if src == source})
+    for table in (excluded, REBOUND[source]):
+        missing = set(table) - names
+        if missing:
+            raise SystemExit(f"{SOURCES[source]} no longer defines {sorted(missing)}: "
+                             "update the tables of generate.py")
+    last_import = max(end for _, _, end, node in spans
+                      if isinstance(node, (ast.Import, ast.ImportFrom)))
+    rebinding = (f"from {VARIANTS[variant]} import {', '.join(ESTIMATOR_NAMES[source])}"
+                 "  # adapted: aucforest's estimators\n")
+    out = []
+    position = 0  # 0-based index of the next original line to copy
+    for name, first, last, node in spans:
+        out.extend(lines[position:first - 1])
+        body = lines[first - 1:last]
+        if name in excluded:
+            out.append(f"# {name}: excluded ({excluded[name]})\n")
+        elif name in REBOUND[source] and isinstance(node, (ast.Assign, ast.AnnAssign)):
+            value, reason = REBOUND[source][name]
+            out.append(f"{name} = {value}  # adapted: {reason}\n")
+        else:
+            chunk = "".join(body)
+            for old, new, reason in REPLACEMENTS.get((source, name), ()):
+                if old not in chunk:
+                    raise SystemExit(f"{name}: {old!r} not found; update REPLACEMENTS")
+                chunk = chunk.replace(old, new)
+            out.append(chunk)
+        position = last
+        if last == last_import:
+            out.append(rebinding)
+    out.extend(lines[position:])
+    header = (f'"""scikit-learn {sklearn.__version__}\'s '
+              f'{SOURCES[source].relative_to(SKLEARN_DIR.parent)}, adapted to aucforest '
+              f'({variant.replace("_", " ")}).\n\nGENERATED by tests/sklearn_adapted/'
+              'generate.py: do not edit; see README.md there.\n"""\n'
+              f'ADAPTED_FROM_SKLEARN_VERSION = "{sklearn.__version__}"\n\n')
+    return header + "".join(out)
+
+
+def output_path(source, variant):
+    return HERE / f"test_adapted_{source}_{variant}.py"
+
+
+def readme_tables():
+    """Markdown tables of every adaptation and exclusion."""
+    rows = ["| source | test or name | adaptation | reason |", "|---|---|---|---|"]
+    for source in SOURCES:
+        for name, (value, reason) in REBOUND[source].items():
+            rows.append(f"| {source} | `{name}` | rebound to `{value}` | {reason} |")
+        for name, reason in EXCLUDED[source].items():
+            rows.append(f"| {source} | `{name}` | excluded (both defaults) | {reason} |")
+        for (src, name), items in REPLACEMENTS.items():
+            if src == source:
+                for old, new, reason in items:
+                    rows.append(f"| {source} | `{name}` | `{old}` -> `{new}` | {reason} |")
+        for (src, name), reason in NOT_MEANINGFUL_UNDER_OUR_DEFAULTS.items():
+            if src == source:
+                rows.append(f"| {source} | `{name}` | excluded under our defaults | {reason} |")
+        for (src, name), reason in DESELECTED.items():
+            if src == source:
+                rows.append(f"| {source} | `{name}` | deselected (run time) | {reason} |")
+        for name in sorted(SPARSE_TESTS[source]):
+            rows.append(f"| {source} | `{name}` | xfail(strict=False) | {SPARSE_XFAIL_REASON} |")
+        rows.append(f"| {source} | any parametrization with a sparse container or "
+                    f"`X_type=\"sparse_*\"` | xfail(strict=False) | {SPARSE_XFAIL_REASON} |")
+    return "\n".join(rows) + "\n"
+
+
+def main():
+    for source in SOURCES:
+        for variant in VARIANTS:
+            output_path(source, variant).write_text(adapted_source(source, variant))
+    readme = HERE / "README.md"
+    text = readme.read_text() if readme.exists() else ""
+    marker = "<!-- tables generated by generate.py -->\n"
+    head = text.split(marker)[0] if marker in text else text
+    readme.write_text(head + marker + readme_tables())
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, os.fspath(HERE))
+    main()
