@@ -15,10 +15,11 @@ from sklearn.utils.multiclass import check_classification_targets
 
 from ._binned import BinnedSplitter
 from ._binning import MAX_BINS, BinnedData, bin_features
-from ._compat import (Interval, InvalidParameterError, StrOptions, check_sample_weight,
-                      validate_data)
+from ._compat import (Interval, InvalidParameterError, RealNotInt, StrOptions,
+                      check_sample_weight, validate_data)
 from ._split import CRITERIA, ExactSplitter
-from ._tree import build_tree
+from ._pruning import pruned
+from ._tree import build_tree, build_tree_best_first
 
 MAX_SEED = np.iinfo(np.int32).max
 
@@ -38,7 +39,14 @@ TREE_PARAMETER_CONSTRAINTS = {
     # unbounded: grow_tree clips both to what the kernel's index type holds (a larger
     # bound means no bound), so that 2**63 or 2**200 is accepted and means "none"
     "max_depth": [Interval(Integral, 1, None, closed="left"), None],
-    "min_samples_leaf": [Interval(Integral, 1, None, closed="left")],
+    # an int: cases; a float: that fraction of the training cases, rounded up (scikit-learn's)
+    "min_samples_split": [Interval(Integral, 2, None, closed="left"),
+                          Interval(RealNotInt, 0.0, 1.0, closed="right")],
+    "min_samples_leaf": [Interval(Integral, 1, None, closed="left"),
+                         Interval(RealNotInt, 0.0, 1.0, closed="neither")],
+    "max_leaf_nodes": [Interval(Integral, 2, None, closed="left"), None],
+    "min_impurity_decrease": [Interval(Real, 0.0, None, closed="left")],
+    "ccp_alpha": [Interval(Real, 0.0, None, closed="left")],
     "min_weight_fraction_leaf": [Interval(Real, 0.0, 0.5, closed="both")],
     "max_bins": [Interval(Integral, 2, MAX_BINS, closed="both"), None],
     # int32, as the kernel's node sizes: the splitters allocate (nsplit + 2) x
@@ -50,7 +58,7 @@ TREE_PARAMETER_CONSTRAINTS = {
 
 
 COUNT_PARAMETERS = ("n_estimators", "max_features", "max_depth", "min_samples_leaf",
-                    "max_samples", "nsplit")
+                    "min_samples_split", "max_leaf_nodes", "max_samples", "nsplit")
 
 
 def check_counts_are_not_booleans(estimator):
@@ -68,8 +76,9 @@ def check_counts_are_not_booleans(estimator):
                 f"got the boolean {bool(value)}.")
 
 
-TREE_PARAMS = ("criterion", "max_features", "max_depth", "min_samples_leaf",
-               "min_weight_fraction_leaf", "max_bins", "nsplit")
+TREE_PARAMS = ("criterion", "max_features", "max_depth", "min_samples_split",
+               "min_samples_leaf", "min_weight_fraction_leaf", "max_leaf_nodes",
+               "min_impurity_decrease", "ccp_alpha", "max_bins", "nsplit")
 
 
 def tree_params(estimator):
@@ -202,12 +211,29 @@ def distinct_value_tables(X):
     return np.concatenate(tables).astype(np.float32), offsets
 
 
+def resolve_min_samples(min_samples_split, min_samples_leaf, n_samples):
+    """(min_samples_split, min_samples_leaf) as case counts, as scikit-learn's
+    trees resolve them: a float is that fraction of the n_samples training
+    cases rounded up; min_samples_split is at least 2."""
+    if isinstance(min_samples_leaf, Real) and not isinstance(min_samples_leaf, Integral):
+        min_samples_leaf = int(math.ceil(min_samples_leaf * n_samples))
+    if isinstance(min_samples_split, Real) and not isinstance(min_samples_split, Integral):
+        min_samples_split = max(2, int(math.ceil(min_samples_split * n_samples)))
+    return int(min_samples_split), int(min_samples_leaf)
+
+
 def grow_tree(X, y_encoded, weights, n_classes, *, criterion, max_features, max_depth,
               min_samples_leaf, min_weight_fraction_leaf, max_bins, nsplit, seed,
-              tables=None):
+              tables=None, min_samples_split=2, max_leaf_nodes=None,
+              min_impurity_decrease=0.0, ccp_alpha=0.0, splitter="best"):
     """Grow one compiled tree on float32 Fortran-ordered X (exact splitter) or
     on `BinnedData` from `training_matrix` (binned splitter). ``tables``: the
     `distinct_value_tables` of X when nsplit is set (computed here if None).
+
+    max_leaf_nodes set: best-first growth (`build_tree_best_first`), else depth
+    first (`build_tree`); ccp_alpha > 0: the grown tree is then pruned
+    (`aucforest._pruning.pruned`). splitter="random": one threshold drawn
+    uniformly per examined feature (exact splitter only, without nsplit).
 
     Weights are rescaled to a maximum of 1 (splits and leaf proportions do not
     change under rescaling), so that weights such as 1e300 or 1e-300 neither
@@ -218,6 +244,8 @@ def grow_tree(X, y_encoded, weights, n_classes, *, criterion, max_features, max_
     if top != 1.0:  # a forest's tree weights come rescaled: no second copy
         weights = weights / top
     min_weight_leaf = min_weight_fraction_leaf * weights.sum() if min_weight_fraction_leaf else 0.0
+    min_samples_split, min_samples_leaf = resolve_min_samples(
+        min_samples_split, min_samples_leaf, weights.shape[0])
     # a leaf bound of n cases already forbids every split: larger bounds (such as
     # 2**63) mean the same and must not overflow 2 * bound in C; likewise max_depth
     settings = (n_classes, CRITERIA[criterion], resolve_max_features(max_features, X.shape[1]),
@@ -225,16 +253,26 @@ def grow_tree(X, y_encoded, weights, n_classes, *, criterion, max_features, max_
     # a node has at most n distinct values: more draws than n scan them all too, and
     # the splitters' buffers grow with nsplit
     nsplit = min(nsplit, weights.shape[0]) if nsplit else 0
+    if splitter == "random" and (nsplit or isinstance(X, BinnedData)):
+        raise ValueError("splitter='random' draws one threshold per feature between the "
+                         "node's smallest and largest value; it needs max_bins=None and "
+                         "nsplit=None")
     if isinstance(X, BinnedData):
-        splitter = BinnedSplitter(X.codes, X.edges, X.n_bins, y_encoded, weights, *settings,
-                                  nsplit=nsplit)
+        node_splitter = BinnedSplitter(X.codes, X.edges, X.n_bins, y_encoded, weights,
+                                       *settings, nsplit=nsplit)
     else:
         if nsplit and tables is None:
             tables = distinct_value_tables(X)
-        splitter = ExactSplitter(X, y_encoded, weights, *settings, nsplit=nsplit,
-                                 tables=tables)
-    return build_tree(splitter, LARGEST_INDEX if max_depth is None
-                      else min(max_depth, LARGEST_INDEX))
+        node_splitter = ExactSplitter(X, y_encoded, weights, *settings, nsplit=nsplit,
+                                      tables=tables, random_threshold=splitter == "random")
+    depth = LARGEST_INDEX if max_depth is None else min(max_depth, LARGEST_INDEX)
+    min_samples_split = min(min_samples_split, LARGEST_INDEX)
+    if max_leaf_nodes is None:
+        tree_ = build_tree(node_splitter, depth, min_samples_split, min_impurity_decrease)
+    else:
+        tree_ = build_tree_best_first(node_splitter, depth, min(max_leaf_nodes, LARGEST_INDEX),
+                                      min_samples_split, min_impurity_decrease)
+    return pruned(tree_, ccp_alpha, criterion) if ccp_alpha > 0 else tree_
 
 
 # Criteria under which a tree's impurity is theta of each node's split (build_tree)

@@ -8,7 +8,8 @@ import importlib
 
 from sklearn.base import _fit_context
 from sklearn.utils import _safe_indexing
-from sklearn.utils._param_validation import Interval, InvalidParameterError, StrOptions
+from sklearn.utils._param_validation import (Interval, InvalidParameterError, RealNotInt,
+                                            StrOptions)
 from sklearn.utils.validation import _check_sample_weight as check_sample_weight
 from sklearn.utils.validation import validate_data
 

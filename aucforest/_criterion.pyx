@@ -40,8 +40,9 @@ from libc.math cimport log2, sqrt
 from libc.stdlib cimport free, malloc, qsort
 
 
+# "log_loss": scikit-learn's name of the entropy criterion (since 1.1)
 CRITERIA = {"auc": CRITERION_AUC, "gini": CRITERION_GINI, "entropy": CRITERION_ENTROPY,
-            "auc_ecp": CRITERION_AUC_ECP}
+            "log_loss": CRITERION_ENTROPY, "auc_ecp": CRITERION_AUC_ECP}
 
 
 # ---------------------------------------------------------------------------

@@ -21,13 +21,14 @@ from ._base import (MAX_SEED, TREE_PARAMETER_CONSTRAINTS, check_counts_are_not_b
                     collapsed, distinct_value_tables, fit_atomically, grow_tree,
                     resolve_max_bins, training_matrix, tree_params, trees_per_task,
                     validate_training_data)
-from ._compat import Interval, StrOptions, fit_context, validate_data
+from ._compat import Interval, RealNotInt, StrOptions, fit_context, validate_data
 from ._decision import validate_decision
 from ._oob import (OutOfBagSums, cases_choosing_node_size, node_size_candidates, oob_auc,
                    oob_gmean)
 from ._prediction import decide_classes, mean_tree_proba
 from ._progress import progress
-from ._sampling import TreeSampler, check_class_weight_dict, seeded_rng, weight_product
+from ._sampling import (TreeSampler, check_class_weight_dict, seeded_rng, tree_growth_seed,
+                        weight_product)
 from .tree import fitted_tree
 
 
@@ -45,14 +46,14 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
     ----------
     n_estimators : int, default=500
         Number of trees.
-    criterion : {"auc", "auc_ecp", "gini", "entropy"}, default="auc"
+    criterion : {"auc", "auc_ecp", "gini", "entropy", "log_loss"}, default="auc"
         Split statistic. Class weights cancel inside the AUC statistic (r_k is
         a ratio within one class): under "auc", ``class_weight`` changes leaf
         probabilities and leaf-size bounds only, not which split wins;
         bootstrap multiplicities do change it. "auc_ecp" divides theta - 1/2
         by the end-cut factor 2 sqrt(q (1 - q)), q the share of the node's
         weight sent right: Gini's preference for end cuts (for two classes it
-        ranks splits as Gini does).
+        ranks splits as Gini does). "log_loss" is "entropy" (scikit-learn's name).
     max_features : {"ceil_sqrt", "sqrt", "log2"}, int, float or None, default="ceil_sqrt"
         Non-constant features examined per node: ceil(sqrt(p)) by default
         (randomForestSRC's ``mtry``), floor(sqrt(p)) for "sqrt" (scikit-learn's),
@@ -63,8 +64,9 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
     max_depth : int or None, default=None
         Deepest level a tree grows to (the root is level 0); None grows each
         tree until its leaves are pure or cannot be split.
-    min_samples_leaf : int, default=1
-        Minimum number of distinct training cases in each child.
+    min_samples_leaf : int or float, default=1
+        Minimum number of distinct training cases in each child; a float is
+        that fraction of the training cases, rounded up.
     min_weight_fraction_leaf : float, default=0.0
         Minimum fraction of a tree's total weight in each child.
     max_bins : int in [2, 255], "auto" or None, default="auto"
@@ -93,7 +95,8 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         sees every case (no out-of-bag estimates).
     max_samples : int, float or None, default=None
         Cases drawn per tree: None, n (0.632 n without replacement); an int,
-        that many; a float, that fraction of n. With ``balanced_bootstrap`` it
+        that many; a float, ``max(round(max_samples * n), 1)`` (above 1 only
+        with ``replacement=True``), as scikit-learn's. With ``balanced_bootstrap`` it
         sets the draw per class: None, the minority class size (0.632 of it
         without replacement); an int, that many per class; a float, that
         fraction of the minority class size.
@@ -139,9 +142,12 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
 
         .. versionchanged:: 0.1
            Default "oob" (was 1); the trees are collapsed to the chosen size.
-    oob_score : bool, default=False
+    oob_score : bool or callable, default=False
         Compute out-of-bag class probabilities, the OOB AUC (Hand & Till for
-        more than two classes) and the OOB G-mean.
+        more than two classes) and the OOB G-mean. A callable
+        ``oob_score(y_true, y_pred)`` (scikit-learn >= 1.4) gives
+        ``oob_score_`` instead, from the labels of the cases with OOB
+        predictions and the classes the forest's ``decision`` predicts for them.
     n_jobs : int or None, default=None
         Threads used to fit and predict (joblib, ``prefer="threads"``); the
         fitted forest does not depend on it. On small data each task grows
@@ -161,6 +167,20 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         forest keeps its trees as grown beside the collapsed ones
         (``_grown_trees_``, not written to model files), which costs their
         memory.
+    min_samples_split : int or float, default=2
+        A node with fewer distinct training cases is a leaf; a float is that
+        fraction of the training cases, rounded up (see `AUCTreeClassifier`).
+    max_leaf_nodes : int or None, default=None
+        Grow each tree best first to at most this many leaves (see
+        `AUCTreeClassifier`).
+    min_impurity_decrease : float, default=0.0
+        A split is made only if it decreases the weighted impurity by at
+        least this; the impurity is Gini's under the AUC criteria (see
+        `AUCTreeClassifier`).
+    ccp_alpha : float, default=0.0
+        Minimal cost-complexity pruning of each tree (see `AUCTreeClassifier`;
+        Gini node risks under the AUC criteria), before the collapse to
+        ``predict_min_samples_``.
 
     Attributes
     ----------
@@ -214,6 +234,26 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
     array or DataFrame trains with its rows on the dask workers and predicts
     lazily.
 
+    The forest is a sequence of its trees: ``len(forest)``, ``forest[i]`` and
+    iteration, as scikit-learn's ensembles. Tree i grows from its own
+    ``random_state`` (``estimators_[i].random_state``, which also draws its
+    sample), so ``clone(forest[i]).fit(X[s], y[s])`` with
+    ``s = forest.estimators_samples_[i]`` grows tree i again, as scikit-learn
+    promises, when the trees are not collapsed (``predict_min_samples_`` 1),
+    X is not binned and, with ``nsplit`` set, the draw is without replacement
+    and X has few tied values (``nsplit`` draws among the node's cases).
+
+    Where it differs from scikit-learn's ``RandomForestClassifier`` by design
+    (docs/sklearn_parity.md): ``oob_score_`` is the OOB AUC, not the
+    accuracy; the default ``decision`` is RFQ, not the argmax, and the
+    defaults of ``criterion``, ``max_features``, ``nsplit``, ``replacement``,
+    ``max_bins`` and ``predict_min_samples`` differ
+    (``criterion="gini", max_features="sqrt", nsplit=None, replacement=True,
+    max_bins=None, decision="argmax", predict_min_samples=1`` are
+    scikit-learn's); the AUC criterion ignores weights that are equal within a
+    class (``class_weight``); y with a single class is refused; X must be
+    dense, y one column.
+
     References
     ----------
     H. Ishwaran, M. Lu and U. B. Kogalur, "AUC-splitting for multiclass
@@ -242,7 +282,8 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
             # an index-sized draw; with replacement also at most
             # CaseDraws.MAX_DRAWS_PER_CASE times n_samples (checked at fit)
             Interval(Integral, 1, int(np.iinfo(np.intp).max), closed="both"),
-            Interval(Real, 0.0, 1.0, closed="right"),
+            # a fraction of n; above 1 only with replacement (scikit-learn >= 1.5)
+            Interval(RealNotInt, 0.0, None, closed="right"),
         ],
         "replacement": ["boolean"],
         "balanced_bootstrap": ["boolean"],
@@ -252,7 +293,7 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
                                 StrOptions({"oob"})],
         "class_weight": [StrOptions({"balanced", "balanced_subsample"}), dict, None],
         "decision": [StrOptions({"rfq", "argmax"}), Interval(Real, 0.0, 1.0, closed="neither")],
-        "oob_score": ["boolean"],
+        "oob_score": ["boolean", callable],
         "n_jobs": [Integral, None],
         "verbose": ["verbose"],
         "warm_start": ["boolean"],
@@ -263,7 +304,8 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
                  max_bins="auto", nsplit=10, bootstrap=True, max_samples=None, replacement=False,
                  balanced_bootstrap=False, class_weight=None, decision="rfq",
                  predict_min_samples="oob", oob_score=False, n_jobs=None, random_state=None,
-                 verbose=0, warm_start=False):
+                 verbose=0, warm_start=False, min_samples_split=2, max_leaf_nodes=None,
+                 min_impurity_decrease=0.0, ccp_alpha=0.0):
         self.n_estimators = n_estimators
         self.criterion = criterion
         self.max_features = max_features
@@ -284,6 +326,10 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         self.random_state = random_state
         self.verbose = verbose
         self.warm_start = warm_start
+        self.min_samples_split = min_samples_split
+        self.max_leaf_nodes = max_leaf_nodes
+        self.min_impurity_decrease = min_impurity_decrease
+        self.ccp_alpha = ccp_alpha
 
     # ------------------------------------------------------------------ fit
 
@@ -312,12 +358,16 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         """
         from . import _dask  # dask collections: rows stay on the workers (lazy import)
         if _dask.is_dask_collection(X):
+            self._check_dask_params()
             return _dask.fit(self, X, y, sample_weight)
         previous = vars(self) if self.warm_start and self.__sklearn_is_fitted__() else None
         if previous is not None and self.n_estimators == len(previous["estimators_"]):
             warnings.warn("Warm-start fitting without increasing n_estimators does not fit "
                           "new trees.", UserWarning)
-            return self
+            if not self.oob_score or "oob_score_" in previous:
+                return self
+            # out-of-bag estimates asked for after the trees were grown: computed
+            # over the kept trees (as scikit-learn does), no tree is added
         return fit_atomically(self, lambda staging: staging._fit(X, y, sample_weight, previous))
 
     def _fit(self, X, y, sample_weight, previous=None):
@@ -335,6 +385,7 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         seeds = random_state.randint(MAX_SEED, size=self.n_estimators)
         sampler = TreeSampler(self, y, y_encoded, sample_weight, weights)
         self._case_draws = sampler.draws  # for estimators_samples_
+        self._n_samples_bootstrap = sampler.draws.n_draws  # scikit-learn's name
         self.max_bins_ = resolve_max_bins(self.max_bins, X.shape[0])
         params = dict(tree_params(self), max_bins=self.max_bins_)
         positive = y_encoded if sample_weight is None else y_encoded[sample_weight > 0]
@@ -368,7 +419,7 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
                     oob.add(tree_, counts)
         self.predict_min_samples_ = candidates[0]
         if oob is not None:
-            self._set_oob_estimates(oob.labels(y_encoded), oob)
+            self._set_oob_score_and_attributes(oob.labels(y_encoded), oob)
         # the trees are the model: each predicts from the node size chosen
         self.estimators_ = [
             fitted_tree(collapsed(tree_, self.predict_min_samples_, tree_params_["criterion"]),
@@ -409,6 +460,31 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         """Fitted once a fit has published at least one tree."""
         return len(vars(self).get("estimators_", ())) > 0
 
+    # ------------------------------------------------- the trees as a sequence
+
+    def __len__(self):
+        """Number of fitted trees (scikit-learn's ensembles)."""
+        return len(self.estimators_)
+
+    def __getitem__(self, index):
+        """The fitted tree (`AUCTreeClassifier`) at ``index``."""
+        return self.estimators_[index]
+
+    def __iter__(self):
+        """The fitted trees in order."""
+        return iter(self.estimators_)
+
+    def _check_dask_params(self):
+        """Refuse parameters the distributed (level-wise) growth does not apply."""
+        defaults = {"min_samples_split": 2, "max_leaf_nodes": None,
+                    "min_impurity_decrease": 0.0, "ccp_alpha": 0.0}
+        changed = [name for name, value in defaults.items() if getattr(self, name) != value]
+        if callable(self.oob_score):
+            changed.append("a callable oob_score")
+        if changed:
+            raise ValueError(f"{', '.join(changed)}: not available for dask collections; fit "
+                             "on a numpy array or DataFrame, or leave the defaults")
+
     def _check_sampling_params(self):
         """Refuse, before the data is touched, sampling options that contradict
         each other and an ``n_jobs`` whose threads this process cannot start
@@ -416,12 +492,13 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         thread pool would otherwise report as an AttributeError from inside
         CPython's multiprocessing.pool."""
         if not self.bootstrap and self.max_samples is not None:
-            raise ValueError("max_samples applies to bootstrap draws; set bootstrap=True "
-                             "or max_samples=None.")
+            raise ValueError("`max_sample` cannot be set if `bootstrap=False`. Either switch "
+                             "to `bootstrap=True` or set `max_sample=None` (max_samples "
+                             "sizes the bootstrap draws).")
         if not self.bootstrap and self.balanced_bootstrap:
             raise ValueError("balanced_bootstrap=True needs bootstrap=True.")
         if self.oob_score and not self.bootstrap:
-            raise ValueError("Out-of-bag estimates are only available with bootstrap=True.")
+            raise ValueError("Out of bag estimation only available if bootstrap=True.")
         from joblib.parallel import ThreadingBackend, get_active_backend
 
         backend, _ = get_active_backend(prefer="threads")
@@ -477,7 +554,7 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         """OOB decision function and score at the node size chosen: among
         several candidates, the one with the largest OOB AUC + OOB G-mean
         (under the forest's decision), the first of equal ones."""
-        decisions = oob.decision_functions(warn_missing=self.oob_score)
+        decisions = oob.decision_functions(warn_missing=bool(self.oob_score))
 
         def figures(proba):  # OOB AUC, and OOB G-mean when there is a choice
             return (oob_auc(y_encoded, proba, self.classes_),
@@ -500,6 +577,19 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
             self.oob_decision_function_ = decisions[best].copy()  # not a view of all sizes
             self.oob_score_ = scores[best]
             self.oob_labels_ = y_encoded  # for oob_gmean_ under a later decision
+            if callable(self.oob_score):
+                self.oob_score_ = self._callable_oob_score(y_encoded, decisions[best])
+
+    # scikit-learn's name (its tests patch it); aucforest._dask calls _set_oob_estimates
+    _set_oob_score_and_attributes = _set_oob_estimates
+
+    def _callable_oob_score(self, y_encoded, proba):
+        """``oob_score(y_true, y_pred)`` over the cases with out-of-bag
+        predictions: their labels and the classes the forest's ``decision``
+        gives for their OOB probabilities (scikit-learn >= 1.4 passes the
+        argmax class)."""
+        has_oob = ~np.isnan(proba).any(axis=1)
+        return self.oob_score(self.classes_[y_encoded[has_oob]], self._decide(proba[has_oob]))
 
     @property
     def oob_gmean_(self):
@@ -644,8 +734,8 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
     def estimators_samples_(self):
         """Indices of the cases each tree drew, as in scikit-learn.
 
-        One array per tree, in draw order, with repeats when drawing with
-        replacement (``np.bincount(s, minlength=n_samples)`` gives the
+        One array per tree (int32): in draw order with repeats when drawing
+        with replacement, in increasing order without (``np.bincount(s, minlength=n_samples)`` gives the
         multiplicities, zero for the tree's out-of-bag cases). Regenerated
         from each tree's seed (``estimators_[i].random_state``) with the draw
         the fit made, never stored. Not available on a forest read from a
@@ -675,13 +765,13 @@ def _fit_tree(sampler, X, y_encoded, n_classes, params, seed, tables=None, count
     whatever backend or number of workers runs it. Only the counts asked for
     outlive the draw: the tree grows without an n-sized copy of them.
     """
-    rng = seeded_rng(seed)
-    counts = sampler.draw(rng)
+    counts = sampler.draw(seeded_rng(seed))
     weights = sampler.tree_weights(counts)
     kept = None if counts_of is None else counts[counts_of]  # ALL_CASES: a view
     del counts
-    tree_ = grow_tree(X, y_encoded, weights, n_classes, seed=rng.randint(MAX_SEED),
-                      tables=tables, **params)
+    # the tree's own random_state (seed) seeds its growth, as in a standalone fit
+    tree_ = grow_tree(X, y_encoded, weights, n_classes,
+                      seed=tree_growth_seed(seeded_rng(seed)), tables=tables, **params)
     return tree_, kept
 
 

@@ -104,8 +104,9 @@ class OutOfBagSums:
         missing = self.n_trees == 0
         if warn_missing and missing.any():
             warnings.warn(
-                f"{int(missing.sum())} of {missing.size} cases were in every tree's sample "
-                "and have no out-of-bag prediction (NaN); use more trees.", UserWarning)
+                f"Some inputs do not have OOB scores: {int(missing.sum())} of {missing.size} "
+                "cases were in every tree's sample and have no out-of-bag prediction (NaN); "
+                "use more trees.", UserWarning)
         with np.errstate(invalid="ignore", divide="ignore"):  # in place: no second copy
             np.divide(self.proba_sum, self.n_trees[:, None], out=self.proba_sum)
         return list(self.proba_sum)

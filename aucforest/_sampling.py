@@ -6,9 +6,13 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils.class_weight import compute_sample_weight
 
+from ._base import MAX_SEED
+
 # Share of the cases each tree draws without replacement (randomForestSRC's default
 # sampsize for samptype="swor": about the share of distinct cases in a bootstrap).
 SUBSAMPLE_FRACTION = 0.632
+
+INT32_MAX = np.iinfo(np.int32).max
 
 
 class CaseDraws:
@@ -42,15 +46,30 @@ class CaseDraws:
                           else self.n_samples)
 
     def indices(self, rng):
-        """Indices of the cases one tree draws, in draw order (repeats when
-        drawing with replacement)."""
+        """Indices of the cases one tree draws: in draw order with replacement
+        (with repeats), in increasing order without; int32 as scikit-learn's
+        (intp from 2**31 cases)."""
+        dtype = np.int32 if self.n_samples <= INT32_MAX else np.intp
         if not self.bootstrap:
-            return np.arange(self.n_samples)
+            return np.arange(self.n_samples, dtype=dtype)
         if self.balanced:
             per_class = self._n_draws(min(m.size for m in self.class_members))
-            return np.concatenate([m[self._draw(rng, m.size, per_class)]
-                                   for m in self.class_members])
-        return self._draw(rng, self.n_samples, self._n_draws(self.n_samples))
+            drawn = np.concatenate([m[self._draw(rng, m.size, per_class)]
+                                    for m in self.class_members])
+        else:
+            drawn = self._draw(rng, self.n_samples, self._n_draws(self.n_samples))
+        if not self.replacement:  # a set: in row order, the order the tree's splitter holds
+            drawn.sort()          # them in (so that X[s] grows the same tree, nsplit draws too)
+        return drawn.astype(dtype, copy=False)
+
+    @property
+    def n_draws(self):
+        """Cases one tree draws (per class under the balanced bootstrap); None
+        without the bootstrap."""
+        if not self.bootstrap:
+            return None
+        return self._n_draws(min(m.size for m in self.class_members) if self.balanced
+                             else self.n_samples)
 
     def counts(self, rng):
         """Multiplicity of each case in one tree's sample."""
@@ -86,12 +105,21 @@ class CaseDraws:
                     f"({size:.3g} {unit} of indices per tree); it may be at most "
                     f"{self.MAX_DRAWS_PER_CASE} times the {n_cases} training cases, {limit}")
             return int(self.max_samples)
+        if self.max_samples > 1 and not self.replacement:
+            raise ValueError(f"max_samples={self.max_samples} draws more than the cases "
+                             "available to draw without replacement; a fraction above 1 "
+                             "needs replacement=True")
+        if self.max_samples > self.MAX_DRAWS_PER_CASE:
+            raise ValueError(f"max_samples={self.max_samples} would draw more than "
+                             f"{self.MAX_DRAWS_PER_CASE} times the training cases per tree")
         return max(1, int(round(n_available * self.max_samples)))
 
     def _draw(self, rng, n_available, size):
-        """Indices in [0, n_available): `size` draws with or without replacement."""
+        """Indices in [0, n_available): `size` draws with or without replacement
+        (with replacement, scikit-learn's draw: ``randint(0, n, size, dtype=int32)``)."""
         if self.replacement:
-            return rng.randint(0, n_available, size)
+            return rng.randint(0, n_available, size,
+                               dtype=np.int32 if n_available <= INT32_MAX else np.intp)
         return rng.permutation(n_available)[:size]
 
 
@@ -145,6 +173,19 @@ def seeded_rng(seed):
         rng = _THREAD_STATE.rng = np.random.RandomState()
     rng.seed(seed)
     return rng
+
+
+def tree_growth_seed(random_state):
+    """The seed a tree grows from (feature and threshold draws): the first draw
+    of its RandomState.
+
+    A forest's tree i draws its sample from ``RandomState(seed_i)`` and grows
+    from ``tree_growth_seed(RandomState(seed_i))``, the stream started again,
+    which is what ``AUCTreeClassifier(random_state=seed_i).fit`` grows from:
+    so ``clone(estimators_[i]).fit(X[s], y[s])``, s its
+    ``estimators_samples_[i]``, grows tree i again (as scikit-learn promises).
+    """
+    return random_state.randint(MAX_SEED)
 
 
 def weight_product(weights, other):

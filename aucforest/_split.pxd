@@ -82,6 +82,7 @@ cdef class ExactSplitter(Splitter):
     or (nsplit > 0) evaluates nsplit thresholds drawn among the node's distinct values."""
     cdef const X_t[::1, :] X          # (n_samples, n_features), Fortran order: columns contiguous
     cdef idx_t nsplit                 # 0: every threshold; else thresholds drawn per feature
+    cdef bint random_threshold        # splitter="random": one threshold drawn uniformly per feature
     cdef bint sort_always             # no tables: every drawn-threshold node sorts
     cdef const X_t[::1] table_values  # sorted distinct values of the features with many ties,
     cdef const idx_t[::1] table_offsets  # feature j's at [offsets[j], offsets[j + 1])

@@ -25,10 +25,17 @@ from ._criterion cimport (criterion_alloc, criterion_free, criterion_improvement
 from ._sort cimport RADIX_BUCKETS, sort_by_value
 from ._bits cimport lowest_bit as _lowest_bit
 from ._random cimport random_below as _random_below
+from ._random cimport splitmix64
+
 
 import numpy as np
 
 from ._criterion import CRITERIA, auc_split_statistic  # noqa: F401  (public re-exports)
+
+
+cdef inline double _random_unit(uint64_t* state) noexcept nogil:
+    """A draw from [0, 1) with 53 random bits."""
+    return (splitmix64(state) >> 11) * (1.0 / 9007199254740992.0)
 
 ctypedef fused X_or_idx_t:  # what _insert_sorted holds: drawn values or their ranks
     X_t
@@ -407,13 +414,16 @@ cdef class ExactSplitter(Splitter):
     def __init__(self, const X_t[::1, :] X, const idx_t[::1] y, const double[::1] w,
                  idx_t n_classes, int criterion, idx_t max_features,
                  idx_t min_samples_leaf, double min_weight_leaf, uint64_t seed,
-                 idx_t nsplit=0, tables=None):
+                 idx_t nsplit=0, tables=None, bint random_threshold=False):
         self.X = X
         self._init_common(X.shape[0], X.shape[1], y, w, n_classes, criterion, max_features,
                           min_samples_leaf, min_weight_leaf, seed)
         if nsplit < 0:
             raise ValueError(f"nsplit must be >= 0; got {nsplit}")
         self.nsplit = nsplit
+        if random_threshold and nsplit > 0:
+            raise ValueError("random_threshold draws one threshold per feature; nsplit must be 0")
+        self.random_threshold = random_threshold
         self.sort_always = tables is None
         values, offsets = (np.zeros(0, np.float32), np.zeros(X.shape[1] + 1, np.intp)) \
             if tables is None else tables
@@ -430,8 +440,8 @@ cdef class ExactSplitter(Splitter):
         self.sort_scratch = <uint64_t*> malloc(max(self.n_active, 1) * sizeof(uint64_t))
         self.sort_histogram = <idx_t*> malloc(3 * RADIX_BUCKETS * sizeof(idx_t))
         self.drawn = <X_t*> malloc(max(nsplit, 1) * sizeof(X_t))
-        self.bucket_counts = <double*> malloc((nsplit + 2) * n_classes * sizeof(double))
-        self.bucket_cases = <idx_t*> malloc((nsplit + 2) * sizeof(idx_t))
+        self.bucket_counts = <double*> malloc((max(nsplit, 1) + 2) * n_classes * sizeof(double))
+        self.bucket_cases = <idx_t*> malloc((max(nsplit, 1) + 2) * sizeof(idx_t))
         if (self.xf == NULL or self.sort_keys == NULL or self.sort_scratch == NULL
                 or self.sort_histogram == NULL or self.drawn == NULL
                 or self.bucket_counts == NULL or self.bucket_cases == NULL
@@ -463,6 +473,18 @@ cdef class ExactSplitter(Splitter):
                 hi = max(hi, v)
         if n_missing == end - start or (hi <= lo and n_missing == 0):
             return 0
+        if self.random_threshold:
+            # scikit-learn's random splitter: one threshold drawn uniformly in
+            # [min, max) of the node's observed values (max drawn: min instead)
+            if n_missing > 0:
+                self._move_missing_last(start, end)
+            self.node_max = hi
+            self.drawn[0] = <X_t> (lo + _random_unit(&self.rng_state) * (<double> hi - lo))
+            if self.drawn[0] >= hi:
+                self.drawn[0] = lo
+            self.n_drawn = 1
+            self._scan_drawn_thresholds(start, end, n_missing, feature, best)
+            return 1
         if self.nsplit > 0 and end - start - n_missing > self.nsplit + 1:
             self.node_max = hi
             n_table = self.table_offsets[feature + 1] - self.table_offsets[feature]
@@ -674,5 +696,5 @@ cdef class ExactSplitter(Splitter):
                 hi -= 1
                 self.samples[lo], self.samples[hi] = self.samples[hi], self.samples[lo]
         best.pos = lo
-        if best.bin >= 0 and lowest_right < INFINITY:
+        if best.bin >= 0 and lowest_right < INFINITY and not self.random_threshold:
             best.threshold = _midpoint(best.threshold, lowest_right)

@@ -2,13 +2,16 @@
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.tree import DecisionTreeClassifier
-from sklearn.utils import check_random_state
+from sklearn.utils import Bunch, check_random_state
+from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import (MAX_SEED, TREE_PARAMETER_CONSTRAINTS, check_counts_are_not_booleans,
-                    fit_atomically, grow_tree, training_matrix, tree_params,
-                    validate_training_data)
-from ._compat import fit_context, validate_data
+                    fit_atomically, grow_tree, resolve_max_features, training_matrix,
+                    tree_params, validate_training_data)
+from ._compat import StrOptions, fit_context, validate_data
+from ._pruning import cost_complexity_path
+from ._sampling import check_class_weight_dict, tree_growth_seed
 
 
 def fitted_tree(tree_, classes, n_features_in, random_state, params):
@@ -16,6 +19,7 @@ def fitted_tree(tree_, classes, n_features_in, random_state, params):
     tree = AUCTreeClassifier(random_state=random_state, **params)
     tree.tree_ = tree_
     tree.classes_, tree.n_classes_, tree.n_features_in_ = classes, classes.shape[0], n_features_in
+    tree.max_features_ = resolve_max_features(tree.max_features, n_features_in)
     return tree
 
 
@@ -28,17 +32,18 @@ class AUCTreeClassifier(ClassifierMixin, BaseEstimator):
 
     Parameters
     ----------
-    criterion : {"auc", "auc_ecp", "gini", "entropy"}, default="auc"
+    criterion : {"auc", "auc_ecp", "gini", "entropy", "log_loss"}, default="auc"
         "auc_ecp": theta - 1/2 divided by the end-cut factor 2 sqrt(q (1 - q))
-        (see `AUCForestClassifier`).
+        (see `AUCForestClassifier`); "log_loss" is "entropy" (scikit-learn's name).
     max_features : {"sqrt", "ceil_sqrt", "log2"}, int, float or None, default=None
         Non-constant features examined per node (None: all; "sqrt" floor and
         "ceil_sqrt" ceiling of sqrt(p)).
     max_depth : int or None, default=None
         Deepest level the tree grows to (the root is level 0); None grows it
         until its leaves are pure or cannot be split.
-    min_samples_leaf : int, default=1
-        Minimum number of distinct training cases in each child.
+    min_samples_leaf : int or float, default=1
+        Minimum number of distinct training cases in each child; a float is
+        that fraction of the training cases, rounded up.
     min_weight_fraction_leaf : float, default=0.0
         Minimum fraction of the total sample weight in each child.
     max_bins : int in [2, 255] or None, default=None
@@ -60,6 +65,40 @@ class AUCTreeClassifier(ClassifierMixin, BaseEstimator):
     random_state : int, RandomState instance or None, default=None
         Controls the order in which features are drawn (and the drawn
         thresholds).
+    splitter : {"best", "random"}, default="best"
+        "random": as scikit-learn's, each examined feature gets one threshold
+        drawn uniformly between the node's smallest and largest value, and
+        the best of these splits is taken (needs ``max_bins=None`` and
+        ``nsplit=None``).
+    min_samples_split : int or float, default=2
+        A node with fewer distinct training cases is a leaf; a float is that
+        fraction of the training cases, rounded up (at least 2).
+    max_leaf_nodes : int or None, default=None
+        Grow the tree best first (scikit-learn's best-first builder): the node
+        whose split decreases the weighted impurity most is split next, until
+        this many leaves. None: depth first, no bound.
+    min_impurity_decrease : float, default=0.0
+        A split is made only if it decreases the weighted impurity by at
+        least this: ``N_t / N * (i(t) - N_tR / N_t * i(t_R) - N_tL / N_t *
+        i(t_L))``, N the total weight and N_t, N_tL, N_tR the weights of the
+        node and its children (scikit-learn's definition). i is the Gini
+        impurity or the entropy under those criteria, and the Gini impurity
+        under "auc" and "auc_ecp": theta scores a split, it is not the
+        impurity of a node, and the Gini index is the impurity of Breiman et
+        al. (1984) and scikit-learn's default, so a threshold means the same
+        as for a Gini tree.
+    class_weight : dict, "balanced" or None, default=None
+        Weights of the classes, multiplied into the sample weights (as
+        scikit-learn's). Under the AUC criteria they cancel inside theta
+        (r_k is a ratio within one class): they change the leaf proportions
+        and the leaf-size bounds, not which split wins.
+    ccp_alpha : float, default=0.0
+        Minimal cost-complexity pruning (Breiman et al. 1984, chapter 3): the
+        grown tree is pruned to the smallest subtree minimizing R(T) + alpha
+        |leaves(T)|, R(T) the sum over leaves of the node's weight share times
+        its impurity (the impurity of ``min_impurity_decrease``: Gini under
+        the AUC criteria, since theta gives no node risk to add up). 0: no
+        pruning. See `cost_complexity_pruning_path`.
 
     Attributes
     ----------
@@ -77,6 +116,8 @@ class AUCTreeClassifier(ClassifierMixin, BaseEstimator):
         Number of classes.
     n_features_in_ : int
         Number of features seen during fit.
+    max_features_ : int
+        Number of features examined per node (``max_features`` resolved).
     feature_importances_ : ndarray of shape (n_features_in_,)
         Weighted decrease of the split statistic per feature, normalised.
 
@@ -101,11 +142,17 @@ class AUCTreeClassifier(ClassifierMixin, BaseEstimator):
     2
     """
 
-    _parameter_constraints = dict(TREE_PARAMETER_CONSTRAINTS)
+    _parameter_constraints = {
+        **TREE_PARAMETER_CONSTRAINTS,
+        "splitter": [StrOptions({"best", "random"})],
+        "class_weight": [dict, StrOptions({"balanced"}), None],
+    }
 
     def __init__(self, criterion="auc", max_features=None, max_depth=None,
                  min_samples_leaf=1, min_weight_fraction_leaf=0.0, max_bins=None,
-                 nsplit=None, random_state=None):
+                 nsplit=None, random_state=None, *, splitter="best", min_samples_split=2,
+                 max_leaf_nodes=None, min_impurity_decrease=0.0, class_weight=None,
+                 ccp_alpha=0.0):
         self.criterion = criterion
         self.max_features = max_features
         self.max_depth = max_depth
@@ -114,6 +161,12 @@ class AUCTreeClassifier(ClassifierMixin, BaseEstimator):
         self.max_bins = max_bins
         self.nsplit = nsplit
         self.random_state = random_state
+        self.splitter = splitter
+        self.min_samples_split = min_samples_split
+        self.max_leaf_nodes = max_leaf_nodes
+        self.min_impurity_decrease = min_impurity_decrease
+        self.class_weight = class_weight
+        self.ccp_alpha = ccp_alpha
 
     @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
@@ -139,15 +192,53 @@ class AUCTreeClassifier(ClassifierMixin, BaseEstimator):
 
     def _fit(self, X, y, sample_weight):
         check_counts_are_not_booleans(self)
-        X, _, self.classes_, y_encoded, weights = validate_training_data(
+        X, y, self.classes_, y_encoded, weights = validate_training_data(
             self, X, y, sample_weight)
         if weights is None:
             weights = np.ones(X.shape[0])
+        if self.class_weight is not None:
+            if isinstance(self.class_weight, dict):
+                check_class_weight_dict(self.class_weight)
+            weights = weights * compute_sample_weight(self.class_weight, y)
+            if not np.any(weights > 0):
+                raise ValueError("class_weight x sample_weight is zero for every sample; at "
+                                 "least one must be positive.")
         self.n_classes_ = self.classes_.shape[0]
+        self.max_features_ = resolve_max_features(self.max_features, X.shape[1])
         random_state = check_random_state(self.random_state)
-        seed = random_state.randint(MAX_SEED)
+        seed = tree_growth_seed(random_state)
         self.tree_ = grow_tree(training_matrix(X, self.max_bins, random_state), y_encoded,
-                               weights, self.n_classes_, seed=seed, **tree_params(self))
+                               weights, self.n_classes_, seed=seed, splitter=self.splitter,
+                               **tree_params(self))
+
+    def cost_complexity_pruning_path(self, X, y, sample_weight=None):
+        """Effective alphas of minimal cost-complexity pruning, as scikit-learn's.
+
+        Grows the tree on (X, y) with ``ccp_alpha=0`` and prunes its weakest
+        link again and again down to the root (Breiman et al. 1984, section
+        3.3); the node risk is the one of ``ccp_alpha`` (Gini under the AUC
+        criteria).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data; NaN marks a missing value.
+        y : array-like of shape (n_samples,)
+            Class labels.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative case weights (None: all one).
+
+        Returns
+        -------
+        ccp_path : Bunch
+            ``ccp_alphas``: the effective alpha of each pruning step (the first
+            is 0, the full tree), increasing; ``impurities``: the sum of the
+            leaves' weighted impurities after each step.
+        """
+        grown = self.__class__(**dict(self.get_params(), ccp_alpha=0.0))
+        tree_ = grown.fit(X, y, sample_weight).tree_
+        alphas, impurities = cost_complexity_path(tree_, self.criterion)
+        return Bunch(ccp_alphas=alphas, impurities=impurities)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -195,10 +195,11 @@ def test_warm_start_refuses_what_it_cannot_do():
     with pytest.raises(ValueError, match="same features and classes"):
         forest.set_params(n_estimators=12).fit(X[:, :5], y)
     assert len(forest.estimators_) == 10  # a refused fit keeps the model
-    cold = AUCForestClassifier(10, random_state=0).fit(X, y)
-    assert cold.predict_min_samples_ > 1 and not hasattr(cold, "_grown_trees_")
+    # collapsed to 5 without warm_start: choosing the size again ("oob") needs the grown trees
+    cold = AUCForestClassifier(10, predict_min_samples=5, random_state=0).fit(X, y)
+    assert cold.predict_min_samples_ == 5 and not hasattr(cold, "_grown_trees_")
     with pytest.raises(ValueError, match="needs the trees as grown"):
-        cold.set_params(warm_start=True, n_estimators=12).fit(X, y)
+        cold.set_params(warm_start=True, n_estimators=12, predict_min_samples="oob").fit(X, y)
 
 
 def test_feature_importances_are_the_normalised_mean_of_the_trees(fitted):
