@@ -29,7 +29,7 @@ from ._prediction import decide_classes, mean_tree_proba
 from ._progress import progress
 from ._sampling import (TreeSampler, check_class_weight_dict, seeded_rng, tree_growth_seed,
                         weight_product)
-from .tree import fitted_tree
+from .tree import AUCTreeClassifier, fitted_tree
 
 
 class AUCForestClassifier(ClassifierMixin, BaseEstimator):
@@ -419,7 +419,7 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
                     oob.add(tree_, counts)
         self.predict_min_samples_ = candidates[0]
         if oob is not None:
-            self._set_oob_score_and_attributes(oob.labels(y_encoded), oob)
+            self._set_oob_estimates(oob.labels(y_encoded), oob)
         # the trees are the model: each predicts from the node size chosen
         self.estimators_ = [
             fitted_tree(collapsed(tree_, self.predict_min_samples_, tree_params_["criterion"]),
@@ -473,6 +473,12 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
     def __iter__(self):
         """The fitted trees in order."""
         return iter(self.estimators_)
+
+    @property
+    def estimator(self):
+        """The tree template, as scikit-learn's ``estimator``: an unfitted
+        `AUCTreeClassifier` with the forest's tree parameters."""
+        return AUCTreeClassifier(**tree_params(self))
 
     def _check_dask_params(self):
         """Refuse parameters the distributed (level-wise) growth does not apply."""
@@ -579,9 +585,6 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
             self.oob_labels_ = y_encoded  # for oob_gmean_ under a later decision
             if callable(self.oob_score):
                 self.oob_score_ = self._callable_oob_score(y_encoded, decisions[best])
-
-    # scikit-learn's name (its tests patch it); aucforest._dask calls _set_oob_estimates
-    _set_oob_score_and_attributes = _set_oob_estimates
 
     def _callable_oob_score(self, y_encoded, proba):
         """``oob_score(y_true, y_pred)`` over the cases with out-of-bag

@@ -21,7 +21,8 @@ def mean_tree_proba(X, model, n_jobs):
     n_classes = model["classes_"].shape[0]
     stop = np.zeros(1, dtype=np.uint8)
     try:
-        blocks = Parallel(n_jobs=n_blocks, prefer="threads")(
+        # threads over the shared model, whatever joblib backend is active
+        blocks = Parallel(n_jobs=n_blocks, require="sharedmem")(
             delayed(_predict_block)(X[lo:hi], trees, n_classes, stop)
             for lo, hi in zip(bounds[:-1], bounds[1:]))
     except BaseException:
