@@ -476,8 +476,10 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
 
     @property
     def estimator(self):
-        """The tree template, as scikit-learn's ``estimator``: an unfitted
-        `AUCTreeClassifier` with the forest's tree parameters."""
+        """The tree template (scikit-learn's ``estimator``), unfitted.
+
+        An `AUCTreeClassifier` with the forest's tree parameters.
+        """
         return AUCTreeClassifier(**tree_params(self))
 
     def _check_dask_params(self):

@@ -33,7 +33,10 @@ def _is_sklearn_regressor(value):
 
 def _source(item):
     name = item.path.name
-    return name[len(ADAPTED_PREFIX):].split("_")[0] if name.startswith(ADAPTED_PREFIX) else None
+    if not name.startswith(ADAPTED_PREFIX):
+        return None
+    source = name[len(ADAPTED_PREFIX):].split("_")[0]
+    return source if source in SPARSE_TESTS else None
 
 
 def pytest_configure(config):
