@@ -319,6 +319,27 @@ def test_forest_passes_tree_parameters_to_its_trees():
             0.02 * len(X))
 
 
+def test_predict_keeps_threads_under_a_process_backend():
+    """scikit-learn's test_backend_respected, its predict half: predict_proba
+    needs shared memory, so a process backend (loky) is not used for it."""
+    import joblib
+    from joblib.parallel import LokyBackend
+
+    class CountingBackend(LokyBackend):
+        calls = 0
+
+        def start_call(self):
+            CountingBackend.calls += 1
+            return super().start_call()
+
+    joblib.register_parallel_backend("counting_loky", CountingBackend)
+    forest = AUCForestClassifier(5, n_jobs=2, random_state=0).fit(X, y)
+    with joblib.parallel_backend("counting_loky"):
+        proba = forest.predict_proba(X)
+    assert CountingBackend.calls == 0
+    np.testing.assert_allclose(proba, np.mean([t.predict_proba(X) for t in forest], axis=0))
+
+
 def test_log_loss_is_entropy():
     a = AUCTreeClassifier(criterion="log_loss", random_state=0).fit(X, y)
     b = AUCTreeClassifier(criterion="entropy", random_state=0).fit(X, y)

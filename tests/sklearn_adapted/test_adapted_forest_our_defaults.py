@@ -237,7 +237,7 @@ def test_importances(dtype, name, criterion):
         assert np.abs(importances - importances_bis).mean() < tolerance
 
 
-# test_importances_asymptotic: excluded (run time, under scikit-learn's defaults only: the slowest forest fit after it)
+# test_importances_asymptotic: excluded (run time, under scikit-learn's defaults only: the slowest forest test (3-5 s here))
 
 
 @pytest.mark.parametrize("name", FOREST_ESTIMATORS)
@@ -871,7 +871,7 @@ joblib.register_parallel_backend("testing", MyBackend)
 
 # TODO: remove mark once loky bug is fixed:
 # https://github.com/joblib/loky/issues/458
-# test_backend_respected: excluded (run time, under scikit-learn's defaults only: starts a process pool (joblib's loky backend): about 20 s on a shared 2-core machine)
+# test_backend_respected: excluded (run time: its fit starts a process pool (joblib's loky backend), 15-27 s on this shared 2-core machine; tests/test_sklearn_params.py checks its predict half (predict_proba keeps to threads under a process backend))
 
 
 # test_forest_feature_importances_sum: excluded (under aucforest's defaults: aucforest draws without replacement by default (0.632 n cases, randomForestSRC's default), scikit-learn n cases with replacement: of 15 cases each tree draws 9, which min_samples_leaf=5 cannot split, and a forest of stumps has no importances)
