@@ -20,6 +20,7 @@ cdef struct SplitRecord:
 
 cdef enum:
     N_LEVELS = 256           # level codes 0..254 (MAX_CATEGORIES = 255); 255 is never a level
+    MAX_RANKED_CLASSES = 5   # AUC with 3..5 classes: one level order per class ranking (K!/2)
 
 
 cdef inline void reset_split(SplitRecord* best, idx_t pos) noexcept nogil:
@@ -115,6 +116,12 @@ cdef class Splitter:
                           const idx_t* levels, idx_t n_levels, const double* missing_weights,
                           idx_t n_missing, idx_t n_cases, SplitRecord* best) noexcept nogil
     cdef void _order_levels(self, idx_t feature, const double* weights, idx_t n_levels) noexcept nogil
+    cdef void _sort_levels(self, idx_t n_levels) noexcept nogil
+    cdef void _ranking_keys(self, const double* weights, idx_t n_levels,
+                            const idx_t* ranking) noexcept nogil
+    cdef void _scan_order(self, idx_t feature, const double* weights, const idx_t* cases,
+                          idx_t n_levels, const double* missing_weights, idx_t n_missing,
+                          idx_t n_cases, bint draw, SplitRecord* best) noexcept nogil
 
 
 cdef class ExactSplitter(Splitter):

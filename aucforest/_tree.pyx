@@ -4,6 +4,13 @@
 Nodes are numbered in depth-first preorder, so every child index is larger
 than its parent's; `Tree` checks this (and every other invariant) when it is
 constructed, which makes a tree loaded from a file safe to traverse.
+
+A categorical split keeps its set of left levels as a 256-bit row of the
+tree's ``left_levels`` (4 uint64 words), in node order; the packed node
+record marks it and holds its row in place of the threshold. `goes_left`
+(in the .pxd, used through `_child_of` by every traversal here, and by the
+OOB permutation kernel) is the one place that decides left or right;
+TreeSHAP's packed arrays use its set test, `level_in_set`.
 """
 import numpy as np
 from scipy.sparse import csr_matrix
