@@ -75,6 +75,7 @@ cdef class Splitter:
     cdef unsigned char* categorical   # (n_features,) 1 for a categorical feature (level codes)
     cdef idx_t level_nsplit           # nsplit: cut positions drawn among the ordered levels
     cdef bint order_once              # order each feature's levels once, at the root (experiment)
+    cdef bint rank_classes            # AUC, 3..MAX_RANKED_CLASSES classes: an order per ranking
     cdef bint recording_order         # the root pass of order_once: keys recorded, no scan
     cdef bint root_ordered            # order_once: the root's keys are recorded
     cdef double* root_key             # (n_features * N_LEVELS,) order_once: each level's key
@@ -108,14 +109,16 @@ cdef class Splitter:
     cdef double _bucket_threshold(self, idx_t feature, idx_t bucket) noexcept nogil
     cdef void _partition(self, idx_t start, idx_t end, SplitRecord* best) noexcept nogil
     cdef void _split_statistic(self, idx_t start, idx_t end, SplitRecord* best) noexcept nogil
-    cdef void _set_categorical(self, is_categorical, idx_t nsplit, bint order_once) except *
+    cdef void _set_categorical(self, is_categorical, idx_t nsplit, bint order_once,
+                               bint rank_classes=*) except *
     cdef int _examine_levels(self, idx_t feature, idx_t start, idx_t end,
                              SplitRecord* best) noexcept nogil
     cdef void _record_root_order(self) noexcept nogil
     cdef int _scan_levels(self, idx_t feature, const double* weights, const idx_t* cases,
                           const idx_t* levels, idx_t n_levels, const double* missing_weights,
                           idx_t n_missing, idx_t n_cases, SplitRecord* best) noexcept nogil
-    cdef void _order_levels(self, idx_t feature, const double* weights, idx_t n_levels) noexcept nogil
+    cdef void _order_levels(self, idx_t feature, const double* weights,
+                            idx_t n_levels) noexcept nogil
     cdef void _sort_levels(self, idx_t n_levels) noexcept nogil
     cdef void _ranking_keys(self, const double* weights, idx_t n_levels,
                             const idx_t* ranking) noexcept nogil

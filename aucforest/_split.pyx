@@ -179,11 +179,14 @@ cdef class Splitter:
         free(self.cut_drawn)
         free(self.pca_work)
 
-    cdef void _set_categorical(self, is_categorical, idx_t nsplit, bint order_once) except *:
+    cdef void _set_categorical(self, is_categorical, idx_t nsplit, bint order_once,
+                               bint rank_classes=True) except *:
         """Mark the categorical features (a boolean mask of n_features, or None:
         none) and allocate the buffers of their scan; ``nsplit`` > 0 draws that
         many cut positions among a node's ordered levels; ``order_once`` orders
-        each feature's levels once, on the root's sample, instead of per node."""
+        each feature's levels once, on the root's sample, instead of per node;
+        ``rank_classes`` False: one order also under AUC with 3 to 5 classes
+        (for experiments)."""
         cdef idx_t f, K = self.n_classes
         if is_categorical is None:
             return
@@ -195,6 +198,7 @@ cdef class Splitter:
             return
         self.level_nsplit = nsplit
         self.order_once = order_once
+        self.rank_classes = rank_classes
         self.categorical = <unsigned char*> calloc(self.n_features, sizeof(unsigned char))
         self.level_weights = <double*> calloc(N_LEVELS * K, sizeof(double))
         self.level_cases = <idx_t*> calloc(N_LEVELS, sizeof(idx_t))
@@ -612,7 +616,8 @@ cdef class Splitter:
             self._order_levels(feature, weights, n_levels)
             return 1
         draw = 0 < self.level_nsplit < n_levels - 1
-        if (not draw and not self.order_once and 2 < P <= MAX_RANKED_CLASSES
+        if (self.rank_classes and not draw and not self.order_once
+                and 2 < P <= MAX_RANKED_CLASSES
                 and (self.crit.kind == CRITERION_AUC or self.crit.kind == CRITERION_AUC_ECP)):
             for i in range(P):
                 ranking[i] = i
@@ -793,13 +798,14 @@ cdef class ExactSplitter(Splitter):
     def __init__(self, const X_t[::1, :] X, const idx_t[::1] y, const double[::1] w,
                  idx_t n_classes, int criterion, idx_t max_features,
                  idx_t min_samples_leaf, double min_weight_leaf, uint64_t seed,
-                 idx_t nsplit=0, tables=None, is_categorical=None, bint order_once=False):
+                 idx_t nsplit=0, tables=None, is_categorical=None, bint order_once=False,
+                 bint rank_classes=True):
         self.X = X
         self._init_common(X.shape[0], X.shape[1], y, w, n_classes, criterion, max_features,
                           min_samples_leaf, min_weight_leaf, seed)
         if nsplit < 0:
             raise ValueError(f"nsplit must be >= 0; got {nsplit}")
-        self._set_categorical(is_categorical, nsplit, order_once)
+        self._set_categorical(is_categorical, nsplit, order_once, rank_classes)
         self.nsplit = nsplit
         self.sort_always = tables is None
         values, offsets = (np.zeros(0, np.float32), np.zeros(X.shape[1] + 1, np.intp)) \

@@ -467,8 +467,10 @@ cdef class Tree:
     def nbytes(self):
         """Memory held by the tree's arrays, in bytes (24 + 32 + 8 K per node, 32
         per categorical split)."""
-        return int(self._nodes.nbytes + self._left_levels.nbytes + sum(getattr(self, name).nbytes for name in (
-            "proba", "n_node_samples", "weighted_n_node_samples", "impurity", "improvement")))
+        return int(self._nodes.nbytes + self._left_levels.nbytes + sum(
+            getattr(self, name).nbytes for name in (
+                "proba", "n_node_samples", "weighted_n_node_samples", "impurity",
+                "improvement")))
 
     @property
     def n_leaves(self):

@@ -15,7 +15,11 @@ the two variants alternate within each fold, one thread each, on a machine
 shared with other jobs).
 
 "Once per tree" is the private switch ``aucforest._base._ORDER_LEVELS_ONCE``
-(the root's keys are reused in every node). From the repository root:
+(the root's keys are reused in every node). Under AUC splitting with four
+classes a third variant orders per node by the principal component alone
+(``aucforest._base._AUC_CLASS_RANKINGS = False``) instead of scanning one
+order per ranking of the classes (the default, exact over all partitions).
+From the repository root:
 
     python -m benchmarks.categorical_order run OUT.csv [--trees 150] [--sets 3]
     python -m benchmarks.categorical_order report OUT.csv
@@ -34,7 +38,7 @@ from .harness import folds, stats
 from .harness.report import run_metadata, write_results
 
 STUDY = "categorical_order"
-VARIANTS = ("per node", "once per tree")
+VARIANTS = ("per node", "once per tree", "per node, PC order only")
 CLASS_SHARES = {2: [0.9, 0.1], 4: [0.6, 0.25, 0.1, 0.05]}
 
 
@@ -60,12 +64,14 @@ def fit_variant(variant, X, y, categorical, criterion, trees, seed):
     forest = AUCForestClassifier(trees, criterion=criterion, categorical_features=categorical,
                                  n_jobs=1, random_state=seed)
     _base._ORDER_LEVELS_ONCE = variant == "once per tree"
+    _base._AUC_CLASS_RANKINGS = variant == "per node"
     try:
         start = time.perf_counter()
         forest.fit(X, y)
         return forest, time.perf_counter() - start
     finally:
         _base._ORDER_LEVELS_ONCE = False
+        _base._AUC_CLASS_RANKINGS = True
 
 
 def run(trees, n_sets, n_repeats):
@@ -76,7 +82,8 @@ def run(trees, n_sets, n_repeats):
             splits = folds.cv_splits(y, n_splits=3, n_repeats=n_repeats)
             for fold, (train, test) in enumerate(splits):
                 for criterion in ("auc", "gini"):
-                    order = VARIANTS if fold % 2 == 0 else VARIANTS[::-1]  # alternate
+                    variants = VARIANTS if criterion == "auc" and n_classes > 2 else VARIANTS[:2]
+                    order = variants if fold % 2 == 0 else variants[::-1]  # alternate
                     for variant in order:
                         forest, seconds = fit_variant(variant, X[train], y[train], categorical,
                                                       criterion, trees, folds.fold_seed(fold))
@@ -103,6 +110,25 @@ def report(path):
         print(f"| {n_classes} | {criterion} | {per_node.mean():.4f} +- {per_node.std():.4f} | "
               f"{once.mean():.4f} +- {once.std():.4f} | {test.mean_diff:+.4f} "
               f"({test.pvalue:.2g}, {t_p:.2g}) | {test.wtl} | {ratio:.2f} |")
+    ranked = d[d.variant == VARIANTS[2]]
+    if len(ranked):
+        print("\nAUC splitting, more classes: one order per class ranking (per node, the "
+              "default) against the principal-component order alone (per node)")
+        print("| classes | AUC rankings | AUC PC order | rankings - PC (Wilcoxon p, t-test p) "
+              "| wins/ties/losses | fit time rankings / PC |")
+        print("|---|---|---|---|---|---|")
+        for n_classes, cell in d[d.criterion == "auc"].groupby("classes"):
+            wide = cell.pivot_table(index=["dataset", "fold"], columns="variant",
+                                    values=["auc", "fit_seconds"])
+            if VARIANTS[2] not in wide["auc"]:
+                continue
+            ranks, pc = wide["auc"][VARIANTS[0]], wide["auc"][VARIANTS[2]]
+            test = stats.paired_test(ranks, pc)
+            t_p = scipy_stats.ttest_rel(ranks, pc).pvalue
+            ratio = np.median(wide["fit_seconds"][VARIANTS[0]] / wide["fit_seconds"][VARIANTS[2]])
+            print(f"| {n_classes} | {ranks.mean():.4f} +- {ranks.std():.4f} | {pc.mean():.4f} "
+                  f"+- {pc.std():.4f} | {test.mean_diff:+.4f} ({test.pvalue:.2g}, {t_p:.2g}) | "
+                  f"{test.wtl} | {ratio:.2f} |")
 
 
 def main(argv=None):
