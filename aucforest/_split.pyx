@@ -1057,8 +1057,8 @@ cdef class ExactSplitter(Splitter):
         for i in range(start, end):
             s = self.samples[i]
             v = column[s]
-            if v != v:
-                self.missing_weights[y[s]] += w[s]
+            if not (v >= 0 and v < MISSING_LEVEL):  # NaN (and, unchecked, a code out of
+                self.missing_weights[y[s]] += w[s]   # range) is missing, as in prediction
                 n_missing += 1
             else:
                 l = <idx_t> v
@@ -1103,8 +1103,8 @@ cdef class ExactSplitter(Splitter):
         if best.categorical:
             while lo < hi:
                 v = column[self.samples[lo]]
-                if (level_goes_left(best.left_levels, <idx_t> v) if v == v
-                        else best.missing_left):
+                if (level_goes_left(best.left_levels, <idx_t> v)
+                        if v >= 0 and v < MISSING_LEVEL else best.missing_left):
                     lo += 1
                 else:
                     hi -= 1

@@ -401,3 +401,25 @@ def test_dask_input_with_categorical_features_is_refused():
     y = da.from_array(np.array([0, 1, 0, 1]), chunks=2)
     with pytest.raises(ValueError, match="not available for Dask"):
         AUCForestClassifier(3, categorical_features=[0]).fit(X, y)
+
+
+@pytest.mark.parametrize("splitter", SPLITTERS)
+def test_the_kernel_takes_unchecked_codes_out_of_range_as_missing(splitter):
+    from aucforest._base import grow_tree, training_matrix
+    rng = np.random.default_rng(10)
+    codes, y, w = random_factor(rng, 8, 2, 300, missing=0.1)
+    odd = codes.copy()
+    odd[np.isnan(codes)] = rng.choice([-3.0, 255.0, 300.0], np.isnan(codes).sum())
+    mask = np.array([True])
+    trees = []
+    for column in (codes, odd):
+        X = np.asfortranarray(column[:, None], dtype=np.float32)
+        X = training_matrix(X, SPLITTERS[splitter], np.random.RandomState(0), mask)
+        trees.append(grow_tree(X, y, w, 2, criterion="auc", max_features=None, max_depth=None,
+                               min_samples_leaf=1, min_weight_fraction_leaf=0.0,
+                               max_bins=SPLITTERS[splitter], nsplit=None, seed=3,
+                               is_categorical=mask))
+    for name, array in trees[0].node_arrays().items():
+        np.testing.assert_array_equal(trees[1].node_arrays()[name], array, err_msg=name)
+    probe = np.array([[np.nan], [-3.0], [255.0], [300.0]], dtype=np.float32)
+    assert len(set(trees[0].apply(probe).tolist())) == 1
