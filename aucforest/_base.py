@@ -19,7 +19,7 @@ from ._compat import (Interval, InvalidParameterError, RealNotInt, StrOptions,
                       check_sample_weight, validate_data)
 from ._split import CRITERIA, ExactSplitter
 from ._pruning import pruned
-from ._tree import build_tree, build_tree_best_first
+from ._tree import MAX_CATEGORIES, build_tree, build_tree_best_first
 
 MAX_SEED = np.iinfo(np.int32).max
 
@@ -54,6 +54,7 @@ TREE_PARAMETER_CONSTRAINTS = {
     # a node has distinct values change nothing)
     "nsplit": [Interval(Integral, 1, int(np.iinfo(np.int32).max), closed="both"), None],
     "random_state": ["random_state"],
+    "categorical_features": ["array-like", None],
 }
 
 
@@ -171,16 +172,66 @@ def resolve_max_bins(max_bins, n_samples):
     return MAX_BINS if n_samples >= AUTO_BINNED_ROWS else None
 
 
-def training_matrix(X, max_bins, random_state):
+def training_matrix(X, max_bins, random_state, is_categorical=None):
     """What the trees of one fit grow on: X itself (exact splitter, max_bins=None)
     or its bin codes (binned splitter), computed once per fit.
 
     random_state (a numpy RandomState) draws the rows used for the quantiles
-    when X has many rows; it is not used when max_bins is None.
+    when X has many rows; it is not used when max_bins is None. The
+    categorical features (``is_categorical``, a boolean mask or None) get one
+    bin per level.
     """
     if max_bins is None:
         return X
-    return bin_features(X, max_bins, random_state)
+    return bin_features(X, max_bins, random_state, is_categorical)
+
+
+def resolve_categorical_features(categorical_features, n_features):
+    """The boolean mask (n_features,) of the categorical features given as
+    None (none), an array of feature indices or a boolean mask; ValueError
+    for indices out of range or a mask of the wrong length."""
+    mask = np.zeros(n_features, dtype=bool)
+    if categorical_features is None:
+        return mask
+    given = np.asarray(categorical_features)
+    if given.ndim != 1:
+        raise ValueError("categorical_features must be None, an array of feature indices or "
+                         f"a boolean mask; got an array of shape {given.shape}")
+    if given.dtype.kind == "b":
+        if given.shape[0] != n_features:
+            raise ValueError(f"categorical_features as a boolean mask must have one entry per "
+                             f"feature ({n_features}); got {given.shape[0]}")
+        return given.copy()
+    if given.size == 0:
+        return mask
+    if given.dtype.kind not in "iu":
+        raise ValueError("categorical_features must be None, an array of feature indices or "
+                         f"a boolean mask; got values of dtype {given.dtype}")
+    if given.min() < 0 or given.max() >= n_features:
+        raise ValueError(f"categorical_features holds feature indices out of range for "
+                         f"{n_features} features: {given.tolist()}")
+    mask[given] = True
+    return mask
+
+
+def check_categorical_codes(X, is_categorical, feature_names=None):
+    """Check that the categorical columns of X hold level codes: integers in
+    0..MAX_CATEGORIES - 1 (NaN: missing); ValueError naming the first feature
+    that does not."""
+    if is_categorical is None:
+        return
+    for f in np.flatnonzero(is_categorical):
+        column = np.asarray(X[:, f])
+        observed = column[~np.isnan(column)]
+        if observed.size == 0:
+            continue
+        name = f"feature {f}" + (f" ({feature_names[f]!r})" if feature_names is not None else "")
+        bad = (observed < 0) | (observed >= MAX_CATEGORIES) | (observed != np.floor(observed))
+        if bad.any():
+            raise ValueError(
+                f"categorical {name} must hold level codes, integers from 0 to "
+                f"{MAX_CATEGORIES - 1} (at most {MAX_CATEGORIES} levels; NaN for missing); "
+                f"found {observed[bad][0]!r}")
 
 
 # a feature looks up its node's distinct values in a table when more than this
@@ -222,13 +273,26 @@ def resolve_min_samples(min_samples_split, min_samples_leaf, n_samples):
     return int(min_samples_split), int(min_samples_leaf)
 
 
+# Order a categorical feature's levels once per tree (on its sample, at the root)
+# instead of in every node: the variant benchmarks/categorical_order.py compares.
+_ORDER_LEVELS_ONCE = False
+# Under AUC with 3 to 5 classes in a node, scan one order of the levels per ranking
+# of the classes (exact over all partitions); False: the principal-component order
+# only (the benchmark's third variant).
+_AUC_CLASS_RANKINGS = True
+
+
 def grow_tree(X, y_encoded, weights, n_classes, *, criterion, max_features, max_depth,
               min_samples_leaf, min_weight_fraction_leaf, max_bins, nsplit, seed,
-              tables=None, min_samples_split=2, max_leaf_nodes=None,
+              tables=None, is_categorical=None, min_samples_split=2, max_leaf_nodes=None,
               min_impurity_decrease=0.0, ccp_alpha=0.0, splitter="best"):
     """Grow one compiled tree on float32 Fortran-ordered X (exact splitter) or
     on `BinnedData` from `training_matrix` (binned splitter). ``tables``: the
     `distinct_value_tables` of X when nsplit is set (computed here if None).
+    ``is_categorical``: boolean mask of the categorical features (their
+    values level codes, checked by `check_categorical_codes`; binned with
+    the same mask), or None: none. Their levels are ordered by class
+    composition in each node and split as ordered (`aucforest._split`).
 
     max_leaf_nodes set: best-first growth (`build_tree_best_first`), else depth
     first (`build_tree`); ccp_alpha > 0: the grown tree is then pruned
@@ -257,14 +321,25 @@ def grow_tree(X, y_encoded, weights, n_classes, *, criterion, max_features, max_
         raise ValueError("splitter='random' draws one threshold per feature between the "
                          "node's smallest and largest value; it needs max_bins=None and "
                          "nsplit=None")
+    if is_categorical is not None and not np.any(is_categorical):
+        is_categorical = None
+    categorical = dict(is_categorical=is_categorical, order_once=_ORDER_LEVELS_ONCE,
+                       rank_classes=_AUC_CLASS_RANKINGS)
     if isinstance(X, BinnedData):
+        binned_as = np.zeros(X.shape[1], dtype=bool) if X.is_categorical is None \
+            else X.is_categorical
+        asked = np.zeros(X.shape[1], dtype=bool) if is_categorical is None \
+            else np.asarray(is_categorical, dtype=bool)
+        if not np.array_equal(binned_as, asked):
+            raise ValueError("the binned data were not binned with these categorical features")
         node_splitter = BinnedSplitter(X.codes, X.edges, X.n_bins, y_encoded, weights,
-                                       *settings, nsplit=nsplit)
+                                       *settings, nsplit=nsplit, **categorical)
     else:
         if nsplit and tables is None:
             tables = distinct_value_tables(X)
         node_splitter = ExactSplitter(X, y_encoded, weights, *settings, nsplit=nsplit,
-                                      tables=tables, random_threshold=splitter == "random")
+                                      tables=tables, random_threshold=splitter == "random",
+                                      **categorical)
     depth = LARGEST_INDEX if max_depth is None else min(max_depth, LARGEST_INDEX)
     min_samples_split = min(min_samples_split, LARGEST_INDEX)
     if max_leaf_nodes is None:
