@@ -167,6 +167,18 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         forest keeps its trees as grown beside the collapsed ones
         (``_grown_trees_``, not written to model files), which costs their
         memory.
+    categorical_features : array-like of int or of bool, or None, default=None
+        The categorical features, by index or as a boolean mask (None: none).
+        Their values must be level codes 0, 1, ..., at most
+        ``MAX_CATEGORIES`` (255) levels, NaN for missing (ValueError
+        otherwise, at fit and predict). A split sends a set of levels left:
+        in each node the levels are ordered by their class composition (two
+        classes: the share of one, optimal among all partitions for AUC, Gini
+        and entropy; more: the first principal component of their class
+        proportions, Coppersmith, Hong & Hosking 1999) and cut as an ordered
+        feature (``nsplit`` draws cuts among the ordered levels). Missing
+        values and levels absent from a node at fit go where the node sends
+        missing values. Not available for Dask input.
     min_samples_split : int or float, default=2
         A node with fewer distinct training cases is a leaf; a float is that
         fraction of the training cases, rounded up (see `AUCTreeClassifier`).
@@ -181,18 +193,6 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         Minimal cost-complexity pruning of each tree (see `AUCTreeClassifier`;
         Gini node risks under the AUC criteria), before the collapse to
         ``predict_min_samples_``.
-    categorical_features : array-like of int or of bool, or None, default=None
-        The categorical features, by index or as a boolean mask (None: none).
-        Their values must be level codes 0, 1, ..., at most
-        ``MAX_CATEGORIES`` (255) levels, NaN for missing (ValueError
-        otherwise, at fit and predict). A split sends a set of levels left:
-        in each node the levels are ordered by their class composition (two
-        classes: the share of one, optimal among all partitions for AUC, Gini
-        and entropy; more: the first principal component of their class
-        proportions, Coppersmith, Hong & Hosking 1999) and cut as an ordered
-        feature (``nsplit`` draws cuts among the ordered levels). Missing
-        values and levels absent from a node at fit go where the node sends
-        missing values. Not available for Dask input.
 
     Attributes
     ----------
