@@ -156,6 +156,18 @@ class ColumnEncoding:
                 names.append(column["name"])
         return names
 
+    @property
+    def feature_groups(self):
+        """Each input column's encoded columns: ``{name: [indices into
+        feature_names]}`` (one index, or one per level when one-hot); the
+        ``groups`` of `aucforest.inspection.oob_importance` per input column."""
+        groups, start = {}, 0
+        for column in self.columns:
+            width = len(column["levels"]) if column["kind"] == "one-hot" else 1
+            groups[column["name"]] = list(range(start, start + width))
+            start += width
+        return groups
+
     def summary(self):
         """Describe the encoding in one line.
 

@@ -49,9 +49,15 @@ def test_importance_prints_the_table_of_oob_importance(fitted, folder):
     table = read_table(str(data))
     from aucforest.cli._importance import _named
     X, y = _named(forest, encoding.transform(table)), table.column("label")
-    expected = oob_importance(forest, X, y, n_repeats=2, random_state=3)
-    intervals = importance_intervals(forest, X, y, n_subsamples=3, n_repeats=2, random_state=3)
-    names = encoding.feature_names
+    # one row per column of the file: the one-hot columns shade=dark, ... permuted together
+    groups = {"x1": [0], "x2": [1], "x3": [2], "x4": [3]}
+    groups["shade"] = [j for j, name in enumerate(encoding.feature_names)
+                       if name.startswith("shade=")]
+    assert len(groups["shade"]) == 3
+    expected = oob_importance(forest, X, y, n_repeats=2, random_state=3, groups=groups)
+    intervals = importance_intervals(forest, X, y, n_subsamples=3, n_repeats=2, random_state=3,
+                                     groups=groups)
+    names = list(groups)
     assert list(rows) == [names[j] for j in np.argsort(-expected.importances_mean,
                                                          kind="stable")]
     for j, name in enumerate(names):
