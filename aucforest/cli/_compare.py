@@ -121,7 +121,7 @@ def _user_dataset(args):
         args.class_weight = _class_weight_for(args.class_weight, y)
     weights = _case_weights(table, args.weight) if args.weight else None
     allow_missing = accepts_missing(AUCForestClassifier())
-    encoding = ColumnEncoding.fit(table, _feature_columns(table, args), args.max_one_hot,
+    encoding = ColumnEncoding.from_table(table, _feature_columns(table, args), args.max_one_hot,
                                   allow_missing=allow_missing, na_values=na_values)
     counts = ", ".join(f"{c} {n}" for c, n in zip(*np.unique(y, return_counts=True)))
     name = os.path.basename(args.data)

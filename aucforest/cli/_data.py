@@ -206,7 +206,7 @@ def _model_features(model, table, not_features, na_values=None):
                 f"(besides {besides}). Give the feature columns only, in training order")
         encoding = ColumnEncoding([{"name": name, "kind": "numeric"} for name in names])
     if na_values is not None:
-        encoding = ColumnEncoding(encoding.columns, na_values)
+        encoding = ColumnEncoding(encoding.to_dict()["columns"], na_values)
     return encoding.transform(table, allow_missing=accepts_missing(model.forest))
 
 

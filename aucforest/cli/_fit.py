@@ -70,7 +70,7 @@ def run_fit(args):
         forest.set_params(class_weight=_class_weight_for(args.class_weight, y))
     weights = _case_weights(table, args.weight) if args.weight else None
     allow_missing = accepts_missing(forest)
-    encoding = ColumnEncoding.fit(table, _feature_columns(table, args), args.max_one_hot,
+    encoding = ColumnEncoding.from_table(table, _feature_columns(table, args), args.max_one_hot,
                                   allow_missing=allow_missing, na_values=na_values)
     forest.fit(encoding.transform(table, allow_missing=allow_missing), y, sample_weight=weights)
     forest.set_params(verbose=0)

@@ -12,8 +12,7 @@ from ._scoring import make_scorer, per_class_auc, score_or_nan
 
 def oob_importance(forest, X, y, *, scoring="auc", n_repeats=1, random_state=None,
                    n_jobs=None, groups=None):
-    """Out-of-bag permutation importance of each feature (or group of features),
-    at the ensemble level.
+    """Out-of-bag permutation importance of each feature or group, at the ensemble level.
 
     For each tree, feature j is permuted among the tree's out-of-bag (OOB)
     cases and those cases are sent down the tree; the permuted predictions,
