@@ -235,3 +235,51 @@ def _numeric_frame(X, columns):
     return pandas.DataFrame({name: np.asarray(values, dtype=np.float64)
                              for name, values in columns.items()},
                             index=X.index, columns=X.columns)
+
+
+def storable_categories(categories, n_features):
+    """``categories_`` as plain JSON data for a model file: a list of one
+    list of str/int/float (or None) per feature; None when no feature has
+    categories. ValueError naming the feature whose categories JSON cannot
+    hold exactly."""
+    if categories is None or all(levels is None for levels in categories):
+        return None
+    if len(categories) != n_features:
+        raise ValueError(f"categories_ has {len(categories)} entries for {n_features} features")
+    plain = []
+    for j, levels in enumerate(categories):
+        if levels is None:
+            plain.append(None)
+            continue
+        values = [v.item() if isinstance(v, np.generic) else v for v in levels]
+        if not all(_plain_category(v) for v in values):
+            bad = next(v for v in values if not _plain_category(v))
+            raise ValueError(f"the categories of feature {j} cannot be stored in a model file: "
+                             f"{bad!r} ({type(bad).__name__}) is not a str, int or finite "
+                             "float; convert the column's categories to str first")
+        plain.append(values)
+    return plain
+
+
+def checked_categories(value, n_features):
+    """The ``categories_`` read from a model file, checked: ValueError naming
+    the problem."""
+    if not isinstance(value, list) or len(value) != n_features:
+        raise ValueError(f"metadata field 'categories' must be a list of {n_features} entries")
+    for j, levels in enumerate(value):
+        if levels is None:
+            continue
+        if not isinstance(levels, list) or not 0 < len(levels) <= MAX_CATEGORIES \
+                or not all(_plain_category(v) for v in levels) \
+                or len({(type(v), v) for v in levels}) != len(levels):
+            raise ValueError(f"metadata field 'categories' entry {j} must be None or a list of "
+                             f"1 to {MAX_CATEGORIES} distinct str, int or float values")
+    return value
+
+
+def _plain_category(value):
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, float):
+        return bool(np.isfinite(value))
+    return isinstance(value, (str, int))
