@@ -41,7 +41,7 @@ def is_frame(X):
 
 
 def fit_categories(X, categorical_features):
-    """The training X as numbers, the categorical mask and the categories.
+    """A training DataFrame's ``category`` columns as codes, before validation.
 
     Parameters
     ----------
@@ -51,27 +51,24 @@ def fit_categories(X, categorical_features):
     Returns
     -------
     X : X itself, or a float64 DataFrame with the category columns as codes
-    is_categorical : ndarray of bool (n_features,) or None (no categorical feature)
-    categories : list (n_features,): each ``category`` column's categories
-        (a list), None for the other features
+    is_categorical : ndarray of bool (n_features,), or None when X is not a
+        DataFrame (`resolve_fitted` resolves it once X is validated)
+    categories : list (n_features,) or None likewise: each ``category``
+        column's categories (a list), None for the other features
     """
-    frame = is_frame(X)
-    if frame:
-        _refuse_text(X)
-        names = [str(name) for name in X.columns]
-        n_features = len(names)
-        is_category = np.array([_is_category(X[name]) for name in X.columns], dtype=bool)
-    else:
-        n_features = _n_columns(X)
-        names, is_category = None, np.zeros(n_features, dtype=bool)
-    mask = resolve_categorical_features(categorical_features, n_features, names, is_category)
+    if not is_frame(X):
+        return X, None, None
+    _refuse_text(X)
+    names = [str(name) for name in X.columns]
+    is_category = np.array([_is_category(X[name]) for name in X.columns], dtype=bool)
+    mask = resolve_categorical_features(categorical_features, len(names), names, is_category)
     unselected = np.flatnonzero(is_category & ~mask)
     if unselected.size:
         raise ValueError(f"column {names[unselected[0]]!r} has the category dtype but is not "
                          "among categorical_features; include it (categorical_features="
                          "'from_dtype' takes every category column) or convert it to numbers")
     if not is_category.any():
-        return X, (mask if mask.any() else None), [None] * n_features
+        return X, mask, [None] * len(names)
     categories, columns = [], {}
     for j, name in enumerate(X.columns):
         if is_category[j]:
@@ -87,6 +84,17 @@ def fit_categories(X, categorical_features):
             categories.append(None)
             columns[name] = X[name]
     return _numeric_frame(X, columns), mask, categories
+
+
+def resolve_fitted(categorical_features, n_features, is_categorical, categories):
+    """``(is_categorical_, categories_)`` of a fit: what `fit_categories` found
+    for a DataFrame, or for an array the resolution of
+    ``categorical_features`` on its ``n_features`` validated columns (codes
+    as given, no categories)."""
+    if is_categorical is None:
+        is_categorical = resolve_categorical_features(categorical_features, n_features)
+        categories = [None] * n_features
+    return is_categorical, categories
 
 
 def predict_codes(estimator, X):
@@ -220,13 +228,6 @@ def _refuse_text(X):
                     f"column {str(name)!r} holds text (dtype {column.dtype}); convert it to a "
                     f"category column, X[{str(name)!r}] = X[{str(name)!r}].astype('category'), "
                     "to split it as a categorical feature")
-
-
-def _n_columns(X):
-    shape = getattr(X, "shape", None)
-    if shape is None:
-        shape = np.shape(X)
-    return shape[1] if len(shape) == 2 else 0
 
 
 def _numeric_frame(X, columns):

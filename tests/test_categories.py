@@ -6,7 +6,7 @@ import pytest
 from sklearn.ensemble import HistGradientBoostingClassifier
 
 from aucforest._categories import (MAX_CATEGORIES, fit_categories, predict_codes,
-                                   resolve_categorical_features)
+                                   resolve_categorical_features, resolve_fitted)
 
 pd = pytest.importorskip("pandas")
 
@@ -55,12 +55,12 @@ def test_fit_codes_are_pandas_codes_and_categories_keep_their_order():
 
 def test_numeric_frame_and_array_are_returned_untouched():
     X = frame().drop(columns=["state", "plan"])
-    assert fit_categories(X, "from_dtype")[0] is X
-    assert fit_categories(X, "from_dtype")[1] is None
+    numbers, mask, categories = fit_categories(X, "from_dtype")
+    assert numbers is X and mask.tolist() == [False, False] and categories == [None, None]
     array = X.to_numpy()
-    numbers, mask, categories = fit_categories(array, [1])
-    assert numbers is array and mask.tolist() == [False, True]
-    assert categories == [None, None]
+    assert fit_categories(array, [1]) == (array, None, None)  # resolved once validated
+    assert resolve_fitted([1], 2, None, None)[0].tolist() == [False, True]
+    assert resolve_fitted("from_dtype", 2, None, None)[1] == [None, None]
 
 
 def test_predict_maps_by_value_not_by_code():
@@ -115,7 +115,6 @@ def test_predict_refuses_a_column_unlike_the_fit(change, message):
                                                        r"(object|str)\); convert it to a"),
     (frame(), None, "column 'state' has the category dtype but is not among categorical"),
     (frame(), ["age", "nope"], "names 'nope', which is not a column of X"),
-    (frame().to_numpy(), ["age"], "needs X to be a pandas DataFrame"),
     (frame(), "state", r"a single column name\? give a list"),
     (frame(), [0, 4], "out of range for 4 features"),
     (frame(), [True, False], "one entry per feature \\(4\\); got 2"),
