@@ -9,7 +9,7 @@ import numpy as np
 
 from .._atomic import save_figure
 from ..inspection import importance_intervals, oob_importance, plot_importance
-from ._data import _model_features, model_and_labelled_data
+from ._data import _model_features, model_and_labelled_data, named
 from ._options import (DEFAULT_SEED, OUTPUT_FILES, _add_classification_option, _add_data_options,
                        _positive_int)
 from ._output import check_plot
@@ -63,7 +63,7 @@ def run_importance(args):
         check_plot(args.plot, inputs=[args.model, args.data])
     model, table, y = model_and_labelled_data(args)
     forest = model.forest
-    X = _named(forest, _model_features(model, table, [args.target], args.na_values))
+    X = named(forest, _model_features(model, table, [args.target], args.na_values))
     forest.set_params(n_jobs=args.n_jobs)
     groups = _column_groups(model.encoding, table, args.target)
     names = list(groups)
@@ -110,13 +110,3 @@ def _column_groups(encoding, table, target):
         return encoding.feature_groups
     names = [name for name in table.columns if name != target]
     return {name: [j] for j, name in enumerate(names)}
-
-
-def _named(forest, X):
-    """X as a DataFrame with the forest's feature_names_in_ when it has them
-    (so scikit-learn checks the names instead of warning)."""
-    names = getattr(forest, "feature_names_in_", None)
-    if names is None:
-        return X
-    import pandas
-    return pandas.DataFrame(X, columns=list(names), copy=False)
