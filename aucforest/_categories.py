@@ -30,8 +30,10 @@ from numbers import Integral
 
 import numpy as np
 
-#: Most levels a categorical feature may have (codes 0..254 in the trees).
-MAX_CATEGORIES = 255
+from ._tree import MAX_CATEGORIES  # most levels of a categorical feature (codes 0..254)
+
+__all__ = ["MAX_CATEGORIES", "fit_categories", "resolve_fitted", "predict_codes",
+           "resolve_categorical_features", "storable_categories", "checked_categories"]
 
 
 def is_frame(X):

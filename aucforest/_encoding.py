@@ -56,13 +56,12 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.exceptions import NotFittedError
 from sklearn.preprocessing import OneHotEncoder, OrdinalEncoder
 
+from ._categories import MAX_CATEGORIES
 from ._compat import validate_data
 from ._table import clean_cell, quote, text_array
 
 DEFAULT_NA_VALUES = ("", "NA", "NaN", "nan", "?", "null", "N/A", "None")
 MAX_ONE_HOT_LEVELS = 10
-#: Most levels a column split natively may have (the trees' limit).
-MAX_CATEGORIES = 255
 KINDS = ("numeric", "categorical", "one-hot", "ordinal")
 
 

@@ -1,10 +1,18 @@
 """Resolution of ``categorical_features`` and the category mapping
 (`aucforest._categories`), against scikit-learn's HistGradientBoostingClassifier
-(which reads ``categorical_features`` the same way) and pandas' own codes."""
+(which reads ``categorical_features`` the same way) and pandas' own codes; and the
+categories through the estimators, model files, pickle and a Pipeline."""
+import pickle
+import warnings
+
 import numpy as np
 import pytest
+from sklearn.base import clone
 from sklearn.ensemble import HistGradientBoostingClassifier
+from sklearn.pipeline import make_pipeline
 
+import aucforest
+from aucforest import AUCForestClassifier, AUCTreeClassifier, ColumnEncoding
 from aucforest._categories import (MAX_CATEGORIES, fit_categories, predict_codes,
                                    resolve_categorical_features, resolve_fitted)
 
@@ -125,3 +133,100 @@ def test_predict_refuses_a_column_unlike_the_fit(change, message):
 def test_bad_input_is_refused_with_a_clear_message(X, spec, message):
     with pytest.raises(ValueError, match=message):
         fit_categories(X, spec)
+
+
+# ----------------------------------------------- through the estimators and their files
+
+
+@pytest.fixture(scope="module")
+def fitted_on_frame():
+    X = frame(200, seed=3)
+    risk = X["state"].map({"TX": 1.5, "CA": -1.0, "NY": 0.5, "WA": 0.0}).astype(float)
+    y = np.where(risk + 0.05 * (X["age"] - 40) + np.random.RandomState(4).normal(size=200) > 0,
+                 "ill", "well")
+    forest = AUCForestClassifier(15, random_state=0).fit(X, y)
+    return forest, X, y
+
+
+def test_category_frame_fits_as_the_codes_with_the_mask(fitted_on_frame):
+    forest, X, y = fitted_on_frame
+    codes = fit_categories(X, "from_dtype")[0].to_numpy()
+    by_mask = AUCForestClassifier(15, random_state=0, categorical_features=[1, 3]).fit(codes, y)
+    np.testing.assert_array_equal(forest.is_categorical_, [False, True, False, True])
+    np.testing.assert_array_equal(by_mask.is_categorical_, forest.is_categorical_)
+    np.testing.assert_array_equal(forest.predict_proba(X), by_mask.predict_proba(codes))
+    assert by_mask.categories_ == [None] * 4
+    names = AUCForestClassifier(15, random_state=0, categorical_features=["state", "plan"])
+    np.testing.assert_array_equal(names.fit(X, y).predict_proba(X), forest.predict_proba(X))
+
+
+@pytest.mark.parametrize("estimator", [AUCForestClassifier(10, random_state=1),
+                                       AUCTreeClassifier(random_state=1)])
+def test_numeric_data_fits_exactly_as_without_categorical_features(estimator):
+    X = frame(120, seed=5)[["age", "visits"]]
+    y = (X["age"] > 40).to_numpy()
+    for data in (X, X.to_numpy()):
+        default = clone(estimator).fit(data, y)
+        none = clone(estimator).set_params(categorical_features=None).fit(data, y)
+        np.testing.assert_array_equal(default.predict_proba(data), none.predict_proba(data))
+        assert not default.is_categorical_.any() and default.categories_ == [None, None]
+
+
+def test_model_file_and_pickle_keep_the_categories(fitted_on_frame, tmp_path):
+    forest, X, _ = fitted_on_frame
+    aucforest.save(forest, tmp_path / "m.npz")
+    loaded = aucforest.load(tmp_path / "m.npz")
+    unpickled = pickle.loads(pickle.dumps(forest))
+    reordered = X.assign(state=X["state"].cat.reorder_categories(["CA", "NY", "TX", "WA"]))
+    for restored in (loaded, unpickled):
+        assert restored.categories_ == forest.categories_
+        np.testing.assert_array_equal(restored.is_categorical_, forest.is_categorical_)
+        np.testing.assert_array_equal(restored.predict_proba(reordered),
+                                      forest.predict_proba(X))
+        with pytest.raises(ValueError, match="column 'state' was fitted as a category column"):
+            restored.predict(X.assign(state=X["state"].cat.codes))
+
+
+def test_unseen_category_predicts_as_missing(fitted_on_frame):
+    forest, X, _ = fitted_on_frame
+    new = X.head(3).assign(state=pd.Categorical(["OR", "TX", None]))
+    with pytest.warns(UserWarning, match="column 'state' has 1 value of categories not seen"):
+        proba = forest.predict_proba(new)
+    missing = X.head(3).assign(state=pd.Categorical([None, "TX", None],
+                                                    categories=["TX"]))
+    np.testing.assert_array_equal(proba, forest.predict_proba(missing))
+
+
+def test_pipeline_of_column_encoding_and_forest_splits_text_natively(tmp_path):
+    X = frame(150, seed=6)
+    text = X.assign(state=X["state"].astype(str), plan=X["plan"].astype(str),
+                    age=X["age"].round(1).astype(str))
+    y = (X["state"].isin(["TX", "NY"])).to_numpy()
+    pipeline = make_pipeline(ColumnEncoding(), AUCForestClassifier(10, random_state=2))
+    pipeline.fit(text, y)
+    forest = pipeline[-1]
+    np.testing.assert_array_equal(forest.is_categorical_, [False, True, False, True])
+    assert forest.categories_[1] == ["CA", "NY", "TX", "WA"]  # sorted levels
+    direct = AUCForestClassifier(10, random_state=2).fit(
+        X.assign(age=X["age"].round(1),
+                 state=X["state"].cat.reorder_categories(["CA", "NY", "TX", "WA"]),
+                 plan=X["plan"].cat.reorder_categories(["basic", "gold"])), y)
+    np.testing.assert_array_equal(pipeline.predict_proba(text), direct.predict_proba(
+        X.assign(age=X["age"].round(1))))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        again = pickle.loads(pickle.dumps(pipeline))
+        np.testing.assert_array_equal(again.predict_proba(text), pipeline.predict_proba(text))
+    np.testing.assert_array_equal(clone(pipeline).fit(text, y).predict_proba(text),
+                                  pipeline.predict_proba(text))
+
+
+def test_estimators_refuse_text_and_names_without_a_frame():
+    X = frame(40)
+    y = np.arange(40) % 2
+    with pytest.raises(ValueError, match=r"column 'plan' holds text .*astype\('category'\)"):
+        AUCForestClassifier(3).fit(X.assign(plan=X["plan"].astype(str)), y)
+    with pytest.raises(ValueError, match="needs X to be a pandas DataFrame"):
+        AUCTreeClassifier(categorical_features=["state"]).fit(X[["age"]].to_numpy(), y)
+    with pytest.raises(Exception, match="categorical_features"):
+        AUCForestClassifier(3, categorical_features="auto").fit(X, y)
