@@ -63,7 +63,7 @@ cdef class BinnedSplitter(Splitter):
         level, `aucforest._binning`), split by a set of levels
         (`Splitter._scan_levels`; nsplit draws cut positions among the node's
         ordered levels). None: no categorical feature.
-    order_once : bool, default False
+    order_once, rank_classes : bool, default False, True
         As for `ExactSplitter`.
     """
 
@@ -71,7 +71,8 @@ cdef class BinnedSplitter(Splitter):
                  const idx_t[::1] n_bins, const idx_t[::1] y, const double[::1] w,
                  idx_t n_classes, int criterion, idx_t max_features,
                  idx_t min_samples_leaf, double min_weight_leaf, uint64_t seed, *,
-                 idx_t nsplit=0, is_categorical=None, bint order_once=False):
+                 idx_t nsplit=0, is_categorical=None, bint order_once=False,
+                 bint rank_classes=True):
         if edges.shape[0] != codes.shape[1] or n_bins.shape[0] != codes.shape[1]:
             raise ValueError("edges and n_bins must have one row per feature")
         cdef int code
@@ -83,7 +84,7 @@ cdef class BinnedSplitter(Splitter):
         self.n_bins = n_bins
         self._init_common(codes.shape[0], codes.shape[1], y, w, n_classes, criterion,
                           max_features, min_samples_leaf, min_weight_leaf, seed)
-        self._set_categorical(is_categorical, nsplit, order_once)
+        self._set_categorical(is_categorical, nsplit, order_once, rank_classes)
         self.hist_weight = <double*> calloc(N_CODES * n_classes, sizeof(double))
         self.hist_count = <idx_t*> calloc(N_CODES, sizeof(idx_t))
         self.hist_classes = <uint64_t*> calloc(N_CODES, sizeof(uint64_t))

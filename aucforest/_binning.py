@@ -84,8 +84,10 @@ def _codes(column, edges):
 
 
 def _level_codes(column):
-    """A categorical column's codes: the level (0..254), MISSING_CODE for NaN."""
-    missing = np.isnan(column)
+    """A categorical column's codes: the level (0..254), MISSING_CODE for NaN
+    (and for codes outside 0..254, which the estimators refuse beforehand; the
+    exact splitter and prediction treat them as missing too)."""
+    missing = ~((column >= 0) & (column < MISSING_CODE))  # NaN compares False
     return np.where(missing, MISSING_CODE, np.where(missing, 0, column)).astype(np.uint8)
 
 
@@ -108,7 +110,7 @@ def bin_features(X, max_bins, random_state, is_categorical=None):
         column = X[:, f]
         if is_categorical is not None and is_categorical[f]:
             codes[:, f] = _level_codes(column)
-            observed = column[~np.isnan(column)]
+            observed = codes[:, f][codes[:, f] != MISSING_CODE]
             n_bins[f] = int(observed.max()) + 1 if observed.size else 1
             continue
         values = column if rows is None else column[rows]

@@ -20,6 +20,8 @@ cdef struct SplitRecord:
 
 cdef enum:
     N_LEVELS = 256           # level codes 0..254 (MAX_CATEGORIES = 255); 255 is never a level
+    MISSING_LEVEL = 255      # NaN and codes outside 0..254 count as missing when splitting
+    MAX_RANKED_CLASSES = 5   # AUC with 3..5 classes: one level order per class ranking (K!/2)
 
 
 cdef inline void reset_split(SplitRecord* best, idx_t pos) noexcept nogil:
@@ -74,6 +76,7 @@ cdef class Splitter:
     cdef unsigned char* categorical   # (n_features,) 1 for a categorical feature (level codes)
     cdef idx_t level_nsplit           # nsplit: cut positions drawn among the ordered levels
     cdef bint order_once              # order each feature's levels once, at the root (experiment)
+    cdef bint rank_classes            # AUC, 3..MAX_RANKED_CLASSES classes: an order per ranking
     cdef bint recording_order         # the root pass of order_once: keys recorded, no scan
     cdef bint root_ordered            # order_once: the root's keys are recorded
     cdef double* root_key             # (n_features * N_LEVELS,) order_once: each level's key
@@ -107,14 +110,22 @@ cdef class Splitter:
     cdef double _bucket_threshold(self, idx_t feature, idx_t bucket) noexcept nogil
     cdef void _partition(self, idx_t start, idx_t end, SplitRecord* best) noexcept nogil
     cdef void _split_statistic(self, idx_t start, idx_t end, SplitRecord* best) noexcept nogil
-    cdef void _set_categorical(self, is_categorical, idx_t nsplit, bint order_once) except *
+    cdef void _set_categorical(self, is_categorical, idx_t nsplit, bint order_once,
+                               bint rank_classes=*) except *
     cdef int _examine_levels(self, idx_t feature, idx_t start, idx_t end,
                              SplitRecord* best) noexcept nogil
     cdef void _record_root_order(self) noexcept nogil
     cdef int _scan_levels(self, idx_t feature, const double* weights, const idx_t* cases,
                           const idx_t* levels, idx_t n_levels, const double* missing_weights,
                           idx_t n_missing, idx_t n_cases, SplitRecord* best) noexcept nogil
-    cdef void _order_levels(self, idx_t feature, const double* weights, idx_t n_levels) noexcept nogil
+    cdef void _order_levels(self, idx_t feature, const double* weights,
+                            idx_t n_levels) noexcept nogil
+    cdef void _sort_levels(self, idx_t n_levels) noexcept nogil
+    cdef void _ranking_keys(self, const double* weights, idx_t n_levels,
+                            const idx_t* ranking) noexcept nogil
+    cdef void _scan_order(self, idx_t feature, const double* weights, const idx_t* cases,
+                          idx_t n_levels, const double* missing_weights, idx_t n_missing,
+                          idx_t n_cases, bint draw, SplitRecord* best) noexcept nogil
 
 
 cdef class ExactSplitter(Splitter):

@@ -14,13 +14,25 @@ the node's distinct values (randomForestSRC's ``nsplit``): a feature with
 many tied values in the training data finds them in its table of distinct
 values, any other draws distinct cases; neither sorts. The binned splitter
 lives in `_binned`.
+
+Categorical features (level codes 0..254, NaN missing) are split by a set
+of levels, in both splitters: the subclass counts class weights per level
+(`_examine_levels`), `Splitter._scan_levels` orders the node's levels by
+class composition (`_order_levels`) and scans them as the bins of an
+ordered feature with the shared `_scan_buckets` (same criterion, leaf
+bounds, missing values right then left, tie rule); nsplit draws cut
+positions among the ordered levels. The chosen split carries its 256-bit
+set of left levels; after the partition, the levels absent from the node
+join the side missing values go to, so that unseen levels follow the
+missing direction at prediction.
 """
 from libc.math cimport INFINITY, fabs, sqrt
 from libc.stdint cimport uint64_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memset
 
-from ._criterion cimport (criterion_alloc, criterion_free, criterion_improvement,
+from ._criterion cimport (CRITERION_AUC, CRITERION_AUC_ECP,
+                          criterion_alloc, criterion_free, criterion_improvement,
                           criterion_init, criterion_move_left, criterion_proxy,
                           criterion_proxy_scale, criterion_reset)
 from ._sort cimport RADIX_BUCKETS, sort_by_value
@@ -167,11 +179,14 @@ cdef class Splitter:
         free(self.cut_drawn)
         free(self.pca_work)
 
-    cdef void _set_categorical(self, is_categorical, idx_t nsplit, bint order_once) except *:
+    cdef void _set_categorical(self, is_categorical, idx_t nsplit, bint order_once,
+                               bint rank_classes=True) except *:
         """Mark the categorical features (a boolean mask of n_features, or None:
         none) and allocate the buffers of their scan; ``nsplit`` > 0 draws that
         many cut positions among a node's ordered levels; ``order_once`` orders
-        each feature's levels once, on the root's sample, instead of per node."""
+        each feature's levels once, on the root's sample, instead of per node;
+        ``rank_classes`` False: one order also under AUC with 3 to 5 classes
+        (for experiments)."""
         cdef idx_t f, K = self.n_classes
         if is_categorical is None:
             return
@@ -183,6 +198,7 @@ cdef class Splitter:
             return
         self.level_nsplit = nsplit
         self.order_once = order_once
+        self.rank_classes = rank_classes
         self.categorical = <unsigned char*> calloc(self.n_features, sizeof(unsigned char))
         self.level_weights = <double*> calloc(N_LEVELS * K, sizeof(double))
         self.level_cases = <idx_t*> calloc(N_LEVELS, sizeof(idx_t))
@@ -547,7 +563,16 @@ cdef class Splitter:
             for i in range(n_levels):
                 self.root_key[feature * N_LEVELS + levels[i]] = keys[i]
             return
-        for i in range(1, n_levels):  # insertion sort (at most 255 levels), stable
+        self._sort_levels(n_levels)
+
+    cdef void _sort_levels(self, idx_t n_levels) noexcept nogil:
+        """Sort level_list[0:n_levels] by level_key (insertion sort: at most 255
+        levels; stable, so equal keys keep their order)."""
+        cdef idx_t i, j, l
+        cdef double key
+        cdef idx_t* levels = self.level_list
+        cdef double* keys = self.level_key
+        for i in range(1, n_levels):
             key = keys[i]
             l = levels[i]
             j = i
@@ -561,9 +586,16 @@ cdef class Splitter:
     cdef int _scan_levels(self, idx_t feature, const double* weights, const idx_t* cases,
                           const idx_t* levels, idx_t n_levels, const double* missing_weights,
                           idx_t n_missing, idx_t n_cases, SplitRecord* best) noexcept nogil:
-        """Split a categorical feature: order the node's levels (`_order_levels`),
-        then scan them as the bins of an ordered feature (`_scan_buckets`,
-        missing cases right, then left). With ``nsplit``, only nsplit cut
+        """Split a categorical feature: order the node's levels, then scan them
+        as the bins of an ordered feature (`_scan_order`).
+
+        The order is by class composition (`_order_levels`), except under the
+        AUC criteria with 3 to MAX_RANKED_CLASSES classes in the node (and no
+        drawn cuts), where one order per ranking of the classes is scanned
+        (`_ranking_keys`, P!/2 orders): under "auc" the best of their cuts is
+        then the best of all 2^(L-1) - 1 partitions (missing values as one
+        more level) when the leaf bounds allow it, which no single order
+        reaches for K > 2; under "auc_ecp" they are more candidates. With ``nsplit``, only nsplit cut
         positions drawn uniformly without replacement among the L - 1 of the
         order are candidates (as the binned splitter draws among occupied
         bins). An improving split records its level set in best.left_levels.
@@ -573,20 +605,47 @@ cdef class Splitter:
         (``levels`` may be the cut_positions buffer: it is copied first).
         Returns 0 when the feature is constant in the node.
         """
-        cdef idx_t K = self.n_classes, i, j, k, l, q, n_buckets = 0, n_choices, swap
-        cdef int missing_left
+        cdef idx_t i, j, n_choices, swap, P = self.crit.n_present, tail
+        cdef idx_t ranking[MAX_RANKED_CLASSES]
         cdef bint draw
         for i in range(n_levels):  # level_list: the levels, for the caller to clear after
             self.level_list[i] = levels[i]
         if n_levels == 0 or (n_levels == 1 and n_missing == 0):
             return 0
-        self._order_levels(feature, weights, n_levels)
         if self.recording_order:
+            self._order_levels(feature, weights, n_levels)
             return 1
-        # buckets: the ordered levels, merged between drawn cuts under nsplit
         draw = 0 < self.level_nsplit < n_levels - 1
-        n_choices = n_levels - 1
+        if (self.rank_classes and not draw and not self.order_once
+                and 2 < P <= MAX_RANKED_CLASSES
+                and (self.crit.kind == CRITERION_AUC or self.crit.kind == CRITERION_AUC_ECP)):
+            for i in range(P):
+                ranking[i] = i
+            while True:  # the rankings in lexicographic order, one of each reversed pair
+                if ranking[0] < ranking[P - 1]:
+                    self._ranking_keys(weights, n_levels, ranking)
+                    self._scan_order(feature, weights, cases, n_levels, missing_weights,
+                                     n_missing, n_cases, False, best)
+                # next permutation (Narayana Pandita)
+                i = P - 2
+                while i >= 0 and ranking[i] > ranking[i + 1]:
+                    i -= 1
+                if i < 0:
+                    break
+                j = P - 1
+                while ranking[j] < ranking[i]:
+                    j -= 1
+                ranking[i], ranking[j] = ranking[j], ranking[i]
+                tail = P - 1
+                i += 1
+                while i < tail:
+                    ranking[i], ranking[tail] = ranking[tail], ranking[i]
+                    i += 1
+                    tail -= 1
+            return 1
+        self._order_levels(feature, weights, n_levels)
         if draw:
+            n_choices = n_levels - 1
             for i in range(n_choices):
                 self.cut_positions[i] = i
             for i in range(self.level_nsplit):  # partial Fisher-Yates
@@ -595,6 +654,57 @@ cdef class Splitter:
                 self.cut_positions[i] = self.cut_positions[j]
                 self.cut_positions[j] = swap
                 self.cut_drawn[self.cut_positions[i]] = 1
+        self._scan_order(feature, weights, cases, n_levels, missing_weights, n_missing,
+                         n_cases, draw, best)
+        if draw:
+            for i in range(self.level_nsplit):
+                self.cut_drawn[self.cut_positions[i]] = 0
+        return 1
+
+    cdef void _ranking_keys(self, const double* weights, idx_t n_levels,
+                            const idx_t* ranking) noexcept nogil:
+        """Sort level_list by the level's key under one ranking of the P
+        present classes (``ranking[i]``: the compact index of the class ranked
+        i, by the share r sent right).
+
+        With the classes in that order, S = sum_{i<j} |r_i - r_j| is at least
+        sum_i (2i - P + 1) r_(i), with equality when the shares follow the
+        ranking; so the largest S over all partitions is the largest, over
+        rankings, of this linear function of the partition. Sending level l
+        left changes it by -sum_k c_k n_lk, c_k = (2 rank_k - P + 1) / n_k:
+        the best partition for a ranking sends left exactly the levels (and
+        the missing cases) of positive sum, a cut of the order by the key
+        sum_k c_k p_lk (p_l the level's class proportions) which the scan
+        visits."""
+        cdef idx_t K = self.n_classes, P = self.crit.n_present, i, k, l, j
+        cdef double* coefficient = self.pca_work       # (K,)
+        cdef double total, key
+        for k in range(K):
+            coefficient[k] = 0.0
+        for i in range(P):
+            for k in range(K):
+                if self.crit.compact[k] == ranking[i]:
+                    coefficient[k] = (2.0 * i - P + 1) * self.crit.inv_class_total[k]
+        for j in range(n_levels):
+            l = self.level_list[j]
+            total = 0.0
+            key = 0.0
+            for k in range(K):
+                total += weights[l * K + k]
+                key += weights[l * K + k] * coefficient[k]
+            self.level_key[j] = -key / total if total > 0.0 else 0.0
+        self._sort_levels(n_levels)
+
+    cdef void _scan_order(self, idx_t feature, const double* weights, const idx_t* cases,
+                          idx_t n_levels, const double* missing_weights, idx_t n_missing,
+                          idx_t n_cases, bint draw, SplitRecord* best) noexcept nogil:
+        """Scan the cuts of the order level_list[0:n_levels] (the levels merged
+        between the drawn cuts of cut_drawn when ``draw``) with `_scan_buckets`,
+        missing cases right, then left; when a cut of it becomes the best
+        split, record its level sets in best."""
+        cdef idx_t K = self.n_classes, i, k, l, q, n_buckets = 0, feature_before = best.feature
+        cdef double proxy_before = best.proxy
+        cdef int missing_left
         for k in range(K):
             self.bucket_weights[k] = 0.0
         self.bucket_n[0] = 0
@@ -610,15 +720,13 @@ cdef class Splitter:
                     for k in range(K):
                         self.bucket_weights[n_buckets * K + k] = 0.0
                     self.bucket_n[n_buckets] = 0
-        if draw:
-            for i in range(self.level_nsplit):
-                self.cut_drawn[self.cut_positions[i]] = 0
         for missing_left in range(2 if n_missing > 0 else 1):
             self._scan_buckets(feature, self.bucket_weights, self.bucket_n, NULL, NULL,
                                n_buckets, missing_weights, n_missing, n_cases, missing_left,
                                best)
-        if best.feature == feature:  # a split of this feature is the best so far
-            best.categorical = True
+        if best.feature == feature and (feature_before != feature
+                                        or best.proxy != proxy_before):
+            best.categorical = True  # a cut of this order is the best split so far
             for k in range(4):
                 best.left_levels[k] = 0
                 best.node_levels[k] = 0
@@ -629,7 +737,6 @@ cdef class Splitter:
                 if i <= q:
                     best.left_levels[l >> 6] |= (<uint64_t> 1) << (l & 63)
             best.threshold = q + 1  # levels sent left (the tree stores NaN)
-        return 1
 
 
 # ---------------------------------------------------------------------------
@@ -691,13 +798,14 @@ cdef class ExactSplitter(Splitter):
     def __init__(self, const X_t[::1, :] X, const idx_t[::1] y, const double[::1] w,
                  idx_t n_classes, int criterion, idx_t max_features,
                  idx_t min_samples_leaf, double min_weight_leaf, uint64_t seed,
-                 idx_t nsplit=0, tables=None, is_categorical=None, bint order_once=False):
+                 idx_t nsplit=0, tables=None, is_categorical=None, bint order_once=False,
+                 bint rank_classes=True):
         self.X = X
         self._init_common(X.shape[0], X.shape[1], y, w, n_classes, criterion, max_features,
                           min_samples_leaf, min_weight_leaf, seed)
         if nsplit < 0:
             raise ValueError(f"nsplit must be >= 0; got {nsplit}")
-        self._set_categorical(is_categorical, nsplit, order_once)
+        self._set_categorical(is_categorical, nsplit, order_once, rank_classes)
         self.nsplit = nsplit
         self.sort_always = tables is None
         values, offsets = (np.zeros(0, np.float32), np.zeros(X.shape[1] + 1, np.intp)) \
@@ -949,8 +1057,8 @@ cdef class ExactSplitter(Splitter):
         for i in range(start, end):
             s = self.samples[i]
             v = column[s]
-            if v != v:
-                self.missing_weights[y[s]] += w[s]
+            if not (v >= 0 and v < MISSING_LEVEL):  # NaN (and, unchecked, a code out of
+                self.missing_weights[y[s]] += w[s]   # range) is missing, as in prediction
                 n_missing += 1
             else:
                 l = <idx_t> v
@@ -995,8 +1103,8 @@ cdef class ExactSplitter(Splitter):
         if best.categorical:
             while lo < hi:
                 v = column[self.samples[lo]]
-                if (level_goes_left(best.left_levels, <idx_t> v) if v == v
-                        else best.missing_left):
+                if (level_goes_left(best.left_levels, <idx_t> v)
+                        if v >= 0 and v < MISSING_LEVEL else best.missing_left):
                     lo += 1
                 else:
                     hi -= 1

@@ -4,6 +4,13 @@
 Nodes are numbered in depth-first preorder, so every child index is larger
 than its parent's; `Tree` checks this (and every other invariant) when it is
 constructed, which makes a tree loaded from a file safe to traverse.
+
+A categorical split keeps its set of left levels as a 256-bit row of the
+tree's ``left_levels`` (4 uint64 words), in node order; the packed node
+record marks it and holds its row in place of the threshold. `goes_left`
+(in the .pxd, used through `_child_of` by every traversal here, and by the
+OOB permutation kernel) is the one place that decides left or right;
+TreeSHAP's packed arrays use its set test, `level_in_set`.
 """
 import numpy as np
 from scipy.sparse import csr_matrix
@@ -460,8 +467,10 @@ cdef class Tree:
     def nbytes(self):
         """Memory held by the tree's arrays, in bytes (24 + 32 + 8 K per node, 32
         per categorical split)."""
-        return int(self._nodes.nbytes + self._left_levels.nbytes + sum(getattr(self, name).nbytes for name in (
-            "proba", "n_node_samples", "weighted_n_node_samples", "impurity", "improvement")))
+        return int(self._nodes.nbytes + self._left_levels.nbytes + sum(
+            getattr(self, name).nbytes for name in (
+                "proba", "n_node_samples", "weighted_n_node_samples", "impurity",
+                "improvement")))
 
     @property
     def n_leaves(self):
