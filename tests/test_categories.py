@@ -230,3 +230,33 @@ def test_estimators_refuse_text_and_names_without_a_frame():
         AUCTreeClassifier(categorical_features=["state"]).fit(X[["age"]].to_numpy(), y)
     with pytest.raises(Exception, match="categorical_features"):
         AUCForestClassifier(3, categorical_features="auto").fit(X, y)
+
+
+@pytest.mark.parametrize("categories, message", [
+    ("state", "must be a list of 4 entries"),
+    ([None, ["TX", "TX"], None, None], "entry 1 must be None or a list of 1 to 255 distinct"),
+    ([None, [], None, None], "entry 1"),
+    ([None, [True], None, None], "entry 1"),
+    ([None] * 3, "must be a list of 4 entries"),
+])
+def test_model_file_with_malformed_categories_is_refused(fitted_on_frame, tmp_path,
+                                                         categories, message):
+    import json
+
+    forest, _, _ = fitted_on_frame
+    arrays = aucforest.io.forest_to_arrays(forest)
+    metadata = json.loads(arrays["metadata"].tobytes())
+    assert metadata["categories"] == forest.categories_
+    metadata["categories"] = categories
+    arrays["metadata"] = np.frombuffer(json.dumps(metadata).encode(), dtype=np.uint8)
+    np.savez_compressed(tmp_path / "bad.npz", **arrays)
+    with pytest.raises(ValueError, match=message):  # naming the file and the field
+        aucforest.load(tmp_path / "bad.npz")
+
+
+def test_categories_that_json_cannot_hold_are_refused_at_save(tmp_path):
+    X = pd.DataFrame({"day": pd.Categorical(pd.to_datetime(["2024-01-01", "2024-01-02"] * 10))})
+    forest = AUCForestClassifier(3, random_state=0).fit(X, np.arange(20) % 2)
+    with pytest.raises(ValueError, match="the categories of feature 0 cannot be stored"):
+        aucforest.save(forest, tmp_path / "m.npz")
+    assert not (tmp_path / "m.npz").exists()

@@ -284,6 +284,7 @@ def _model_from_arrays(arrays):
         raise ModelFileError(f"invalid forest parameter: {error}") from None
     if "feature_names_in" in arrays:
         forest.feature_names_in_ = _checked_feature_names(arrays["feature_names_in"], n_features)
+    forest.categories_ = [None] * n_features  # absent: no feature had categories
     if "categories" in metadata:
         try:
             forest.categories_ = checked_categories(metadata["categories"], n_features)
