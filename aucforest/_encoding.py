@@ -139,7 +139,7 @@ class ColumnEncoding(TransformerMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : pandas.DataFrame, dict of str to array-like, or array-like of shape (n_samples, n_features)
+        X : DataFrame, dict of columns, or array-like of shape (n_samples, n_features)
             The table; columns of an array are named ``x0, x1, ...``.
         y : None
             Ignored.

@@ -183,7 +183,7 @@ def run(datasets, systems, trees, folds, seed):
 # --------------------------------------------------------------- report
 
 def report(frame, meta, systems):
-    lines = [f"# Native categorical splits: evidence (issue 29)", "",
+    lines = ["# Native categorical splits: evidence (issue 29)", "",
              f"Recorded: {meta['date']}, aucforest {meta['aucforest_version']} "
              f"(git {meta['git_commit']}), {meta['machine']} (shared with other jobs).",
              f"Command: `{meta['command']}`", "",

@@ -95,7 +95,8 @@ def _fit_summary(forest, y, encoding, args):
             "decision": _plain(forest.decision), "decision_text": _decision_text(forest),
             "params": _plain(forest.get_params()), "features": encoding.summary(),
             "feature_names": encoding.feature_names, "id": args.id, "weight": args.weight,
-            "dropped": args.drop, "left_out": args.left_out, "seed": args.seed, "oob_auc": float(forest.oob_score_),
+            "dropped": args.drop, "left_out": args.left_out, "seed": args.seed,
+            "oob_auc": float(forest.oob_score_),
             "oob_gmean": float(forest.oob_gmean_)}
 
 
