@@ -30,10 +30,17 @@ process holding all rows, on the ``dask.distributed`` client in scope:
    one worker, ordered by global row index, and the in-memory binned
    splitter (`grow_tree` on `BinnedData`) grows its subtree, which is grafted
    in. The trees are ordinary `Tree` objects in preorder.
-4. **Out of bag.** The OOB probabilities of a bounded, hash-selected,
-   class-balanced set of rows (at most ``OOB_CHOICE_MAX_CASES``) are computed
-   where the rows are and gathered to choose the node size and give
-   ``oob_score_``; ``oob_decision_function_`` is a lazy dask array.
+   The rounds go before the finishing tasks (task priorities), which fill
+   the workers' time while the client chooses splits; finished subtrees are
+   gathered as they complete, and the next batch of trees starts while the
+   last one's subtrees are being finished.
+4. **Out of bag.** The rows that choose the node size of
+   ``predict_min_samples="oob"`` (hash-selected and class-balanced, at most
+   about ``OOB_CHOICE_MAX_CASES``, as bounded as the edge sample) are
+   gathered once; the client adds each batch's OOB sums over them from the
+   trees it holds anyway, so no tree goes back to the workers.
+   ``oob_decision_function_`` is a lazy dask array computed where the rows
+   are (the collapsed trees a single key of its graph).
 
 Weights are integers: sample weight x class weight is rescaled to a maximum
 of 1 and rounded to a multiple of 2**-S (S about 62 - 8 - log2 n; exact for
@@ -69,9 +76,9 @@ from .tree import fitted_tree
 
 # A node with at most this many distinct rows (of positive weight) in its tree is
 # finished in memory on one worker: the bound of the working set gathered there.
-LOCAL_ROWS = 20_000
+LOCAL_ROWS = 65_536
 # Rows gathered by one in-memory finishing task (several small nodes share a task).
-LOCAL_ROWS_PER_TASK = 100_000
+LOCAL_ROWS_PER_TASK = 131_072
 # Rows whose values give the bin edges (selected by a hash of the global row index);
 # the in-memory fit's QUANTILE_SAMPLE.
 EDGE_SAMPLE_ROWS = 200_000
