@@ -90,6 +90,8 @@ BATCH_STATE_BYTES = 1 << 28
 # Histogram bytes summed and sent to the client per round (node groups, as Spark's
 # maxMemoryInMB); open nodes beyond wait for the next round.
 MAX_ROUND_BYTES = 1 << 26
+# Partial sums one reducing task receives (histograms and root sums summed as a tree).
+REDUCE_FAN_IN = 8
 # A drawn multiplicity is at most 255 (uint8), and weights are rounded to
 # multiples of 2**-S with S = WEIGHT_BITS - 8 - bit_length(n).
 WEIGHT_BITS = 62
@@ -389,7 +391,8 @@ class _Fit:
         self.id = uuid.uuid4().hex[:10]
         self._keys = itertools.count()
         self.stats = {"rounds": 0, "gathered_bytes": 0, "largest_gather_bytes": 0,
-                      "largest_gathered_rows": 0, "sent_bytes": 0}
+                      "largest_gathered_rows": 0, "sent_bytes": 0, "histogram_slots": 0,
+                      "open_nodes": 0, "finished_rows": 0, "finished_nodes": 0}
         self.inputs = (X, y, sample_weight)
 
     # -- plumbing
@@ -397,6 +400,18 @@ class _Fit:
     def submit(self, fn, *args, name="task", **kwargs):
         return self.client.submit(fn, *args, key=f"aucforest-{name}-{self.id}-{next(self._keys)}",
                                   **kwargs)
+
+    def _reduce(self, fn, futures, name):
+        """fn(*futures) as a tree of tasks of at most REDUCE_FAN_IN inputs each,
+        over the partitions in the order of their workers (``self.order``): the
+        first level sums each worker's partitions where they are, and no task
+        receives more than REDUCE_FAN_IN partial sums."""
+        level = [futures[i] for i in self.order]
+        while len(level) > 1:
+            level = [self.submit(fn, *level[i:i + REDUCE_FAN_IN], name=name, priority=1)
+                     if len(level[i:i + REDUCE_FAN_IN]) > 1 else level[i]
+                     for i in range(0, len(level), REDUCE_FAN_IN)]
+        return level[0]
 
     def gather(self, futures, what="data"):
         """client.gather, counting the bytes that reach the client (per `what`)
@@ -431,7 +446,8 @@ class _Fit:
         self._prepare()
         self._grow()
         self._finish()
-        forest._dask_fit_stats = dict(self.stats, n_trees=len(self.trees))
+        forest._dask_fit_stats = dict(self.stats, n_trees=len(self.trees),
+                                      tree_nodes=sum(t.node_count for t in self.trees))
         return forest
 
     def _prepare(self):
@@ -506,6 +522,11 @@ class _Fit:
             dask.delayed(_encode_block)(xb, yb, wb, int(s), ctx_f)
             for xb, yb, wb, s in zip(X_blocks, y_blocks, w_blocks, starts)])
         priors = self.gather([self.submit(_block_prior, b, name="prior") for b in self.blocks])
+        # partitions grouped by the worker holding them, for the sums' first level (a
+        # hint: a partition recomputed elsewhere changes where sums run, not their value)
+        where = self.client.who_has(self.blocks)
+        self.order = sorted(range(len(self.blocks)),
+                            key=lambda i: (sorted(where.get(self.blocks[i].key, ())), i))
         totals = np.sum(priors, axis=0)
         forest.classes_, forest.n_classes_ = classes, K
         validate_decision(forest.decision, K)
@@ -593,9 +614,9 @@ class _Fit:
         rates = self.rates[list(tree_indices)]
         states = [self.submit(_init_state, b, keys, rates, self.poisson, K, name="draw",
                               priority=1) for b in self.blocks]
-        sums = self.gather(self.submit(
-            _sum_arrays, *[self.submit(_root_sums, s, name="rootsum", priority=1)
-                           for s in states], name="rootsums", priority=1))
+        sums = self.gather(self._reduce(
+            _sum_arrays, [self.submit(_root_sums, s, name="rootsum", priority=1)
+                          for s in states], "rootsums"))
         self.nodes = []
         roots = []
         self.tree_weight = {}
@@ -632,10 +653,10 @@ class _Fit:
             routes = None
             if request is None:
                 continue
-            hist, cases = self.gather(self.submit(
-                _sum_histograms, *[self.submit(_hist_of, r, name="hist", priority=1)
-                                   for r in results], name="sum", priority=1),
-                what="histograms")
+            hist, cases = self.gather(self._reduce(
+                _sum_histograms, [self.submit(_hist_of, r, name="hist", priority=1)
+                                  for r in results], "sum"), what="histograms")
+            self.stats["histogram_slots"] += hist.shape[0]
             del results
             split_now, still = [], []
             for node, slots in asked.items():
@@ -677,9 +698,12 @@ class _Fit:
             node.kind = "leaf"
         elif n_cases <= LOCAL_ROWS:
             node.kind = "local"
+            self.stats["finished_nodes"] += 1
+            self.stats["finished_rows"] += n_cases
         else:
             node.kind = "open"
             node.order = feature_order(node.key, self.p)
+            self.stats["open_nodes"] += 1
         return node
 
     def _min_weight_leaf(self, node):
