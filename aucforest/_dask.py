@@ -25,7 +25,7 @@ process holding all rows, on the ``dask.distributed`` client in scope:
    (`_dask_kernels.HistogramSplitter`). Candidate features and ``nsplit``
    bins are drawn from keys of (tree seed, path of the node), never from the
    order in which nodes are reached. Round trips grow with depth, not with
-   nodes. A node with at most ``LOCAL_ROWS`` distinct rows is finished in
+   nodes. A node with at most ``local_rows(n)`` distinct rows is finished in
    memory (PLANET's in-memory completion): its rows' codes are gathered to
    one worker, ordered by global row index, and the in-memory binned
    splitter (`grow_tree` on `BinnedData`) grows its subtree, which is grafted
@@ -77,7 +77,13 @@ from .tree import fitted_tree
 # A node with at most this many distinct rows (of positive weight) in its tree is
 # finished in memory on one worker: the bound of the working set gathered there.
 LOCAL_ROWS = 65_536
-# Rows gathered by one in-memory finishing task (several small nodes share a task).
+# ... and up to n / LOCAL_FRACTION rows (at most LOCAL_ROWS_MAX) on larger data: fewer
+# open nodes, so fewer histograms (docs/evidence/dask.md, the cost model), while a
+# finishing task still holds a small share of the rows.
+LOCAL_FRACTION = 256
+LOCAL_ROWS_MAX = 1 << 20
+# Rows gathered by one in-memory finishing task (several small nodes share a task):
+# at least this many, and at least the largest node finished in memory.
 LOCAL_ROWS_PER_TASK = 131_072
 # Rows whose values give the bin edges (selected by a hash of the global row index);
 # the in-memory fit's QUANTILE_SAMPLE.
@@ -97,6 +103,11 @@ REDUCE_FAN_IN = 8
 WEIGHT_BITS = 62
 
 _STREAM_DRAWS, _STREAM_NODES, _STREAM_EDGES, _STREAM_OOB = 1, 2, 3, 4
+
+
+def local_rows(n):
+    """Most distinct rows of a node finished in memory on one worker, for n rows."""
+    return min(LOCAL_ROWS_MAX, max(LOCAL_ROWS, n // LOCAL_FRACTION))
 
 
 def is_dask_collection(X):
@@ -563,6 +574,7 @@ class _Fit:
         self.trees = []
         criterion = CRITERIA[forest.criterion]
         self.max_features = resolve_max_features(forest.max_features, self.p)
+        self.local_rows = local_rows(self.n)
         self.min_samples_leaf = min(forest.min_samples_leaf, self.n)
         self.splitter = HistogramSplitter(self.edges, self.p, self.K, criterion,
                                           self.max_features, self.min_samples_leaf,
@@ -696,7 +708,7 @@ class _Fit:
         if (n_present < 2 or (forest.max_depth is not None and depth >= forest.max_depth)
                 or n_cases < 2 * self.min_samples_leaf or node.weight < 2.0 * min_weight_leaf):
             node.kind = "leaf"
-        elif n_cases <= LOCAL_ROWS:
+        elif n_cases <= self.local_rows:
             node.kind = "local"
             self.stats["finished_nodes"] += 1
             self.stats["finished_rows"] += n_cases
@@ -757,7 +769,7 @@ class _Fit:
         group_of = np.full(len(self.nodes), -1, dtype=np.int32)
         groups, rows = [], 0
         for node in local:
-            if not groups or rows + node.n_cases > LOCAL_ROWS_PER_TASK:
+            if not groups or rows + node.n_cases > max(LOCAL_ROWS_PER_TASK, self.local_rows):
                 groups.append([])
                 rows = 0
             groups[-1].append(node)
@@ -916,7 +928,7 @@ class _Fit:
             forest.oob_labels_ = None
             forest.oob_decision_function_ = self._lazy_oob(
                 [e.tree_ for e in forest.estimators_])
-        forest._case_draws = None  # estimators_samples_ needs rows in memory
+        forest._case_draws = _DrawsOnWorkers()
         for block in self.blocks:
             block.release()
 
@@ -962,6 +974,21 @@ class _Fit:
                             shape=(int(rows), self.K), dtype=np.float64)
             for xb, yb, wb, start, rows in zip(X_blocks, y_blocks, w_blocks, self.starts,
                                                self.X.chunks[0])])
+
+
+class _DrawsOnWorkers:
+    """`AUCForestClassifier._case_draws` after a fit on dask collections: the
+    per-tree case draws (`estimators_samples_`, the out-of-bag inspection
+    tools) are not kept in memory, and asking for them says why."""
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise AttributeError(
+            "the trees' draws (estimators_samples_, out-of-bag inspection) are not available "
+            "after a fit on dask collections: the rows stay on the workers, and a row's "
+            "multiplicity in a tree is drawn from (the tree's seed, its global row index) "
+            "where the row lives")
 
 
 def _identity(value):
