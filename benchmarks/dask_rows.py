@@ -135,12 +135,13 @@ def run_system(name, client, fit, predict, trees, X_test, y_test):
     moved = sent_bytes(client) - before
     auc = multiclass_auc(y_test, predict(model, X_test))
     workers = sorted(peaks.worker_peak.values())
-    print(f"  {name}: {seconds:.1f} s, AUC {auc:.4f}", flush=True)
-    return {"system": name, "fit_s": seconds, "auc": auc,
-            "client_peak_mib": peaks.client_peak / 2**20,
-            "worker_peaks_mib": [w / 2**20 for w in workers],
-            "dask_mib_per_tree": moved / trees / 2**20,
-            "tcp_mib_per_tree": peaks.tcp_sent() / trees / 2**20, "model": model}
+    result = {"system": name, "fit_s": seconds, "auc": auc,
+              "client_peak_mib": peaks.client_peak / 2**20,
+              "worker_peaks_mib": [w / 2**20 for w in workers],
+              "dask_mib_per_tree": moved / trees / 2**20,
+              "tcp_mib_per_tree": peaks.tcp_sent() / trees / 2**20}
+    print(f"  {result}", flush=True)
+    return dict(result, model=model)
 
 
 def main(argv=None):
@@ -151,6 +152,8 @@ def main(argv=None):
     parser.add_argument("--memory-limit", default="6GiB")
     parser.add_argument("--peers", action="store_true", help="xgboost and LightGBM too")
     parser.add_argument("--no-in-memory", action="store_true")
+    parser.add_argument("--no-xgboost", action="store_true",
+                        help="with --peers: LightGBM only (xgboost is the slowest)")
     parser.add_argument("--repeat", type=int, default=1,
                         help="alternate the systems this many times; medians reported")
     args = parser.parse_args(argv)
@@ -171,7 +174,7 @@ def main(argv=None):
     systems = [("aucforest, dask (rows on workers)",
                 lambda: AUCForestClassifier(**params).fit(X, y),
                 lambda m, Xt: m.predict_proba(Xt))]
-    if args.peers:
+    if args.peers and not args.no_xgboost:
         try:
             from xgboost.dask import DaskXGBRFClassifier
             systems.append((
@@ -184,6 +187,7 @@ def main(argv=None):
                 + [1, 0]))
         except ImportError as error:
             print("xgboost: not installed", error)
+    if args.peers:
         try:
             from lightgbm import DaskLGBMClassifier
             systems.append((
