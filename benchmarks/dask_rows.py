@@ -227,6 +227,7 @@ def main(argv=None):
                       f"MiB; largest gather {stats['largest_gather_bytes'] / 2**20:.1f} MiB, "
                       f"largest row count gathered {stats['largest_gathered_rows']:,}",
                       flush=True)
+                print(f"  fit stats: {stats}", flush=True)
             del result["model"]
             runs[name].append(result)
 
