@@ -8,7 +8,8 @@ client's and each worker's peak resident memory during the fit (sampled every
 transfer counter (data a worker hands to another worker or to the client
 through Dask) and the bytes_sent of every TCP socket of the worker processes
 (``ss -tinp``, sampled every 0.2 s: this sees the peers' own sockets too, and
-misses only sockets that open and close between two samples). Systems: aucforest on the dask array (rows on the workers), xgboost's
+misses only sockets that open and close between two samples). Systems:
+aucforest on the dask array (rows on the workers), xgboost's
 DaskXGBRFClassifier and LightGBM's DaskLGBMClassifier(boosting_type="rf") on
 the same cluster and data when installed, and aucforest's in-memory binned fit
 of the same rows (computed to the client) on the same two cores (n_jobs=2).
