@@ -54,7 +54,7 @@ TREE_PARAMETER_CONSTRAINTS = {
     # a node has distinct values change nothing)
     "nsplit": [Interval(Integral, 1, int(np.iinfo(np.int32).max), closed="both"), None],
     "random_state": ["random_state"],
-    "categorical_features": ["array-like", None],
+    "categorical_features": ["array-like", StrOptions({"from_dtype"}), None],
 }
 
 

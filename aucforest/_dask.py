@@ -25,15 +25,22 @@ process holding all rows, on the ``dask.distributed`` client in scope:
    (`_dask_kernels.HistogramSplitter`). Candidate features and ``nsplit``
    bins are drawn from keys of (tree seed, path of the node), never from the
    order in which nodes are reached. Round trips grow with depth, not with
-   nodes. A node with at most ``LOCAL_ROWS`` distinct rows is finished in
+   nodes. A node with at most ``local_rows(n)`` distinct rows is finished in
    memory (PLANET's in-memory completion): its rows' codes are gathered to
    one worker, ordered by global row index, and the in-memory binned
    splitter (`grow_tree` on `BinnedData`) grows its subtree, which is grafted
    in. The trees are ordinary `Tree` objects in preorder.
-4. **Out of bag.** The OOB probabilities of a bounded, hash-selected,
-   class-balanced set of rows (at most ``OOB_CHOICE_MAX_CASES``) are computed
-   where the rows are and gathered to choose the node size and give
-   ``oob_score_``; ``oob_decision_function_`` is a lazy dask array.
+   The rounds go before the finishing tasks (task priorities), which fill
+   the workers' time while the client chooses splits; finished subtrees are
+   gathered as they complete, and the next batch of trees starts while the
+   last one's subtrees are being finished.
+4. **Out of bag.** The rows that choose the node size of
+   ``predict_min_samples="oob"`` (hash-selected and class-balanced, at most
+   about ``OOB_CHOICE_MAX_CASES``, as bounded as the edge sample) are
+   gathered once; the client adds each batch's OOB sums over them from the
+   trees it holds anyway, so no tree goes back to the workers.
+   ``oob_decision_function_`` is a lazy dask array computed where the rows
+   are (the collapsed trees a single key of its graph).
 
 Weights are integers: sample weight x class weight is rescaled to a maximum
 of 1 and rounded to a multiple of 2**-S (S about 62 - 8 - log2 n; exact for
@@ -57,7 +64,8 @@ from ._base import (MAX_SEED, SPLIT_STATISTIC_CRITERIA, check_counts_are_not_boo
                     collapsed, fit_atomically, grow_tree, resolve_max_features, tree_params)
 from ._binning import LAST_EDGE, MAX_BINS, BinnedData, _codes, bin_edges
 from ._dask_kernels import (HistogramSplitter, draw_counts, feature_order, hash_key,
-                            histograms, node_impurity, route, row_uniforms)
+                            histograms, node_impurity, route, row_uniforms, start_trees,
+                            take_rows)
 from ._decision import validate_decision
 from ._oob import OOB_CHOICE_MAX_CASES, OutOfBagSums, node_size_candidates, oob_gmean
 from ._prediction import decide_classes, mean_tree_proba
@@ -68,9 +76,15 @@ from .tree import fitted_tree
 
 # A node with at most this many distinct rows (of positive weight) in its tree is
 # finished in memory on one worker: the bound of the working set gathered there.
-LOCAL_ROWS = 20_000
-# Rows gathered by one in-memory finishing task (several small nodes share a task).
-LOCAL_ROWS_PER_TASK = 100_000
+LOCAL_ROWS = 65_536
+# ... and up to n / LOCAL_FRACTION rows (at most LOCAL_ROWS_MAX) on larger data: fewer
+# open nodes, so fewer histograms (docs/evidence/dask.md, the cost model), while a
+# finishing task still holds a small share of the rows.
+LOCAL_FRACTION = 256
+LOCAL_ROWS_MAX = 1 << 20
+# Rows gathered by one in-memory finishing task (several small nodes share a task):
+# at least this many, and at least the largest node finished in memory.
+LOCAL_ROWS_PER_TASK = 131_072
 # Rows whose values give the bin edges (selected by a hash of the global row index);
 # the in-memory fit's QUANTILE_SAMPLE.
 EDGE_SAMPLE_ROWS = 200_000
@@ -82,11 +96,18 @@ BATCH_STATE_BYTES = 1 << 28
 # Histogram bytes summed and sent to the client per round (node groups, as Spark's
 # maxMemoryInMB); open nodes beyond wait for the next round.
 MAX_ROUND_BYTES = 1 << 26
+# Partial sums one reducing task receives (histograms and root sums summed as a tree).
+REDUCE_FAN_IN = 8
 # A drawn multiplicity is at most 255 (uint8), and weights are rounded to
 # multiples of 2**-S with S = WEIGHT_BITS - 8 - bit_length(n).
 WEIGHT_BITS = 62
 
 _STREAM_DRAWS, _STREAM_NODES, _STREAM_EDGES, _STREAM_OOB = 1, 2, 3, 4
+
+
+def local_rows(n):
+    """Most distinct rows of a node finished in memory on one worker, for n rows."""
+    return min(LOCAL_ROWS_MAX, max(LOCAL_ROWS, n // LOCAL_FRACTION))
 
 
 def is_dask_collection(X):
@@ -225,34 +246,19 @@ def _block_prior(block):
     return block["prior"]
 
 
-def _init_state(block, tree_keys, rates, poisson):
+def _init_state(block, tree_keys, rates, poisson, n_classes):
     """Node ids (the root, id t, for each drawn row of positive weight) and
-    multiplicities of the partition's rows in a batch of trees, and their sums
-    (class weights and distinct cases) per tree."""
+    multiplicities of the partition's rows in a batch of trees, and the roots'
+    sums (class weights and distinct cases per tree)."""
     n = block["y"].shape[0]
     rows = block["start"] + np.arange(n, dtype=np.int64)
     counts = draw_counts(tree_keys, rows, block["draw_y"], rates, poisson)
-    T = tree_keys.shape[0]
-    active = counts > 0
-    if block["weights"] is not None:
-        active &= block["weights"][None, :] > 0
-    ids = np.where(active, np.arange(T, dtype=np.int32)[:, None], -1).astype(np.int32)
-    return {"ids": ids, "counts": counts}
+    ids, sums = start_trees(counts, block["weights"], block["y"], n_classes)
+    return {"ids": ids, "counts": counts, "sums": sums}
 
 
-def _root_sums(block, state, n_classes):
-    """(trees, K + 1) int64: class weights of each tree's root and its distinct cases."""
-    ids, counts = state["ids"], state["counts"]
-    T = ids.shape[0]
-    out = np.zeros((T, n_classes + 1), dtype=np.int64)
-    w = block["weights"]
-    for t in range(T):
-        active = ids[t] >= 0
-        weight = counts[t].astype(np.int64) if w is None else counts[t] * w
-        for k in range(n_classes):
-            out[t, k] = weight[active & (block["y"] == k)].sum()
-        out[t, n_classes] = np.count_nonzero(active)
-    return out
+def _root_sums(state):
+    return state["sums"]
 
 
 def _round(block, state, routes, request, finish, n_codes, n_classes):
@@ -266,22 +272,15 @@ def _round(block, state, routes, request, finish, n_codes, n_classes):
     parts = {}
     if finish is not None:
         group_of, n_groups = finish
-        table = np.append(group_of, -1).astype(np.int32)  # id -1 looks up the last entry
-        lookup = np.where(ids < table.shape[0] - 1, ids, -1)
-        groups = table[lookup]
-        chosen = groups >= 0
-        t_index, i_index = np.nonzero(chosen)
-        g = groups[t_index, i_index]
-        weight = state["counts"][t_index, i_index].astype(np.int64)
-        if block["weights"] is not None:
-            weight = weight * block["weights"][i_index]
-        for group in range(n_groups):
-            sel = g == group
-            rows = i_index[sel]
-            parts[group] = {"node": ids[t_index[sel], rows], "row": block["start"] + rows,
-                            "codes": codes[rows], "y": block["y"][rows],
-                            "weight": weight[sel]}
-        ids = np.where(chosen, -1, ids).astype(np.int32)
+        if routes is None:
+            ids = ids.copy()  # the input state stays as it was (a task may be rerun)
+        y = block["y"]
+        y = y.astype(np.uint8) if n_classes <= 256 else y
+        for group, (node, tree_, row) in enumerate(take_rows(ids, group_of, n_groups)):
+            weight = state["counts"][tree_, row]
+            if block["weights"] is not None:
+                weight = weight * block["weights"][row]
+            parts[group] = {"node": node, "codes": codes[row], "y": y[row], "weight": weight}
     hist = None
     if request is not None:
         first_slot, slot_feature = request
@@ -308,13 +307,14 @@ def _grow_local(parts, nodes, ctx):
     """Grow the subtrees of nodes finished in memory: each node's rows ordered
     by global row index, the in-memory binned splitter (`grow_tree`) seeded
     from the node's key. Returns {node id: (node arrays, depth)}."""
+    # the parts come in the order of the partitions, each node's rows ascending in
+    # each: a stable sort by node orders every node's rows by global row index
     node = np.concatenate([p["node"] for p in parts])
-    row = np.concatenate([p["row"] for p in parts])
-    order = np.lexsort((row, node))
-    node, row = node[order], row[order]
+    order = np.argsort(node, kind="stable")
+    node = node[order]
     codes = np.concatenate([p["codes"] for p in parts])[order]
-    y = np.concatenate([p["y"] for p in parts])[order]
-    weight = np.concatenate([p["weight"] for p in parts])[order]
+    y = np.concatenate([p["y"] for p in parts])[order].astype(np.intp)
+    weight = np.concatenate([p["weight"] for p in parts])[order].astype(np.float64)
     bounds = np.searchsorted(node, [n[0] for n in nodes]), np.searchsorted(
         node, [n[0] for n in nodes], side="right")
     params = ctx["params"]
@@ -324,7 +324,7 @@ def _grow_local(parts, nodes, ctx):
         binned = BinnedData(np.asfortranarray(codes[lo:hi]), ctx["edges"], ctx["n_bins"])
         max_depth = None if params["max_depth"] is None else params["max_depth"] - depth
         total = w.sum()
-        tree_ = grow_tree(binned, y[lo:hi].astype(np.intp), w, ctx["n_classes"],
+        tree_ = grow_tree(binned, y[lo:hi], w, ctx["n_classes"],
                           seed=int(key), **dict(
                               params, max_depth=max_depth,
                               min_weight_fraction_leaf=min_weight_leaf / total
@@ -349,18 +349,13 @@ def _edge_values(block, edges, n_bins):
     return X
 
 
-def _oob_block(block, trees, draw, sizes, rates, key, ctx):
-    """OOB class-proportion sums (per candidate node size) and tree counts of
-    the partition's rows selected for the node-size choice."""
+def _oob_rows(block, rates, key):
+    """The partition's rows selected (by a hash of their global index, at a rate
+    per class) for the node-size choice: global index, class, draw class, codes."""
     y = block["y"]
-    n = y.shape[0]
-    selected = np.flatnonzero(row_uniforms(key, block["start"], n) < rates[y])
-    rows = block["start"] + selected
-    X = _edge_values({"codes": block["codes"][selected]}, ctx["edges"], ctx["n_bins"])
-    proba = np.zeros((len(sizes), selected.size, ctx["n_classes"]))
-    n_trees = np.zeros(selected.size)
-    _add_oob(trees, draw, X, rows, block["draw_y"][selected], sizes, proba, n_trees)
-    return {"row": rows, "y": y[selected], "proba": proba, "n_trees": n_trees}
+    selected = np.flatnonzero(row_uniforms(key, block["start"], y.shape[0]) < rates[y])
+    return {"row": block["start"] + selected, "y": y[selected],
+            "draw_y": block["draw_y"][selected], "codes": block["codes"][selected]}
 
 
 def _add_oob(trees, draw, X, rows, draw_y, sizes, proba, n_trees):
@@ -407,7 +402,8 @@ class _Fit:
         self.id = uuid.uuid4().hex[:10]
         self._keys = itertools.count()
         self.stats = {"rounds": 0, "gathered_bytes": 0, "largest_gather_bytes": 0,
-                      "largest_gathered_rows": 0, "sent_bytes": 0}
+                      "largest_gathered_rows": 0, "sent_bytes": 0, "histogram_slots": 0,
+                      "open_nodes": 0, "finished_rows": 0, "finished_nodes": 0}
         self.inputs = (X, y, sample_weight)
 
     # -- plumbing
@@ -415,6 +411,18 @@ class _Fit:
     def submit(self, fn, *args, name="task", **kwargs):
         return self.client.submit(fn, *args, key=f"aucforest-{name}-{self.id}-{next(self._keys)}",
                                   **kwargs)
+
+    def _reduce(self, fn, futures, name):
+        """fn(*futures) as a tree of tasks of at most REDUCE_FAN_IN inputs each,
+        over the partitions in the order of their workers (``self.order``): the
+        first level sums each worker's partitions where they are, and no task
+        receives more than REDUCE_FAN_IN partial sums."""
+        level = [futures[i] for i in self.order]
+        while len(level) > 1:
+            level = [self.submit(fn, *level[i:i + REDUCE_FAN_IN], name=name, priority=1)
+                     if len(level[i:i + REDUCE_FAN_IN]) > 1 else level[i]
+                     for i in range(0, len(level), REDUCE_FAN_IN)]
+        return level[0]
 
     def gather(self, futures, what="data"):
         """client.gather, counting the bytes that reach the client (per `what`)
@@ -449,7 +457,8 @@ class _Fit:
         self._prepare()
         self._grow()
         self._finish()
-        forest._dask_fit_stats = dict(self.stats, n_trees=len(self.trees))
+        forest._dask_fit_stats = dict(self.stats, n_trees=len(self.trees),
+                                      tree_nodes=sum(t.node_count for t in self.trees))
         return forest
 
     def _prepare(self):
@@ -524,6 +533,11 @@ class _Fit:
             dask.delayed(_encode_block)(xb, yb, wb, int(s), ctx_f)
             for xb, yb, wb, s in zip(X_blocks, y_blocks, w_blocks, starts)])
         priors = self.gather([self.submit(_block_prior, b, name="prior") for b in self.blocks])
+        # partitions grouped by the worker holding them, for the sums' first level (a
+        # hint: a partition recomputed elsewhere changes where sums run, not their value)
+        where = self.client.who_has(self.blocks)
+        self.order = sorted(range(len(self.blocks)),
+                            key=lambda i: (sorted(where.get(self.blocks[i].key, ())), i))
         totals = np.sum(priors, axis=0)
         forest.classes_, forest.n_classes_ = classes, K
         validate_decision(forest.decision, K)
@@ -536,6 +550,7 @@ class _Fit:
             del forest.feature_names_in_
         forest.max_bins_ = self.max_bins
         self._draw_rates()
+        self._oob_choice_rows()
 
     def _draw_rates(self):
         """Per tree and class: Bernoulli or Poisson rate of each row's draw."""
@@ -559,6 +574,7 @@ class _Fit:
         self.trees = []
         criterion = CRITERIA[forest.criterion]
         self.max_features = resolve_max_features(forest.max_features, self.p)
+        self.local_rows = local_rows(self.n)
         self.min_samples_leaf = min(forest.min_samples_leaf, self.n)
         self.splitter = HistogramSplitter(self.edges, self.p, self.K, criterion,
                                           self.max_features, self.min_samples_leaf,
@@ -568,19 +584,51 @@ class _Fit:
         n_workers = max(1, len(self.client.scheduler_info().get("workers", ())))
         per_batch = int(np.clip(BATCH_STATE_BYTES * n_workers // (5 * self.n), 1,
                                 MAX_TREES_PER_BATCH))
-        for lo in range(0, len(self.seeds), per_batch):
-            self.trees.extend(self._grow_batch(range(lo, min(lo + per_batch, len(self.seeds)))))
+        batches = [range(lo, min(lo + per_batch, len(self.seeds)))
+                   for lo in range(0, len(self.seeds), per_batch)]
+        self.unfinished = []  # grown batches whose subtrees are still being finished
+        for indices in batches:
+            self._grow_batch(indices)
+            while len(self.unfinished) > 1:  # the last batch's subtrees overlap the next
+                self._complete(self.unfinished.pop(0))
+        for batch in self.unfinished:
+            self._complete(batch)
+
+    def _harvest(self):
+        """Gather the subtrees already finished (without waiting for the others),
+        so that the workers release them as the fit goes."""
+        done = [(batch, f) for batch in self.unfinished for f in batch["futures"] if f.done()]
+        if not done:
+            return
+        for (batch, f), result in zip(done, self.gather([f for _, f in done], what="trees")):
+            batch["subtrees"].update(result)
+            batch["futures"].remove(f)
+
+    def _complete(self, batch):
+        """Wait for a batch's subtrees, assemble its trees and add their OOB sums."""
+        for result in self.gather(batch["futures"], what="trees"):
+            batch["subtrees"].update(result)
+        batch["futures"] = []
+        trees = [self._assemble(root, batch["subtrees"]) for root in batch["roots"]]
+        if self.oob is not None:
+            indices = list(batch["indices"])
+            _add_oob(trees, (self.draw_keys[indices], self.rates[indices], self.poisson),
+                     self.oob["X"], self.oob["row"], self.oob["draw_y"], self.candidates,
+                     self.oob["proba"], self.oob["n_trees"])
+        self.trees.extend(trees)
 
     def _grow_batch(self, tree_indices):
-        """Grow the trees `tree_indices` level by level; returns their `Tree`s."""
+        """Grow the trees `tree_indices` level by level on the workers; the batch
+        (its roots, the futures of its subtrees finished in memory) joins
+        ``self.unfinished``."""
         K = self.K
         keys = self.draw_keys[list(tree_indices)]
         rates = self.rates[list(tree_indices)]
-        states = [self.submit(_init_state, b, keys, rates, self.poisson, name="draw")
-                  for b in self.blocks]
-        sums = self.gather(self.submit(
-            _sum_arrays, *[self.submit(_root_sums, b, s, K, name="rootsum")
-                           for b, s in zip(self.blocks, states)], name="rootsums"))
+        states = [self.submit(_init_state, b, keys, rates, self.poisson, K, name="draw",
+                              priority=1) for b in self.blocks]
+        sums = self.gather(self._reduce(
+            _sum_arrays, [self.submit(_root_sums, s, name="rootsum", priority=1)
+                          for s in states], "rootsums"))
         self.nodes = []
         roots = []
         self.tree_weight = {}
@@ -591,30 +639,36 @@ class _Fit:
             roots.append(node)
             if node.n_cases == 0:
                 raise ValueError("no sample has a positive weight in a tree's draw")
+        batch = {"indices": tree_indices, "roots": roots, "futures": [], "subtrees": {}}
+        self.unfinished.append(batch)
         pending = [n for n in roots if n.kind == "open"]   # histograms to ask for
         local = [n for n in roots if n.kind == "local"]    # rows to take out
         routes = None
-        local_futures = []
+        # the rounds (on the path of the client's next step) before the in-memory finishing
+        # tasks, which fill the workers' time while the client chooses splits
         while pending or local or routes is not None:
             request, asked = self._request(pending)
             finish, groups = self._groups(local)
             results = [self.submit(_round, b, s, routes, request, finish, self.n_codes, K,
-                                   name="round")
+                                   name="round", priority=1)
                        for b, s in zip(self.blocks, states)]
             self.stats["rounds"] += 1
-            states = [self.submit(operator.getitem, r, "state", name="state") for r in results]
+            states = [self.submit(operator.getitem, r, "state", name="state", priority=1)
+                      for r in results]
             for g, group in enumerate(groups):
-                parts = [self.submit(_part, r, g, name="part") for r in results]
+                parts = [self.submit(_part, r, g, name="part", priority=1) for r in results]
                 spec = [(n.id, n.key, n.depth, self._min_weight_leaf(n)) for n in group]
-                local_futures.append(self.submit(_grow_local, parts, spec, self.ctx_f,
-                                                 name="local"))
+                batch["futures"].append(self.submit(_grow_local, parts, spec, self.ctx_f,
+                                                    name="local"))
+            self._harvest()
             local = []
             routes = None
             if request is None:
                 continue
-            hist, cases = self.gather(self.submit(
-                _sum_histograms, *[self.submit(_hist_of, r, name="hist") for r in results],
-                name="sum"), what="histograms")
+            hist, cases = self.gather(self._reduce(
+                _sum_histograms, [self.submit(_hist_of, r, name="hist", priority=1)
+                                  for r in results], "sum"), what="histograms")
+            self.stats["histogram_slots"] += hist.shape[0]
             del results
             split_now, still = [], []
             for node, slots in asked.items():
@@ -634,10 +688,6 @@ class _Fit:
             pending.extend(c for c in children if c.kind == "open")
             local.extend(c for c in children if c.kind == "local")
             routes = self._routes(split_now) if split_now else None
-        subtrees = {}
-        for result in self.gather(local_futures, what="trees"):
-            subtrees.update(result)
-        return [self._assemble(root, subtrees) for root in roots]
 
     def _new_node(self, tree, key, depth, counts, n_cases, constant):
         node = _Node()
@@ -658,11 +708,14 @@ class _Fit:
         if (n_present < 2 or (forest.max_depth is not None and depth >= forest.max_depth)
                 or n_cases < 2 * self.min_samples_leaf or node.weight < 2.0 * min_weight_leaf):
             node.kind = "leaf"
-        elif n_cases <= LOCAL_ROWS:
+        elif n_cases <= self.local_rows:
             node.kind = "local"
+            self.stats["finished_nodes"] += 1
+            self.stats["finished_rows"] += n_cases
         else:
             node.kind = "open"
             node.order = feature_order(node.key, self.p)
+            self.stats["open_nodes"] += 1
         return node
 
     def _min_weight_leaf(self, node):
@@ -716,7 +769,7 @@ class _Fit:
         group_of = np.full(len(self.nodes), -1, dtype=np.int32)
         groups, rows = [], 0
         for node in local:
-            if not groups or rows + node.n_cases > LOCAL_ROWS_PER_TASK:
+            if not groups or rows + node.n_cases > max(LOCAL_ROWS_PER_TASK, self.local_rows):
                 groups.append([])
                 rows = 0
             groups[-1].append(node)
@@ -854,55 +907,62 @@ class _Fit:
         return Tree(self.p, self.K, max_depth=max_depth, **arrays)
 
     def _finish(self):
-        """OOB estimates and node-size choice, then the trees collapsed to it."""
+        """Node-size choice from the OOB sums, then the trees collapsed to it."""
         forest = self.forest
-        candidates = self._candidates()
-        forest.predict_min_samples_ = candidates[0]
+        forest.predict_min_samples_ = self.candidates[0]
         self.draw = (self.draw_keys, self.rates, self.poisson)
-        if forest.oob_score or len(candidates) > 1:
-            self._oob(candidates)
+        if self.oob is not None:
+            labels = self.oob["y"].astype(np.intp)
+            sums = OutOfBagSums(np.empty((labels.shape[0], 1), dtype=np.float32), self.K,
+                                self.candidates)
+            sums.proba_sum, sums.n_trees = self.oob["proba"], self.oob["n_trees"]
+            forest._set_oob_estimates(labels, sums)
         params = dict(tree_params(forest), max_bins=self.max_bins)
         forest.estimators_ = [
             fitted_tree(collapsed(tree_, forest.predict_min_samples_, forest.criterion),
                         self.classes, self.p, int(seed), params)
             for seed, tree_ in zip(self.seeds, self.trees)]
-        forest._case_draws = None  # estimators_samples_ needs rows in memory
+        if self.oob is not None and forest.oob_score:
+            forest._saved_oob_gmean = oob_gmean(labels, forest.oob_decision_function_,
+                                                 forest.class_prior_, forest.decision)
+            forest.oob_labels_ = None
+            forest.oob_decision_function_ = self._lazy_oob(
+                [e.tree_ for e in forest.estimators_])
+        forest._case_draws = _DrawsOnWorkers()
         for block in self.blocks:
             block.release()
 
-    def _candidates(self):
-        """Node sizes to predict from, from the class counts (`node_size_candidates`)."""
-        forest = self.forest
-        return node_size_candidates(forest.predict_min_samples, forest.bootstrap, self.positive)
-
-    def _oob(self, candidates):
+    def _oob_choice_rows(self):
+        """Gather the bounded, class-balanced, hash-selected rows whose OOB
+        predictions choose the node size (at most about OOB_CHOICE_MAX_CASES):
+        the client adds each batch's trees' OOB sums over them as it assembles
+        the trees, which it holds anyway (no tree goes back to the workers)."""
         forest, K = self.forest, self.K
-        per_class = OOB_CHOICE_MAX_CASES // K
-        rates = np.minimum(1.0, per_class / np.maximum(self.class_counts, 1))
-        trees_f = self.submit(_identity, self.trees, name="trees")
+        self.candidates = node_size_candidates(forest.predict_min_samples, forest.bootstrap,
+                                               self.positive)
+        self.oob = None
+        if not (forest.oob_score or len(self.candidates) > 1):
+            return
+        rates = np.minimum(1.0, (OOB_CHOICE_MAX_CASES // K) / np.maximum(self.class_counts, 1))
         key = hash_key(self.fit_key, _STREAM_OOB)
-        parts = self.gather([
-            self.submit(_oob_block, b, trees_f, self.draw, tuple(candidates), rates, key,
-                        self.ctx_f, name="oob") for b in self.blocks])
-        labels = np.concatenate([p["y"] for p in parts]).astype(np.intp)
-        oob = OutOfBagSums(np.empty((labels.shape[0], 1), dtype=np.float32), K, candidates)
-        oob.proba_sum = np.concatenate([p["proba"] for p in parts], axis=1)
-        oob.n_trees = np.concatenate([p["n_trees"] for p in parts])
-        forest._set_oob_estimates(labels, oob)
-        if forest.oob_score:
-            chosen = forest.oob_decision_function_
-            forest._saved_oob_gmean = oob_gmean(labels, chosen, forest.class_prior_,
-                                                 forest.decision)
-            forest.oob_labels_ = None
-            forest.oob_decision_function_ = self._lazy_oob(forest.predict_min_samples_)
+        parts = self.gather([self.submit(_oob_rows, b, rates, key, name="oobrows")
+                             for b in self.blocks])
+        oob = {name: np.concatenate([part[name] for part in parts])
+               for name in ("row", "y", "draw_y", "codes")}
+        oob["X"] = _edge_values(oob, self.edges, self.n_bins)
+        m = oob["row"].shape[0]
+        oob["proba"] = np.zeros((len(self.candidates), m, K))
+        oob["n_trees"] = np.zeros(m)
+        self.oob = oob
 
-    def _lazy_oob(self, size):
+    def _lazy_oob(self, trees):
         """oob_decision_function_: a dask array over the training X (recomputed
-        from its graph when asked), the grown trees a single key of the graph."""
+        from its graph when asked), the trees (collapsed to the chosen node
+        size) a single key of the graph."""
         import dask
         import dask.array as da
 
-        model = dask.delayed({"trees": self.trees, "draw": self.draw, "size": size,
+        model = dask.delayed({"trees": trees, "draw": self.draw, "size": 1,
                               "classes": self.classes,
                               "balanced": self.forest.balanced_bootstrap},
                              name=f"aucforest-oob-model-{self.id}", pure=False)
@@ -914,6 +974,21 @@ class _Fit:
                             shape=(int(rows), self.K), dtype=np.float64)
             for xb, yb, wb, start, rows in zip(X_blocks, y_blocks, w_blocks, self.starts,
                                                self.X.chunks[0])])
+
+
+class _DrawsOnWorkers:
+    """`AUCForestClassifier._case_draws` after a fit on dask collections: the
+    per-tree case draws (`estimators_samples_`, the out-of-bag inspection
+    tools) are not kept in memory, and asking for them says why."""
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise AttributeError(
+            "the trees' draws (estimators_samples_, out-of-bag inspection) are not available "
+            "after a fit on dask collections: the rows stay on the workers, and a row's "
+            "multiplicity in a tree is drawn from (the tree's seed, its global row index) "
+            "where the row lives")
 
 
 def _identity(value):

@@ -99,6 +99,105 @@ def draw_counts(const uint64_t[::1] tree_keys, const int64_t[::1] rows, const in
     return out
 
 
+def start_trees(const uint8_t[:, ::1] counts, const int64_t[::1] weights,
+                const int32_t[::1] y, idx_t n_classes):
+    """Node ids of a partition's rows at the start of a batch of trees, and the
+    roots' sums, in one pass.
+
+    Row i is in tree t's root (id t) when counts[t, i] > 0 and its weight
+    (weights[i], all 1 when weights is None) is positive, else -1.
+
+    Returns
+    -------
+    ids : int32 (trees, rows)
+    sums : int64 (trees, n_classes + 1)
+        Class weights (weights[i] x counts[t, i]) of each root, then its distinct cases.
+    """
+    cdef idx_t T = counts.shape[0], n = counts.shape[1], t, i
+    cdef bint weighted = weights is not None
+    cdef int64_t w
+    if y.shape[0] != n or (weighted and weights.shape[0] != n):
+        raise ValueError("counts, weights and y must have one entry per row")
+    ids_array = np.full((T, n), -1, dtype=np.int32)
+    sums_array = np.zeros((T, n_classes + 1), dtype=np.int64)
+    cdef int32_t[:, ::1] ids = ids_array
+    cdef int64_t[:, ::1] sums = sums_array
+    with nogil:
+        for t in range(T):
+            for i in range(n):
+                if counts[t, i] == 0:
+                    continue
+                w = counts[t, i] * weights[i] if weighted else counts[t, i]
+                if w <= 0:
+                    continue
+                ids[t, i] = <int32_t> t
+                sums[t, y[i]] += w
+                sums[t, n_classes] += 1
+    return ids_array, sums_array
+
+
+def take_rows(int32_t[:, ::1] ids, const int32_t[::1] group_of, idx_t n_groups):
+    """Take out the rows of the nodes finished in memory: for every (tree t,
+    row i) whose node d = ids[t, i] has group_of[d] >= 0 (ids beyond the
+    table have none), record it in its group and set ids[t, i] to -1 (in place).
+
+    Returns
+    -------
+    list of (node, tree, row) int32 arrays, one triple per group, in (tree, row) order
+        (each node lies in one tree: its rows come out ascending).
+    """
+    cdef idx_t T = ids.shape[0], n = ids.shape[1], n_table = group_of.shape[0], t, i
+    cdef int32_t d, g
+    sizes_array = np.zeros(max(n_groups, 1), dtype=np.intp)
+    cdef idx_t[::1] sizes = sizes_array
+    with nogil:
+        for t in range(T):
+            for i in range(n):
+                d = ids[t, i]
+                if 0 <= d < n_table and group_of[d] >= 0:
+                    sizes[group_of[d]] += 1
+    out = [(np.empty(sizes[g], dtype=np.int32), np.empty(sizes[g], dtype=np.int32),
+            np.empty(sizes[g], dtype=np.int32)) for g in range(n_groups)]
+    cdef int32_t** node_ptr = <int32_t**> malloc(max(n_groups, 1) * sizeof(int32_t*))
+    cdef int32_t** tree_ptr = <int32_t**> malloc(max(n_groups, 1) * sizeof(int32_t*))
+    cdef int32_t** row_ptr = <int32_t**> malloc(max(n_groups, 1) * sizeof(int32_t*))
+    cdef int32_t[::1] view
+    if node_ptr == NULL or tree_ptr == NULL or row_ptr == NULL:
+        free(node_ptr)
+        free(tree_ptr)
+        free(row_ptr)
+        raise MemoryError("cannot allocate the group tables")
+    for g in range(n_groups):
+        sizes[g] = 0
+        if out[g][0].shape[0] == 0:
+            node_ptr[g] = tree_ptr[g] = row_ptr[g] = NULL
+            continue
+        view = out[g][0]
+        node_ptr[g] = &view[0]
+        view = out[g][1]
+        tree_ptr[g] = &view[0]
+        view = out[g][2]
+        row_ptr[g] = &view[0]
+    with nogil:
+        for t in range(T):
+            for i in range(n):
+                d = ids[t, i]
+                if d < 0 or d >= n_table:
+                    continue
+                g = group_of[d]
+                if g < 0:
+                    continue
+                node_ptr[g][sizes[g]] = d
+                tree_ptr[g][sizes[g]] = <int32_t> t
+                row_ptr[g][sizes[g]] = <int32_t> i
+                sizes[g] += 1
+                ids[t, i] = -1
+    free(node_ptr)
+    free(tree_ptr)
+    free(row_ptr)
+    return out
+
+
 def route(const uint8_t[:, ::1] codes, const int32_t[:, ::1] ids, const int32_t[::1] feature,
           const int32_t[::1] threshold_bin, const uint8_t[::1] missing_left,
           const int32_t[::1] left, const int32_t[::1] right):

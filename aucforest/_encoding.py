@@ -1,8 +1,10 @@
 """Turning the columns of a data file (or a DataFrame) into the numeric matrix a forest needs.
 
-:class:`ColumnEncoding` is public: a model fitted by the command line stores
-its encoding, and ``ColumnEncoding.from_model_file(path)`` gives it back
-so that Python code can encode a DataFrame exactly as the command line does.
+:class:`ColumnEncoding` is public and a scikit-learn transformer: a model
+fitted by the command line stores its encoding, and
+``ColumnEncoding.from_model_file(path)`` gives it back so that Python code
+can encode a DataFrame exactly as the command line does, alone or as the
+first step of a :class:`~sklearn.pipeline.Pipeline`.
 
 Rules (documented in docs/user_guide.md, "Command line"):
 
@@ -13,13 +15,17 @@ Rules (documented in docs/user_guide.md, "Command line"):
 * A column is **numeric** when every cell is a number or a missing-value
   marker and at least one cell is a number. Infinite values are refused.
 * Any other column is **categorical**; its levels are its distinct texts,
-  sorted, missing cells left out. Up to ``max_one_hot`` levels (10 by
-  default) it becomes one 0/1 column per level, named ``column=level``
-  (one-hot). With more levels it becomes one column holding the level's
-  position in the sorted list (ordinal; trees can split it into groups of
-  alphabetically adjacent levels). A column read as text although most of
-  its values are numbers gets a warning naming the other values: they are
-  usually an unlisted missing-value marker.
+  sorted, missing cells left out. By default (``max_one_hot=None``) it
+  becomes one column holding each level's position in the sorted list, which
+  a forest given ``categorical_features`` splits natively (levels grouped by
+  their class composition, never by alphabetical order); a column with more
+  than ``MAX_CATEGORIES`` (255) levels cannot be, and is encoded as ordinal
+  codes with a warning. With ``max_one_hot`` set (the command line's
+  ``--max-one-hot``), the encoding of earlier versions: up to that many
+  levels one 0/1 column per level, named ``column=level`` (one-hot), beyond
+  it the sorted position as a number (ordinal, split as if ordered). A column
+  read as text although most of its values are numbers gets a warning naming
+  the other values: they are usually an unlisted missing-value marker.
 * Missing values become NaN when the forest accepts NaN
   (``allow_missing=True``: its scikit-learn tag ``allow_nan``); otherwise
   they are refused with a message naming the column: impute or drop them.
@@ -31,8 +37,9 @@ Rules (documented in docs/user_guide.md, "Command line"):
   becomes 16,777,216), and magnitudes below about 1.2e-38 lose precision
   or become 0. Identifier and target columns are not features: they keep
   their exact values.
-* At prediction, a level not seen in training becomes all zeros (one-hot) or
-  -1, below every known level (ordinal), with a warning.
+* At prediction, a level not seen in training becomes a missing value
+  (categorical), all zeros (one-hot) or -1, below every known level
+  (ordinal), with a warning naming the column and how many cells.
 * Class labels: integers (int64, exact) when every label is an integer, text
   otherwise.
 
@@ -44,37 +51,64 @@ model file so that ``predict`` and ``evaluate`` apply the same one.
 import warnings
 
 import numpy as np
+from scipy.sparse import issparse
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.exceptions import NotFittedError
 from sklearn.preprocessing import OneHotEncoder, OrdinalEncoder
 
+from ._categories import MAX_CATEGORIES
+from ._compat import validate_data
 from ._table import clean_cell, quote, text_array
 
 DEFAULT_NA_VALUES = ("", "NA", "NaN", "nan", "?", "null", "N/A", "None")
 MAX_ONE_HOT_LEVELS = 10
-KINDS = ("numeric", "one-hot", "ordinal")
+KINDS = ("numeric", "categorical", "one-hot", "ordinal")
 
 
-class ColumnEncoding:
+class ColumnEncoding(TransformerMixin, BaseEstimator):
     """How each input column becomes one or more numeric feature columns.
 
-    The object the command line fits on a data file and saves with the
-    model; get it back with :meth:`from_model_file`.
+    A scikit-learn transformer (``fit``, ``transform``,
+    ``get_feature_names_out``) for tables of text cells as a CSV file holds
+    them (or of numbers); the object the command line fits on a data file and
+    saves with the model (get it back with :meth:`from_model_file`).
 
     Parameters
     ----------
-    columns : list of dict
-        One dict per input column: ``name``, ``kind`` ("numeric", "one-hot"
-        or "ordinal") and, for the last two, ``levels`` (sorted list of str).
+    columns : list of dict or None, default=None
+        A fixed encoding: one dict per input column, ``name``, ``kind``
+        ("numeric", "categorical", "one-hot" or "ordinal") and, for the last
+        three, ``levels`` (sorted list of str); ``fit`` then only checks the
+        input. None: ``fit`` chooses each column's kind from its cells.
     na_values : sequence of str, default=DEFAULT_NA_VALUES
         Cell texts read as missing values (case-insensitive; the empty cell
         always is).
+    max_one_hot : int or None, default=None
+        None: a text column becomes its levels' codes ("categorical", to be
+        split natively: pass `categorical_mask` as the forest's
+        ``categorical_features``, or transform a DataFrame, whose categorical
+        columns come out with pandas' ``category`` dtype). An int: one-hot
+        up to that many levels, ordinal codes beyond (the encoding of
+        earlier versions).
+    allow_missing : bool, default=True
+        Accept missing cells (NaN in the output); False refuses them with a
+        ValueError naming the column and row.
 
     Attributes
     ----------
+    columns_ : list of dict
+        The encoding fitted (``columns`` when given).
+    n_features_in_ : int
+        Number of columns seen by ``fit``.
+    feature_names_in_ : ndarray of str
+        Their names, when X has string column names.
     input_names : list of str
         The columns the encoding reads, in order.
     feature_names : list of str
         The encoded columns, in order (``column=level`` for one-hot levels);
         the ``feature_names_in_`` of a forest fitted by the command line.
+    categorical_mask : ndarray of bool
+        Which encoded columns hold the codes of a categorical column.
 
     Examples
     --------
@@ -89,20 +123,49 @@ class ColumnEncoding:
         age  colour=blue  colour=red
     0  31.0          0.0         1.0
     1   NaN          1.0         0.0
+    >>> ColumnEncoding().fit(pd.DataFrame({"age": ["31", "?"], "city": ["Oslo", "Bergen"]}))
+    ColumnEncoding(2 columns: 1 numeric, 1 categorical (2 levels))
     """
 
-    def __init__(self, columns, na_values=DEFAULT_NA_VALUES):
+    def __init__(self, columns=None, na_values=DEFAULT_NA_VALUES, *, max_one_hot=None,
+                 allow_missing=True):
         self.columns = columns
-        self.na_values = tuple(na_values)
+        self.na_values = na_values
+        self.max_one_hot = max_one_hot
+        self.allow_missing = allow_missing
+
+    def fit(self, X, y=None):
+        """Choose the encoding of each column of X (or check X against ``columns``).
+
+        Parameters
+        ----------
+        X : DataFrame, dict of columns, or array-like of shape (n_samples, n_features)
+            The table; columns of an array are named ``x0, x1, ...``.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : ColumnEncoding
+            The fitted encoding.
+        """
+        table, names = self._table(X, reset=True)
+        if self.columns is not None:
+            columns = _checked_spec(self.columns)
+            absent = [c["name"] for c in columns if c["name"] not in table.columns]
+            if absent:
+                raise ValueError(f"column {absent[0]!r}, which the encoding uses, is not in "
+                                 f"{table.path}")
+        else:
+            columns = learn_columns(table, names, self.max_one_hot, self.allow_missing,
+                                    tuple(self.na_values))
+        self.columns_ = columns
+        return self
 
     @classmethod
-    def fit(cls, table, names, max_one_hot=MAX_ONE_HOT_LEVELS, allow_missing=False,
-            na_values=DEFAULT_NA_VALUES):
-        """Choose the encoding of the columns ``names`` of a table read from a file.
-
-        A column whose cells all parse as numbers (missing values aside) is
-        numeric; a text column is one-hot encoded up to ``max_one_hot``
-        levels and ordinal (levels in sorted order) beyond.
+    def from_table(cls, table, names, max_one_hot=None, allow_missing=False,
+                   na_values=DEFAULT_NA_VALUES):
+        """Fit the encoding of the columns ``names`` of a table read from a file.
 
         Parameters
         ----------
@@ -110,51 +173,104 @@ class ColumnEncoding:
             The table as the command line reads it (text cells).
         names : list of str
             The feature columns, in order.
-        max_one_hot : int, default=10
-            Most levels a text column may have to be one-hot encoded.
+        max_one_hot : int or None, default=None
+            As the parameter of the class.
         allow_missing : bool, default=False
-            Accept missing cells (``na_values``); False refuses them with a
-            ValueError naming the column and row.
+            Accept missing cells (``na_values``).
         na_values : tuple of str
             Cells that mark a missing value.
 
         Returns
         -------
         ColumnEncoding
-            The encoding of the columns.
+            The fitted encoding of the columns.
         """
-        columns = []
-        for name in names:
-            values = table.column(name)
-            numbers = numeric_values(values, name, table.path, allow_missing, na_values)
-            if numbers is not None:
-                check_float32_range(numbers, name, table.path)
-                columns.append({"name": name, "kind": "numeric"})
-                continue
-            text, missing = _checked_text(values, name, table.path, allow_missing, na_values)
-            levels = np.unique(text[~missing]).tolist()
-            if not levels:
-                raise ValueError(f"column {quote(name)} of {table.path} has no values")
-            kind = "one-hot" if len(levels) <= max_one_hot else "ordinal"
-            _warn_mostly_numeric(text[~missing], name, table.path, kind, len(levels))
-            columns.append({"name": name, "kind": kind, "levels": levels})
-        return cls(columns, na_values)
+        encoding = cls(na_values=tuple(na_values), max_one_hot=max_one_hot,
+                       allow_missing=allow_missing)
+        encoding.columns_ = learn_columns(table, names, max_one_hot, allow_missing,
+                                          tuple(na_values))
+        encoding.n_features_in_ = len(names)
+        return encoding
+
+    def __sklearn_is_fitted__(self):
+        return self.columns is not None or hasattr(self, "columns_")
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        tags.input_tags.string = True  # text cells, as a CSV file holds them
+        return tags
+
+    @property
+    def _spec(self):
+        if hasattr(self, "columns_"):
+            return self.columns_
+        if self.columns is not None:
+            return _checked_spec(self.columns)
+        raise NotFittedError("This ColumnEncoding is not fitted yet: call fit first, or give "
+                             "columns")
 
     @property
     def input_names(self):
         """Names of the input columns, in order."""
-        return [column["name"] for column in self.columns]
+        return [column["name"] for column in self._spec]
 
     @property
     def feature_names(self):
         """Names of the encoded columns, in order."""
         names = []
-        for column in self.columns:
+        for column in self._spec:
             if column["kind"] == "one-hot":
                 names.extend(f"{column['name']}={level}" for level in column["levels"])
             else:
                 names.append(column["name"])
         return names
+
+    @property
+    def feature_groups(self):
+        """Each input column's encoded columns, ``{name: [indices]}``.
+
+        One index into :attr:`feature_names`, or one per level when one-hot:
+        the ``groups`` of `aucforest.inspection.oob_importance` per input
+        column."""
+        groups, start = {}, 0
+        for column in self._spec:
+            width = len(column["levels"]) if column["kind"] == "one-hot" else 1
+            groups[column["name"]] = list(range(start, start + width))
+            start += width
+        return groups
+
+    @property
+    def categorical_mask(self):
+        """Boolean mask of the encoded columns that are categorical codes."""
+        return np.array([kind == "categorical" for column in self._spec
+                         for kind in [column["kind"]] * (len(column["levels"])
+                                                         if column["kind"] == "one-hot" else 1)],
+                        dtype=bool)
+
+    @property
+    def categories(self):
+        """The levels of each categorical encoded column, None for the others.
+
+        The ``categories_`` of a forest fitted on the encoded columns."""
+        return [list(column["levels"]) if column["kind"] == "categorical" else None
+                for column in self._spec
+                for _ in range(len(column["levels"]) if column["kind"] == "one-hot" else 1)]
+
+    def get_feature_names_out(self, input_features=None):
+        """Get the names of the encoded columns.
+
+        Parameters
+        ----------
+        input_features : None
+            Ignored (the names come from the fitted encoding).
+
+        Returns
+        -------
+        ndarray of str
+            :attr:`feature_names`.
+        """
+        return np.asarray(self.feature_names, dtype=object)
 
     def summary(self):
         """Describe the encoding in one line.
@@ -162,36 +278,40 @@ class ColumnEncoding:
         Returns
         -------
         str
-            For example "13 columns: 12 numeric, 1 one-hot (3 levels)".
+            For example "13 columns: 12 numeric, 1 categorical (3 levels)".
         """
-        counts = {kind: [c for c in self.columns if c["kind"] == kind] for kind in KINDS}
+        columns = self._spec
+        counts = {kind: [c for c in columns if c["kind"] == kind] for kind in KINDS}
         parts = [f"{len(counts['numeric'])} numeric"]
-        for kind in ("one-hot", "ordinal"):
+        for kind in KINDS[1:]:
             if counts[kind]:
                 levels = sum(len(c["levels"]) for c in counts[kind])
                 parts.append(f"{len(counts[kind])} {kind} ({levels} levels)")
-        noun = "column" if len(self.columns) == 1 else "columns"
-        return f"{len(self.columns)} {noun}: " + ", ".join(parts)
+        noun = "column" if len(columns) == 1 else "columns"
+        return f"{len(columns)} {noun}: " + ", ".join(parts)
 
-    def transform(self, data, allow_missing=True):
-        """Encode ``data`` as the command line does.
+    def transform(self, X, allow_missing=None):
+        """Encode X as the command line does.
 
         Parameters
         ----------
-        data : pandas.DataFrame, dict of str to array-like, or Table
+        X : pandas.DataFrame, dict of str to array-like, Table or array-like
             Must hold every column of :attr:`input_names` (others are
-            ignored). Text cells are parsed as in a CSV file; numeric
-            columns may also arrive as numbers (NaN or None when missing).
-        allow_missing : bool, default=True
-            Return NaN for missing values (the forest handles them natively);
-            False refuses them with a ValueError.
+            ignored); an array's columns are taken in the order of the fit.
+            Text cells are parsed as in a CSV file; numeric columns may also
+            arrive as numbers (NaN or None when missing).
+        allow_missing : bool or None, default=None
+            Return NaN for missing values; False refuses them with a
+            ValueError; None: the parameter ``allow_missing``.
 
         Returns
         -------
         encoded : ndarray of shape (n_rows, len(feature_names)) or DataFrame
-            Float64 values; a pandas DataFrame with :attr:`feature_names` as columns
-            (and the index of ``data``) when ``data`` is a DataFrame, so that
-            a forest with ``feature_names_in_`` predicts without a warning.
+            Float64 values (a categorical column's codes, NaN where missing or
+            unseen); for a DataFrame X, a DataFrame with :attr:`feature_names`
+            as columns and the index of X, a categorical column as pandas
+            ``category`` with the fitted levels (what a forest with
+            ``categorical_features="from_dtype"`` splits natively).
 
         Raises
         ------
@@ -200,33 +320,45 @@ class ColumnEncoding:
             beyond float32's range (the message names the column and row),
             or a value is missing with ``allow_missing=False``.
         """
-        table = as_table(data)
-        absent = [name for name in self.input_names if name not in table.columns]
+        spec = self._spec
+        allow_missing = self.allow_missing if allow_missing is None else allow_missing
+        table, _ = self._table(X, reset=False)
+        absent = [column["name"] for column in spec if column["name"] not in table.columns]
         if absent:
             raise ValueError(f"column {absent[0]!r}, which the model uses, is not in "
                              f"{table.path}")
-        blocks = [self._encode_column(column, table, allow_missing) for column in self.columns]
+        na_values = tuple(self.na_values)
+        blocks = [_encode_column(column, table, allow_missing, na_values) for column in spec]
         matrix = np.column_stack(blocks).astype(np.float64)
-        if _is_pandas_frame(data):
-            return type(data)(matrix, columns=self.feature_names, index=data.index)
+        if _is_pandas_frame(X):
+            return _as_frame(X, matrix, self.feature_names, self.categories)
         return matrix
 
-    def _encode_column(self, column, table, allow_missing):
-        name, kind = column["name"], column["kind"]
-        values = table.column(name)
-        if kind == "numeric":
-            numbers = numeric_values(values, name, table.path, allow_missing, self.na_values)
-            if numbers is None:
-                raise ValueError(f"column {quote(name)} of {table.path} must be numeric, as in "
-                                 "training, but holds text: "
-                                 f"{_non_numbers(values, self.na_values)}")
-            check_float32_range(numbers, name, table.path)
-            return numbers[:, None]
-        text, missing = _checked_text(values, name, table.path, allow_missing, self.na_values)
-        _warn_unknown_levels(text[~missing], column["levels"], name, kind)
-        encoded = _encoder(kind, column["levels"]).transform(np.where(missing, "", text)[:, None])
-        encoded[missing] = np.nan
-        return encoded
+    def _table(self, X, reset):
+        """A Table view of X and the names of its columns (sklearn's checks
+        of an array's shape and of a DataFrame's column names)."""
+        from ._table import Table
+
+        if issparse(X):
+            raise TypeError("ColumnEncoding takes a table of cells, not sparse data; use "
+                            "X.toarray()")
+        if isinstance(X, (Table, dict)):
+            table = as_table(X)
+            return table, list(table.columns)
+        if _is_pandas_frame(X):
+            if self.columns is None and reset:
+                validate_data(self, X, skip_check_array=True, reset=True)
+            table = as_table(X)
+            return table, list(table.columns)
+        array = validate_data(self, X, dtype=None, ensure_all_finite=False, reset=reset)
+        if hasattr(self, "feature_names_in_"):
+            names = [str(name) for name in self.feature_names_in_]
+        elif reset or self.columns is None:
+            names = [f"x{j}" for j in range(array.shape[1])]
+        else:
+            names = [column["name"] for column in self._spec][:array.shape[1]]
+        columns = {name: _column_array(array[:, j]) for j, name in enumerate(names)}
+        return Table("X", columns, array.shape[0]), names
 
     def to_dict(self):
         """Describe the encoding as plain data (what a model file stores).
@@ -237,7 +369,7 @@ class ColumnEncoding:
             ``{"columns": [...], "na_values": [...]}``, JSON-ready; `from_dict`
             reads it back.
         """
-        return {"columns": self.columns, "na_values": list(self.na_values)}
+        return {"columns": self._spec, "na_values": list(self.na_values)}
 
     @classmethod
     def from_dict(cls, data):
@@ -261,13 +393,12 @@ class ColumnEncoding:
         columns = data.get("columns") if isinstance(data, dict) else None
         if not isinstance(columns, list) or not columns:
             raise ValueError("the model file's feature encoding is malformed")
-        for column in columns:
-            _check_column_spec(column)
+        columns = _checked_spec(columns)
         na_values = data.get("na_values", DEFAULT_NA_VALUES)
         if not isinstance(na_values, (list, tuple)) or not all(isinstance(v, str)
                                                                for v in na_values):
             raise ValueError("the model file's missing-value markers are malformed")
-        return cls(columns, na_values)
+        return cls(columns, tuple(na_values))
 
     @classmethod
     def from_model_file(cls, path):
@@ -296,8 +427,64 @@ class ColumnEncoding:
                              "aucforest command line")
         return cls.from_dict(saved.extra["encoding"])
 
-    def __repr__(self):
-        return f"ColumnEncoding({self.summary()})"
+    def __repr__(self, N_CHAR_MAX=700):
+        try:
+            return f"ColumnEncoding({self.summary()})"
+        except NotFittedError:
+            return super().__repr__(N_CHAR_MAX)
+
+
+def learn_columns(table, names, max_one_hot, allow_missing, na_values):
+    """The encoding of the columns ``names`` of ``table`` (list of column dicts)."""
+    columns = []
+    for name in names:
+        values = table.column(name)
+        numbers = numeric_values(values, name, table.path, allow_missing, na_values)
+        if numbers is not None:
+            check_float32_range(numbers, name, table.path)
+            columns.append({"name": name, "kind": "numeric"})
+            continue
+        text, missing = _checked_text(values, name, table.path, allow_missing, na_values)
+        levels = np.unique(text[~missing]).tolist()
+        if not levels:
+            raise ValueError(f"column {quote(name)} of {table.path} has no values")
+        kind = _text_kind(len(levels), max_one_hot, name, table.path)
+        _warn_mostly_numeric(text[~missing], name, table.path, kind, len(levels))
+        columns.append({"name": name, "kind": kind, "levels": levels})
+    return columns
+
+
+def _text_kind(n_levels, max_one_hot, name, path):
+    if max_one_hot is not None:
+        return "one-hot" if n_levels <= max_one_hot else "ordinal"
+    if n_levels > MAX_CATEGORIES:
+        warnings.warn(f"column {quote(name)} of {path} has {n_levels} levels, more than the "
+                      f"{MAX_CATEGORIES} a categorical feature may have; it is encoded as the "
+                      "levels' positions in sorted order (ordinal), split as if ordered",
+                      UserWarning, stacklevel=4)
+        return "ordinal"
+    return "categorical"
+
+
+def _as_frame(X, matrix, names, categories):
+    """The encoded matrix as a DataFrame like X (categorical codes as ``category``)."""
+    import pandas
+
+    frame = pandas.DataFrame(matrix, columns=names, index=X.index)
+    for name, levels in zip(names, categories):
+        if levels is not None:
+            codes = frame[name].to_numpy()
+            codes = np.where(np.isnan(codes), -1, codes).astype(np.int64)
+            frame[name] = pandas.Categorical.from_codes(codes, categories=levels)
+    return frame
+
+
+def _checked_spec(columns):
+    if not isinstance(columns, (list, tuple)) or not columns:
+        raise ValueError(f"columns must be a non-empty list of column dicts, got {columns!r:.80}")
+    for column in columns:
+        _check_column_spec(column)
+    return [dict(column) for column in columns]
 
 
 def as_table(data):
@@ -358,7 +545,8 @@ def _check_column_spec(column):
     if ok and column["kind"] != "numeric":
         levels = column.get("levels")
         ok = (isinstance(levels, list) and all(isinstance(v, str) for v in levels)
-              and levels == sorted(set(levels)))
+              and levels == sorted(set(levels))
+              and (column["kind"] != "categorical" or len(levels) <= MAX_CATEGORIES))
     if not ok:
         raise ValueError(f"the model file's feature encoding is malformed near {column!r:.80}")
 
@@ -464,23 +652,47 @@ def _refuse_missing(missing, name, path):
             "them first")
 
 
+def _encode_column(column, table, allow_missing, na_values):
+    """The encoded columns of one input column, shape (n_rows, width)."""
+    name, kind = column["name"], column["kind"]
+    values = table.column(name)
+    if kind == "numeric":
+        numbers = numeric_values(values, name, table.path, allow_missing, na_values)
+        if numbers is None:
+            raise ValueError(f"column {quote(name)} of {table.path} must be numeric, as in "
+                             f"training, but holds text: {_non_numbers(values, na_values)}")
+        check_float32_range(numbers, name, table.path)
+        return numbers[:, None]
+    text, missing = _checked_text(values, name, table.path, allow_missing, na_values)
+    _warn_unknown_levels(text[~missing], column["levels"], name, kind)
+    encoded = _encoder(kind, column["levels"]).transform(np.where(missing, "", text)[:, None])
+    encoded[missing] = np.nan
+    return encoded
+
+
 def _encoder(kind, levels):
     categories = [np.array(levels, dtype=object)]
     if kind == "one-hot":
         encoder = OneHotEncoder(categories=categories, handle_unknown="ignore",
                                 sparse_output=False, dtype=np.float64)
     else:
+        unknown = np.nan if kind == "categorical" else -1
         encoder = OrdinalEncoder(categories=categories, handle_unknown="use_encoded_value",
-                                 unknown_value=-1, dtype=np.float64)
+                                 unknown_value=unknown, dtype=np.float64)
     return encoder.fit(categories[0][:, None])
 
 
 def _warn_unknown_levels(text, levels, name, kind):
-    unknown = np.setdiff1d(np.unique(text), levels)
-    if unknown.size:
-        meaning = "all-zero indicators" if kind == "one-hot" else "-1"
-        shown = ", ".join(quote(v) for v in unknown[:5])
-        warnings.warn(f"column {quote(name)} has levels not seen in training ({shown}); "
+    unknown = ~np.isin(text, levels)
+    if unknown.any():
+        meaning = {"one-hot": "all-zero indicators", "ordinal": "-1",
+                   "categorical": "missing values"}[kind]
+        distinct = np.unique(text[unknown])
+        shown = ", ".join(quote(v) for v in distinct[:5])
+        count = int(unknown.sum())
+        warnings.warn(f"column {quote(name)} has levels not seen in training ({shown}"
+                      f"{', ...' if distinct.size > 5 else ''}) in {count} "
+                      f"{'row' if count == 1 else 'rows'}; "
                       f"encoded as {meaning}", UserWarning, stacklevel=4)
 
 

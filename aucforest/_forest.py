@@ -19,8 +19,9 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._base import (MAX_SEED, TREE_PARAMETER_CONSTRAINTS, check_counts_are_not_booleans,
                     check_categorical_codes, collapsed, distinct_value_tables,
-                    fit_atomically, grow_tree, resolve_categorical_features, resolve_max_bins,
+                    fit_atomically, grow_tree, resolve_max_bins,
                     training_matrix, tree_params, trees_per_task, validate_training_data)
+from ._categories import fit_categories, predict_codes, resolve_fitted
 from ._compat import Interval, RealNotInt, StrOptions, fit_context, validate_data
 from ._decision import validate_decision
 from ._oob import (OutOfBagSums, cases_choosing_node_size, node_size_candidates, oob_auc,
@@ -167,9 +168,18 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         forest keeps its trees as grown beside the collapsed ones
         (``_grown_trees_``, not written to model files), which costs their
         memory.
-    categorical_features : array-like of int or of bool, or None, default=None
-        The categorical features, by index or as a boolean mask (None: none).
-        Their values must be level codes 0, 1, ..., at most
+    categorical_features : "from_dtype", array-like of int, str or bool, or None, \
+default="from_dtype"
+        The categorical features, as scikit-learn's
+        HistGradientBoostingClassifier reads them: "from_dtype", the pandas
+        ``category`` columns of a DataFrame (none for an array, so numeric
+        data fits as without categorical features); feature indices, column
+        names (X a DataFrame) or a boolean mask; None: none. A ``category``
+        column's categories are stored (``categories_``) and a DataFrame at
+        predict is mapped to them by value, not by its own codes; a value not
+        seen at fit counts as missing (with a warning). Text (object or
+        string) columns are refused: convert them to ``category``. Given as
+        numbers (an array), the values must be level codes 0, 1, ..., at most
         ``MAX_CATEGORIES`` (255) levels, NaN for missing (ValueError
         otherwise, at fit and predict). A split sends a set of levels left:
         in each node the levels are ordered by their class composition (two
@@ -226,6 +236,10 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         The ``max_bins`` the trees were grown with ("auto" resolved).
     is_categorical_ : ndarray of shape (n_features_in_,), bool
         The categorical features.
+    categories_ : list of length n_features_in_
+        The categories of each ``category`` column, in their order at fit
+        (the level codes 0, 1, ... the trees split); None for the other
+        features, also for a categorical feature given as codes.
     predict_min_samples_ : int
         The node size the trees were collapsed to.
     oob_scores_by_min_samples_ : dict of int to float
@@ -318,8 +332,9 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
                  max_bins="auto", nsplit=10, bootstrap=True, max_samples=None, replacement=False,
                  balanced_bootstrap=False, class_weight=None, decision="rfq",
                  predict_min_samples="oob", oob_score=False, n_jobs=None, random_state=None,
-                 verbose=0, warm_start=False, categorical_features=None, min_samples_split=2,
-                 max_leaf_nodes=None, min_impurity_decrease=0.0, ccp_alpha=0.0):
+                 verbose=0, warm_start=False, categorical_features="from_dtype",
+                 min_samples_split=2, max_leaf_nodes=None, min_impurity_decrease=0.0,
+                 ccp_alpha=0.0):
         self.n_estimators = n_estimators
         self.criterion = criterion
         self.max_features = max_features
@@ -374,7 +389,9 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         from . import _dask  # dask collections: rows stay on the workers (lazy import)
         if _dask.is_dask_collection(X):
             self._check_dask_params()
-            if self.categorical_features is not None and np.size(self.categorical_features):
+            if not _from_dtype(self.categorical_features) \
+                    and self.categorical_features is not None \
+                    and np.size(self.categorical_features):
                 raise ValueError("categorical_features is not available for Dask input: the "
                                  "Dask fit splits ordered features only; fit on a numpy "
                                  "array or a pandas DataFrame")
@@ -392,6 +409,7 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
     def _fit(self, X, y, sample_weight, previous=None):
         check_counts_are_not_booleans(self)
         self._check_sampling_params()
+        X, is_categorical, categories = fit_categories(X, self.categorical_features)
         X, y, self.classes_, y_encoded, sample_weight = validate_training_data(
             self, X, y, sample_weight)  # sample_weight None: all one
         self.n_classes_ = n_classes = self.classes_.shape[0]
@@ -406,8 +424,8 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         self._case_draws = sampler.draws  # for estimators_samples_
         self._n_samples_bootstrap = sampler.draws.n_draws  # scikit-learn's name
         self.max_bins_ = resolve_max_bins(self.max_bins, X.shape[0])
-        self.is_categorical_ = resolve_categorical_features(self.categorical_features,
-                                                            X.shape[1])
+        self.is_categorical_, self.categories_ = resolve_fitted(
+            self.categorical_features, X.shape[1], is_categorical, categories)
         check_categorical_codes(X, self.is_categorical_, getattr(self, "feature_names_in_", None))
         params = dict(tree_params(self), max_bins=self.max_bins_)
         positive = y_encoded if sample_weight is None else y_encoded[sample_weight > 0]
@@ -639,6 +657,7 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
 
     def _validate_X_predict(self, X):
         check_is_fitted(self)
+        X = predict_codes(self, X)  # a DataFrame's categories mapped by value
         X = validate_data(self, X, dtype=np.float32, order="C", reset=False,
                           ensure_all_finite="allow-nan")
         check_categorical_codes(X, getattr(self, "is_categorical_", None),
@@ -809,3 +828,5 @@ def _fit_tree(sampler, X, y_encoded, n_classes, params, seed, tables=None, count
     return tree_, kept
 
 
+def _from_dtype(categorical_features):
+    return isinstance(categorical_features, str) and categorical_features == "from_dtype"

@@ -8,8 +8,9 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._base import (MAX_SEED, TREE_PARAMETER_CONSTRAINTS, check_categorical_codes,
                     check_counts_are_not_booleans, fit_atomically, grow_tree,
-                    resolve_categorical_features, resolve_max_features, training_matrix,
-                    tree_params, validate_training_data)
+                    resolve_max_features, training_matrix, tree_params,
+                    validate_training_data)
+from ._categories import fit_categories, predict_codes, resolve_fitted
 from ._compat import StrOptions, fit_context, validate_data
 from ._pruning import cost_complexity_path
 from ._sampling import check_class_weight_dict, tree_growth_seed
@@ -66,9 +67,18 @@ class AUCTreeClassifier(ClassifierMixin, BaseEstimator):
     random_state : int, RandomState instance or None, default=None
         Controls the order in which features are drawn (and the drawn
         thresholds).
-    categorical_features : array-like of int or of bool, or None, default=None
-        The categorical features, by index or as a boolean mask (None: none).
-        Their values must be level codes 0, 1, ..., at most
+    categorical_features : "from_dtype", array-like of int, str or bool, or None, \
+default="from_dtype"
+        The categorical features, as scikit-learn's
+        HistGradientBoostingClassifier reads them: "from_dtype", the pandas
+        ``category`` columns of a DataFrame (none for an array, so numeric
+        data fits as without categorical features); feature indices, column
+        names (X a DataFrame) or a boolean mask; None: none. A ``category``
+        column's categories are stored (``categories_``) and a DataFrame at
+        predict is mapped to them by value, not by its own codes; a value not
+        seen at fit counts as missing (with a warning). Text (object or
+        string) columns are refused: convert them to ``category``. Given as
+        numbers (an array), the values must be level codes 0, 1, ..., at most
         ``MAX_CATEGORIES`` (255) levels, NaN for missing (ValueError
         otherwise, at fit and predict). A split sends a set of levels left:
         in each node the levels are ordered by their class composition (two
@@ -133,6 +143,10 @@ class AUCTreeClassifier(ClassifierMixin, BaseEstimator):
         Weighted decrease of the split statistic per feature, normalised.
     is_categorical_ : ndarray of shape (n_features_in_,), bool
         The categorical features.
+    categories_ : list of length n_features_in_
+        The categories of each ``category`` column, in their order at fit
+        (the level codes 0, 1, ... the trees split); None for the other
+        features, also for a categorical feature given as codes.
 
     See Also
     --------
@@ -163,7 +177,7 @@ class AUCTreeClassifier(ClassifierMixin, BaseEstimator):
 
     def __init__(self, criterion="auc", max_features=None, max_depth=None,
                  min_samples_leaf=1, min_weight_fraction_leaf=0.0, max_bins=None,
-                 nsplit=None, random_state=None, categorical_features=None, *,
+                 nsplit=None, random_state=None, categorical_features="from_dtype", *,
                  splitter="best", min_samples_split=2, max_leaf_nodes=None,
                  min_impurity_decrease=0.0, class_weight=None, ccp_alpha=0.0):
         self.criterion = criterion
@@ -206,6 +220,7 @@ class AUCTreeClassifier(ClassifierMixin, BaseEstimator):
 
     def _fit(self, X, y, sample_weight):
         check_counts_are_not_booleans(self)
+        X, is_categorical, categories = fit_categories(X, self.categorical_features)
         X, y, self.classes_, y_encoded, weights = validate_training_data(
             self, X, y, sample_weight)
         if weights is None:
@@ -219,8 +234,8 @@ class AUCTreeClassifier(ClassifierMixin, BaseEstimator):
                                  "least one must be positive.")
         self.n_classes_ = self.classes_.shape[0]
         self.max_features_ = resolve_max_features(self.max_features, X.shape[1])
-        self.is_categorical_ = resolve_categorical_features(self.categorical_features,
-                                                            X.shape[1])
+        self.is_categorical_, self.categories_ = resolve_fitted(
+            self.categorical_features, X.shape[1], is_categorical, categories)
         check_categorical_codes(X, self.is_categorical_, getattr(self, "feature_names_in_", None))
         random_state = check_random_state(self.random_state)
         seed = tree_growth_seed(random_state)
@@ -266,6 +281,7 @@ class AUCTreeClassifier(ClassifierMixin, BaseEstimator):
 
     def _validate_X_predict(self, X):
         check_is_fitted(self)
+        X = predict_codes(self, X)  # a DataFrame's categories mapped by value
         X = validate_data(self, X, dtype=np.float32, order="C", reset=False,
                           ensure_all_finite="allow-nan")
         check_categorical_codes(X, getattr(self, "is_categorical_", None),

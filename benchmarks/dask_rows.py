@@ -4,19 +4,29 @@ A LocalCluster of 2 workers (1 thread each, memory_limit set) holds a data set
 generated on the workers (nothing n-sized is built on the client for the Dask
 fits). For each system: fit time, test AUC (200,000 held-out rows), the
 client's and each worker's peak resident memory during the fit (sampled every
-0.2 s), and the bytes the workers sent (to each other and to the client) per
-tree. Systems: aucforest on the dask array (rows on the workers), xgboost's
+0.2 s), and the bytes the workers sent per tree, counted two ways: Dask's
+transfer counter (data a worker hands to another worker or to the client
+through Dask) and the bytes_sent of every TCP socket of the worker processes
+(``ss -tinp``, sampled every 0.2 s: this sees the peers' own sockets too, and
+misses only sockets that open and close between two samples). Systems:
+aucforest on the dask array (rows on the workers), xgboost's
 DaskXGBRFClassifier and LightGBM's DaskLGBMClassifier(boosting_type="rf") on
 the same cluster and data when installed, and aucforest's in-memory binned fit
 of the same rows (computed to the client) on the same two cores (n_jobs=2).
 
-    python -m benchmarks.dask_rows --rows 1000000 --trees 50 [--peers]
+    python -m benchmarks.dask_rows --rows 1000000 --trees 20 --peers --repeat 3
     python -m benchmarks.dask_rows --rows 20000 --trees 3        # a smoke run
+
+With ``--repeat R`` the systems alternate R times (on a shared machine) and
+the table gives the median of each column over the repeats.
 
 The data: p = 20 standard normal features, 5 of them carrying the signal
 (a logistic model with two interactions), 10% positives, 2% NaN.
 """
 import argparse
+import os
+import re
+import subprocess
 import threading
 import time
 
@@ -52,11 +62,36 @@ def dask_data(rows, seed):
     return X, y
 
 
+def tcp_bytes_sent(pids):
+    """{socket: bytes_sent} of the TCP sockets of the processes `pids` (ss -tinp)."""
+    try:
+        out = subprocess.run(["ss", "-tinpH"], capture_output=True, text=True,
+                             timeout=10).stdout
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    sent, socket = {}, None
+    for line in out.splitlines():
+        if not line[:1].isspace():
+            owner = re.search(r"pid=(\d+)", line)
+            fields = line.split()
+            socket = ((fields[3], fields[4]) if owner and int(owner.group(1)) in pids
+                      and len(fields) > 4 else None)
+        elif socket is not None:
+            count = re.search(r"bytes_sent:(\d+)", line)
+            if count:
+                sent[socket] = int(count.group(1))
+    return sent
+
+
 class Peaks:
-    """Peak RSS of the client and of each worker while a block of code runs."""
+    """Peak RSS of the client and of each worker, and the TCP bytes the
+    workers sent, while a block of code runs."""
 
     def __init__(self, client):
         self.client, self.stop, self.client_peak, self.worker_peak = client, False, 0, {}
+        self.pids = set(client.run(os.getpid).values())
+        self.tcp_start = tcp_bytes_sent(self.pids)
+        self.tcp_last = dict(self.tcp_start)
 
     def _poll(self):
         import psutil
@@ -69,7 +104,11 @@ class Peaks:
                     self.worker_peak[worker] = max(self.worker_peak.get(worker, 0), rss)
             except Exception:
                 pass
+            self.tcp_last.update(tcp_bytes_sent(self.pids))
             time.sleep(0.2)
+
+    def tcp_sent(self):
+        return sum(v - self.tcp_start.get(k, 0) for k, v in self.tcp_last.items())
 
     def __enter__(self):
         self.thread = threading.Thread(target=self._poll, daemon=True)
@@ -79,6 +118,7 @@ class Peaks:
     def __exit__(self, *exc):
         self.stop = True
         self.thread.join()
+        self.tcp_last.update(tcp_bytes_sent(self.pids))
 
 
 def sent_bytes(client):
@@ -95,10 +135,14 @@ def run_system(name, client, fit, predict, trees, X_test, y_test):
         seconds = time.perf_counter() - start
     moved = sent_bytes(client) - before
     auc = multiclass_auc(y_test, predict(model, X_test))
-    return {"system": name, "fit_s": seconds, "auc": auc,
-            "client_peak_mib": peaks.client_peak / 2**20,
-            "worker_peak_mib": max(peaks.worker_peak.values(), default=0) / 2**20,
-            "mib_per_tree": moved / trees / 2**20, "model": model}
+    workers = sorted(peaks.worker_peak.values())
+    result = {"system": name, "fit_s": seconds, "auc": auc,
+              "client_peak_mib": peaks.client_peak / 2**20,
+              "worker_peaks_mib": [w / 2**20 for w in workers],
+              "dask_mib_per_tree": moved / trees / 2**20,
+              "tcp_mib_per_tree": peaks.tcp_sent() / trees / 2**20}
+    print(f"  {result}", flush=True)
+    return dict(result, model=model)
 
 
 def main(argv=None):
@@ -109,6 +153,10 @@ def main(argv=None):
     parser.add_argument("--memory-limit", default="6GiB")
     parser.add_argument("--peers", action="store_true", help="xgboost and LightGBM too")
     parser.add_argument("--no-in-memory", action="store_true")
+    parser.add_argument("--no-xgboost", action="store_true",
+                        help="with --peers: LightGBM only (xgboost is the slowest)")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="alternate the systems this many times; medians reported")
     args = parser.parse_args(argv)
     print(f"command: {command_line('dask_rows', argv)}", flush=True)
     distributed = require("distributed", "benchmarks.dask_rows")
@@ -123,64 +171,83 @@ def main(argv=None):
     X, y = client.persist([X, y])
     wait([X, y])  # the data generated on the workers before any clock starts
     X_test, y_test = make_block(10**6, TEST_ROWS, FEATURES, seed=1)
-    results = []
     params = dict(n_estimators=args.trees, random_state=0, max_bins=255)
-
-    results.append(run_system(
-        "aucforest, dask (rows on workers)", client,
-        lambda: AUCForestClassifier(**params).fit(X, y),
-        lambda m, Xt: m.predict_proba(Xt), args.trees, X_test, y_test))
-    stats = results[-1]["model"]._dask_fit_stats
-    print(f"aucforest dask: {stats['rounds']} rounds; per tree to the client: "
-          f"{stats['gathered_bytes'] / args.trees / 2**20:.2f} MiB in all, of which "
-          f"histograms {stats.get('histograms_bytes', 0) / args.trees / 2**20:.2f} MiB "
-          f"and trees {stats.get('trees_bytes', 0) / args.trees / 2**20:.2f} MiB; "
-          f"largest gather {stats['largest_gather_bytes'] / 2**20:.1f} MiB, "
-          f"largest row count gathered {stats['largest_gathered_rows']:,}", flush=True)
-
-    if args.peers:
+    systems = [("aucforest, dask (rows on workers)",
+                lambda: AUCForestClassifier(**params).fit(X, y),
+                lambda m, Xt: m.predict_proba(Xt))]
+    if args.peers and not args.no_xgboost:
         try:
             from xgboost.dask import DaskXGBRFClassifier
-            results.append(run_system(
-                "xgboost DaskXGBRFClassifier (max_depth 16)", client,
+            systems.append((
+                "xgboost DaskXGBRFClassifier (max_depth 16)",
                 lambda: DaskXGBRFClassifier(n_estimators=args.trees, subsample=0.632,
                                             colsample_bynode=0.25, max_depth=16,
                                             tree_method="hist", max_bin=256,
                                             random_state=0).fit(X, y),
                 lambda m, Xt: m.get_booster().inplace_predict(Xt)[:, None] * [-1, 1]
-                + [1, 0], args.trees, X_test, y_test))
+                + [1, 0]))
         except ImportError as error:
             print("xgboost: not installed", error)
+    if args.peers:
         try:
             from lightgbm import DaskLGBMClassifier
-            results.append(run_system(
-                "LightGBM DaskLGBMClassifier rf (4095 leaves)", client,
+            systems.append((
+                "LightGBM DaskLGBMClassifier rf (4095 leaves)",
                 lambda: DaskLGBMClassifier(boosting_type="rf", n_estimators=args.trees,
                                            bagging_fraction=0.632, bagging_freq=1,
                                            feature_fraction_bynode=0.25, num_leaves=4095,
                                            min_child_samples=1, max_bin=255,
                                            random_state=0, verbose=-1).fit(X, y),
-                lambda m, Xt: m.to_local().predict_proba(Xt), args.trees, X_test, y_test))
+                lambda m, Xt: m.to_local().predict_proba(Xt)))
         except ImportError as error:
             print("lightgbm: not installed", error)
+    local = {}
 
+    def fit_in_memory():
+        return AUCForestClassifier(**params, n_jobs=2).fit(local["X"], local["y"])
     if not args.no_in_memory:
-        X_local, y_local = client.compute([X, y], sync=True)
-        results.append(run_system(
-            "aucforest, in memory (n_jobs=2)", client,
-            lambda: AUCForestClassifier(**params, n_jobs=2).fit(X_local, y_local),
-            lambda m, Xt: m.predict_proba(Xt), args.trees, X_test, y_test))
-        del X_local, y_local
+        systems.append(("aucforest, in memory (n_jobs=2)", fit_in_memory,
+                        lambda m, Xt: m.predict_proba(Xt)))
+
+    runs = {name: [] for name, _, _ in systems}
+    for repeat in range(args.repeat):
+        print(f"repeat {repeat + 1} of {args.repeat}", flush=True)
+        for name, fit, predict in systems:
+            if fit is fit_in_memory:  # the rows on the client for this run only
+                local["X"], local["y"] = client.compute([X, y], sync=True)
+            result = run_system(name, client, fit, predict, args.trees, X_test, y_test)
+            local.clear()
+            if name.startswith("aucforest, dask"):
+                stats = result["model"]._dask_fit_stats
+                print(f"  aucforest dask: {stats['rounds']} rounds; per tree to the client: "
+                      f"{stats['gathered_bytes'] / args.trees / 2**20:.2f} MiB in all, "
+                      f"of which histograms "
+                      f"{stats.get('histograms_bytes', 0) / args.trees / 2**20:.2f} MiB and "
+                      f"trees {stats.get('trees_bytes', 0) / args.trees / 2**20:.2f} MiB; "
+                      f"sent by the client {stats['sent_bytes'] / args.trees / 2**20:.3f} "
+                      f"MiB; largest gather {stats['largest_gather_bytes'] / 2**20:.1f} MiB, "
+                      f"largest row count gathered {stats['largest_gathered_rows']:,}",
+                      flush=True)
+                print(f"  fit stats: {stats}", flush=True)
+            del result["model"]
+            runs[name].append(result)
 
     print(f"\n{args.rows:,} rows x {FEATURES} features, {args.trees} trees, 2 workers x 1 "
-          f"thread, memory_limit {args.memory_limit}\n")
-    print("| system | fit (s) | test AUC | client peak (MiB) | worker peak (MiB) "
-          "| MiB sent by workers per tree |")
-    print("|---|---:|---:|---:|---:|---:|")
-    for r in results:
-        print(f"| {r['system']} | {r['fit_s']:.1f} | {r['auc']:.4f} | "
-              f"{r['client_peak_mib']:.0f} | {r['worker_peak_mib']:.0f} | "
-              f"{r['mib_per_tree']:.1f} |")
+          f"thread, memory_limit {args.memory_limit}; median of {args.repeat} alternating "
+          "runs\n")
+    print("| system | fit (s) | test AUC | client peak (MiB) | worker peaks (MiB) "
+          "| MiB sent by workers per tree: Dask counter | TCP (ss) |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for name, results in runs.items():
+        def median(key):
+            return float(np.median([r[key] for r in results]))
+        workers = np.median([r["worker_peaks_mib"] for r in results], axis=0)
+        print(f"| {name} | {median('fit_s'):.1f} | {median('auc'):.4f} | "
+              f"{median('client_peak_mib'):.0f} | {' / '.join(f'{w:.0f}' for w in workers)} | "
+              f"{median('dask_mib_per_tree'):.1f} | {median('tcp_mib_per_tree'):.1f} |")
+    print("\nfit times (s) of each repeat:")
+    for name, results in runs.items():
+        print(f"  {name}: " + ", ".join(f"{r['fit_s']:.1f}" for r in results))
     client.close()
     cluster.close()
 

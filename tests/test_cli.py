@@ -83,11 +83,12 @@ def test_fit_prints_oob_summary_and_saves(binary_model):
     path, result = binary_model
     assert result.stderr == ""  # --quiet: no progress bar
     assert "fitted 40 trees (criterion auc, decision rfq) on 160 cases" in result.stdout
-    assert "1 one-hot (3 levels)" in result.stdout
+    assert "1 categorical (3 levels)" in result.stdout
     assert "out-of-bag AUC 0." in result.stdout and "G-mean" in result.stdout
     saved = model_io.read_model(path)
     assert saved.extra["target"] == "label"
-    assert saved.forest.n_features_in_ == 4 + 3 and saved.forest.oob_score_ > 0.5
+    assert saved.forest.n_features_in_ == 4 + 1 and saved.forest.oob_score_ > 0.5
+    assert saved.forest.is_categorical_.tolist() == [False] * 4 + [True]
 
 
 def test_predict_matches_the_python_model(folder, binary_csv, binary_model):
@@ -306,7 +307,7 @@ def test_parquet_when_pyarrow_is_installed(capsys, folder, binary_csv):
     code, out, err = run_main(capsys, "fit", folder / "binary.parquet", "--target", "label",
                               "--output", folder / "pq.npz", "--n-estimators", 5, "--quiet")
     assert code == 0, err
-    assert "4 numeric, 1 one-hot (3 levels)" in out
+    assert "4 numeric, 1 categorical (3 levels)" in out
 
 
 def test_python_model_without_encoding(capsys, folder):

@@ -61,7 +61,7 @@ def test_question_mark_is_missing_not_text(capsys, tmp_path, people_csv):
     # --keep: rownames (1 to 120) would be left out as an identifier (issue 29)
     out, err = fit(capsys, people_csv, tmp_path / "m.npz", "--keep", "rownames")
     assert saved_columns(tmp_path / "m.npz")["income"] == "numeric"
-    assert "3 numeric, 1 one-hot" in out and err == ""  # rownames, income and wt
+    assert "3 numeric, 1 categorical" in out and err == ""  # rownames, income and wt
 
 
 @pytest.mark.parametrize("marker", ["", "NA", "NaN", "nan", "?", "null", "N/A"])
@@ -92,7 +92,7 @@ def test_warning_names_column_and_values_of_a_mostly_numeric_text_column(capsys,
     assert ("aucforest: warning: column 'income' of " in err
             and "although 117 of its 120 values are numbers; the others are 'unknown' "
                 "(2 times), 'n.a.'" in err and "--na-values" in err)
-    assert saved_columns(tmp_path / "m.npz")["income"] == "ordinal"
+    assert saved_columns(tmp_path / "m.npz")["income"] == "categorical"
 
 
 def test_text_column_of_words_gives_no_warning(capsys, tmp_path, people_csv):
@@ -225,14 +225,16 @@ def test_weight_column_equals_python_sample_weight(capsys, tmp_path, people_csv)
         {name: np.array([str(r[j]) for r in rows]) for j, name in enumerate(header)})
     weights = np.array([r[3] for r in rows], dtype=float)
     y = np.array([r[4] for r in rows])
-    reference = aucforest.AUCForestClassifier(n_estimators=N_TREES, random_state=0).fit(
+    reference = aucforest.AUCForestClassifier(
+        n_estimators=N_TREES, random_state=0, categorical_features=[1]).fit(
         X, y, sample_weight=weights)
-    assert cli_forest.n_features_in_ == 3  # income, colour=blue, colour=red; not wt, rownames
+    assert cli_forest.n_features_in_ == 2  # income and colour (categorical); not wt, rownames
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # X is an array, the model has names
         np.testing.assert_array_equal(cli_forest.predict_proba(X), reference.predict_proba(X))
     assert not np.array_equal(  # the weights changed the fit
-        aucforest.AUCForestClassifier(n_estimators=N_TREES, random_state=0).fit(X, y)
+        aucforest.AUCForestClassifier(n_estimators=N_TREES, random_state=0,
+                                      categorical_features=[1]).fit(X, y)
         .predict_proba(X), reference.predict_proba(X))
 
 
@@ -248,7 +250,7 @@ def test_bad_weight_column(capsys, tmp_path):
 def test_id_column_is_passed_through_and_never_a_feature(capsys, tmp_path, people_csv):
     fit(capsys, people_csv, tmp_path / "m.npz", "--id", "rownames", "--drop", "wt")
     forest = model_io.load(tmp_path / "m.npz")
-    assert list(forest.feature_names_in_) == ["income", "colour=blue", "colour=red"]
+    assert list(forest.feature_names_in_) == ["income", "colour"]
     code, out, err = run_main(capsys, "predict", tmp_path / "m.npz", people_csv)
     header, rows = read_csv(out)
     assert header == ["rownames", "outcome"]
@@ -458,8 +460,8 @@ def test_loaded_cli_model_predicts_on_a_dataframe(capsys, tmp_path, people_csv):
     _, out, _ = run_main(capsys, "predict", tmp_path / "m.npz", people_csv)
     assert [row[1] for row in read_csv(out)[1]] == labels.tolist()
     # numbers parsed by pandas encode the same as the text of the file
-    np.testing.assert_array_equal(encoding.transform(pandas.read_csv(people_csv)).to_numpy(),
-                                  X.to_numpy())
+    pandas.testing.assert_frame_equal(encoding.transform(pandas.read_csv(people_csv)), X)
+    assert X["colour"].dtype == "category"  # the levels mapped by value at predict
 
 
 def test_encoding_transform_names_a_missing_column():
@@ -618,7 +620,7 @@ def test_an_identifier_column_is_left_out_with_a_warning(capsys, tmp_path, peopl
     assert ("looks like an identifier (120 distinct values in 120 rows) and is left out of the "
             "features; give --keep rownames to use it as a feature") in err
     assert "rownames" not in saved_columns(tmp_path / "m.npz")
-    assert "2 numeric, 1 one-hot" in out
+    assert "2 numeric, 1 categorical" in out
 
 
 def test_a_text_identifier_is_left_out_and_keep_keeps_it(capsys, tmp_path):
@@ -629,7 +631,8 @@ def test_a_text_identifier_is_left_out_and_keep_keeps_it(capsys, tmp_path):
     assert "column 'rownames'" in err and "--keep rownames" in err
     assert json.loads(out)["left_out"] == ["rownames"]
     out, err = fit(capsys, data, tmp_path / "k.npz", "--keep", "rownames")
-    assert err == "" and saved_columns(tmp_path / "k.npz")["rownames"] == "ordinal"
+    # 120 levels: a categorical feature (up to 255 levels)
+    assert err == "" and saved_columns(tmp_path / "k.npz")["rownames"] == "categorical"
 
 
 def test_an_id_column_gives_no_warning_and_keep_checks_its_column(capsys, tmp_path, people_csv):
@@ -653,7 +656,7 @@ def test_compare_leaves_an_identifier_out_too(capsys, tmp_path, people_csv):
                               "--repeats", 1, "--n-estimators", 3, "--quiet")
     assert code == 0, err
     assert "column 'rownames'" in err and "--keep rownames" in err
-    assert "2 numeric, 1 one-hot" in out
+    assert "2 numeric, 1 categorical" in out
 
 
 # ------------------------------------------------------------ issue 29: compare --weight
@@ -667,7 +670,7 @@ def test_compare_weight_reaches_the_fits_and_the_auc(capsys, tmp_path, people_cs
                               "--id", "rownames", "--folds", 2, "--repeats", 1, "--n-estimators", 5,
                               "--quiet", "--folds-csv", folds_csv)
     assert code == 0, err
-    assert "1 numeric, 1 one-hot" in out  # wt is not a feature
+    assert "1 numeric, 1 categorical" in out  # wt is not a feature
     assert "case weights from column 'wt' (fits and AUC" in out
     header, rows = read_csv(folds_csv.read_text())
     first = dict(zip(header, rows[0]))
@@ -675,11 +678,12 @@ def test_compare_weight_reaches_the_fits_and_the_auc(capsys, tmp_path, people_cs
     # the first fold by hand: weighted fit, weighted Mann-Whitney AUC
     _, data = people()
     income = np.array([np.nan if r[1] == "?" else float(r[1]) for r in data])
-    X = np.column_stack([income, [r[2] == "blue" for r in data], [r[2] == "red" for r in data]])
+    X = np.column_stack([income, [r[2] == "red" for r in data]])  # colour codes: blue 0, red 1
     y = np.array([r[4] for r in data])
     w = np.array([float(r[3]) for r in data])
     train, test = next(RepeatedStratifiedKFold(n_splits=2, n_repeats=1, random_state=0).split(X, y))
-    forest = aucforest.AUCForestClassifier(n_estimators=5, random_state=0).fit(
+    forest = aucforest.AUCForestClassifier(n_estimators=5, random_state=0,
+                                           categorical_features=[1]).fit(
         X[train], y[train], sample_weight=w[train])
     proba = forest.predict_proba(X[test])[:, 1]
     expected = aucforest.metrics.auc(y[test] == "yes", proba, w[test], pos_label=True)

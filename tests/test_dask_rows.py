@@ -236,6 +236,20 @@ def test_unsupported_settings_raise_clearly(client, params, message):
         AUCForestClassifier(n_estimators=2, **params).fit(*_chunked(X, y, None, [200]))
 
 
+def test_draws_of_a_dask_fit_are_refused_clearly(client):
+    X, y = _data(n=300)
+    forest = AUCForestClassifier(n_estimators=2, random_state=0).fit(
+        *_chunked(X, y, None, [150, 150]))
+    with pytest.raises(AttributeError, match="not available after a fit on dask"):
+        forest.estimators_samples_
+    from aucforest.inspection._oob import case_draws
+    with pytest.raises(AttributeError, match="not available after a fit on dask"):
+        case_draws(forest, np.searchsorted(forest.classes_, y))
+    import pickle
+    restored = pickle.loads(pickle.dumps(forest))
+    np.testing.assert_array_equal(restored.predict_proba(X), forest.predict_proba(X))
+
+
 def test_no_n_sized_array_reaches_the_client(client, monkeypatch):
     n = 20_000
     monkeypatch.setattr(dask_fit, "LOCAL_ROWS", 2_000)
@@ -284,7 +298,7 @@ def test_one_worker_and_a_worker_killed_mid_fit_give_the_same_forest(client, sma
             time.sleep(0.005)
         assert fitting.is_alive(), "the fit ended before the worker could be killed"
         os.kill(pid, signal.SIGKILL)
-        fitting.join(timeout=120)
+        fitting.join(timeout=300)  # a loaded machine restarts the worker slowly
         assert not fitting.is_alive(), "the fit hung after its worker was lost"
         assert (other.run(os.getpid).values() != {pid}), "the worker was not replaced"
     if "error" in outcome:

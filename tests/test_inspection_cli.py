@@ -47,11 +47,16 @@ def test_importance_prints_the_table_of_oob_importance(fitted, folder):
     from aucforest._table import read_table
     encoding = ColumnEncoding.from_dict(extra["encoding"])
     table = read_table(str(data))
-    from aucforest.cli._importance import _named
-    X, y = _named(forest, encoding.transform(table)), table.column("label")
-    expected = oob_importance(forest, X, y, n_repeats=2, random_state=3)
-    intervals = importance_intervals(forest, X, y, n_subsamples=3, n_repeats=2, random_state=3)
-    names = encoding.feature_names
+    from aucforest.cli._data import named
+    X, y = named(forest, encoding.transform(table)), table.column("label")
+    # one row per column of the file (shade: a categorical feature, its levels split natively;
+    # test_cli_categorical checks one-hot levels permuted together)
+    groups = {"x1": [0], "x2": [1], "x3": [2], "x4": [3], "shade": [4]}
+    assert encoding.feature_names == list(groups)
+    expected = oob_importance(forest, X, y, n_repeats=2, random_state=3, groups=groups)
+    intervals = importance_intervals(forest, X, y, n_subsamples=3, n_repeats=2, random_state=3,
+                                     groups=groups)
+    names = list(groups)
     assert list(rows) == [names[j] for j in np.argsort(-expected.importances_mean,
                                                          kind="stable")]
     for j, name in enumerate(names):

@@ -83,12 +83,15 @@ def run_compare(args):
     if not args.json:
         _print_compare_header(args, datasets)
     rows = []
+    forest_params = _forest_options(args)
+    if args.data:  # its text columns are categorical features
+        forest_params["categorical_features"] = args.categorical_mask
     for dataset in datasets:
         with progress(total=args.folds * args.repeats, enabled=not args.quiet,
                       description=f"{dataset.name}: folds") as bar:
             rows += compare(dataset, n_estimators=args.n_estimators, n_splits=args.folds,
                             n_repeats=args.repeats, seed=args.seed, n_jobs=args.n_jobs, bar=bar,
-                            forest_params=_forest_options(args))
+                            forest_params=forest_params)
     tests = paired_tests(rows)
     if args.folds_csv:
         _write_csv(*fold_records(rows, args.folds), args.folds_csv)
@@ -121,8 +124,9 @@ def _user_dataset(args):
         args.class_weight = _class_weight_for(args.class_weight, y)
     weights = _case_weights(table, args.weight) if args.weight else None
     allow_missing = accepts_missing(AUCForestClassifier())
-    encoding = ColumnEncoding.fit(table, _feature_columns(table, args), args.max_one_hot,
-                                  allow_missing=allow_missing, na_values=na_values)
+    encoding = ColumnEncoding.from_table(table, _feature_columns(table, args), args.max_one_hot,
+                                         allow_missing=allow_missing, na_values=na_values)
+    args.categorical_mask = encoding.categorical_mask
     counts = ", ".join(f"{c} {n}" for c, n in zip(*np.unique(y, return_counts=True)))
     name = os.path.basename(args.data)
     weighted = (f"; case weights from column {args.weight!r} (fits and AUC; G-mean and "

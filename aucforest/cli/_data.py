@@ -206,24 +206,46 @@ def _model_features(model, table, not_features, na_values=None):
                 f"(besides {besides}). Give the feature columns only, in training order")
         encoding = ColumnEncoding([{"name": name, "kind": "numeric"} for name in names])
     if na_values is not None:
-        encoding = ColumnEncoding(encoding.columns, na_values)
+        encoding = ColumnEncoding(encoding.to_dict()["columns"], na_values)
     return encoding.transform(table, allow_missing=accepts_missing(model.forest))
+
+
+def name_features(forest, encoding):
+    """Give a forest fitted on the encoded matrix the encoding's column names
+    and its categorical columns' levels (``categories_``), so that Python code
+    predicts from ``encoding.transform(frame)`` with values mapped by level."""
+    forest.set_params(verbose=0)
+    forest.feature_names_in_ = np.asarray(encoding.feature_names, dtype=object)
+    forest.categories_ = encoding.categories
+
+
+def named(forest, X):
+    """The encoded matrix X as the forest's input: a pandas DataFrame with its
+    ``feature_names_in_`` (categorical columns as ``category`` with the fitted
+    levels) when it has names and pandas is installed, else X itself."""
+    names = getattr(forest, "feature_names_in_", None)
+    if names is None:
+        return X
+    try:
+        import pandas
+    except ImportError:  # the columns were matched by name when X was encoded
+        return X
+    frame = pandas.DataFrame(X, columns=list(names), copy=False)
+    for j, levels in enumerate(getattr(forest, "categories_", None) or []):
+        if levels is not None:
+            codes = np.where(np.isnan(X[:, j]), -1, X[:, j]).astype(np.int64)
+            frame[names[j]] = pandas.Categorical.from_codes(codes, categories=levels)
+    return frame
 
 
 def _by_name(method, X):
     """Call a forest's ``method`` on X with the columns named as the forest's
-    ``feature_names_in_`` (a pandas DataFrame when pandas is installed), so
-    scikit-learn checks the names instead of warning that X has none."""
-    names = getattr(method.__self__, "feature_names_in_", None)
-    if names is None:
+    ``feature_names_in_`` (`named`), so scikit-learn checks the names instead
+    of warning that X has none."""
+    X = named(method.__self__, X)
+    with warnings.catch_warnings():  # without pandas, the columns were matched by name
+        warnings.filterwarnings("ignore", message="X does not have valid feature names")
         return method(X)
-    try:
-        import pandas
-    except ImportError:  # the columns were matched by name when X was encoded
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message="X does not have valid feature names")
-            return method(X)
-    return method(pandas.DataFrame(X, columns=list(names), copy=False))
 
 
 def _check_known_labels(y, classes, target):

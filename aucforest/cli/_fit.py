@@ -9,7 +9,7 @@ from .._forest import AUCForestClassifier
 from .._table import read_table
 from ..io import save
 from ._data import (_case_weights, _class_weight_for, _feature_columns, _markers, _training_labels,
-                    accepts_missing)
+                    accepts_missing, name_features)
 from ._options import (OUTPUT_FILES, _add_classification_option, _add_column_options,
                        _add_data_options, _add_forest_options, _add_parallel_options, _decision,
                        _forest_options, _positive_int)
@@ -24,9 +24,11 @@ def add_fit_command(commands, common):
         description="Fit a forest on DATA and save it to a model file. Every column except "
                     "the target, --id, --weight and --drop columns is a feature, except that a "
                     "column that looks like an identifier is left out with a warning (see "
-                    "--keep). Text columns "
-                    "are one-hot encoded (ordinal beyond --max-one-hot levels); the encoding "
-                    "is saved with the model. Prints the out-of-bag AUC and G-mean.")
+                    "--keep). Text columns are categorical features: the trees split their "
+                    "levels natively (grouped by class composition, not alphabetical order); "
+                    "the levels are saved with the model, and 'predict' maps them by value "
+                    "(a level not seen here is a missing value, with a warning). Prints the "
+                    "out-of-bag AUC and G-mean.")
     fit.add_argument("data", metavar="DATA", help="CSV file with a header row (or Parquet)")
     fit.add_argument("--target", required=True, metavar="COLUMN", help="column of class labels")
     _add_classification_option(fit)
@@ -70,11 +72,11 @@ def run_fit(args):
         forest.set_params(class_weight=_class_weight_for(args.class_weight, y))
     weights = _case_weights(table, args.weight) if args.weight else None
     allow_missing = accepts_missing(forest)
-    encoding = ColumnEncoding.fit(table, _feature_columns(table, args), args.max_one_hot,
-                                  allow_missing=allow_missing, na_values=na_values)
+    encoding = ColumnEncoding.from_table(table, _feature_columns(table, args), args.max_one_hot,
+                                         allow_missing=allow_missing, na_values=na_values)
+    forest.set_params(categorical_features=encoding.categorical_mask)
     forest.fit(encoding.transform(table, allow_missing=allow_missing), y, sample_weight=weights)
-    forest.set_params(verbose=0)
-    forest.feature_names_in_ = np.asarray(encoding.feature_names, dtype=object)
+    name_features(forest, encoding)
     extra = {"target": args.target, "encoding": encoding.to_dict()}
     extra.update({key: getattr(args, key) for key in ("id", "weight") if getattr(args, key)})
     save(forest, args.output, extra=extra)
@@ -93,7 +95,8 @@ def _fit_summary(forest, y, encoding, args):
             "decision": _plain(forest.decision), "decision_text": _decision_text(forest),
             "params": _plain(forest.get_params()), "features": encoding.summary(),
             "feature_names": encoding.feature_names, "id": args.id, "weight": args.weight,
-            "dropped": args.drop, "left_out": args.left_out, "seed": args.seed, "oob_auc": float(forest.oob_score_),
+            "dropped": args.drop, "left_out": args.left_out, "seed": args.seed,
+            "oob_auc": float(forest.oob_score_),
             "oob_gmean": float(forest.oob_gmean_)}
 
 

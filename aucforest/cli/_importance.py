@@ -9,7 +9,7 @@ import numpy as np
 
 from .._atomic import save_figure
 from ..inspection import importance_intervals, oob_importance, plot_importance
-from ._data import _model_features, model_and_labelled_data
+from ._data import _model_features, model_and_labelled_data, named
 from ._options import (DEFAULT_SEED, OUTPUT_FILES, _add_classification_option, _add_data_options,
                        _positive_int)
 from ._output import check_plot
@@ -18,7 +18,9 @@ HELP = "out-of-bag permutation importance of each feature (needs the training da
 DESCRIPTION = (
     "Permutation variable importance on the out-of-bag cases (randomForestSRC's VIMP): "
     "the drop of the forest's OOB score when a feature is permuted among each tree's "
-    "out-of-bag cases. DATA must be the file the model was fitted on. With --intervals B, "
+    "out-of-bag cases. DATA must be the file the model was fitted on. One row per column "
+    "of DATA: the encoded columns of a column (one per level when one-hot) are permuted "
+    "together. With --intervals B, "
     "standard errors, 95% intervals and p-values for VIMP > 0 by B subsamples "
     "(Ishwaran & Lu 2019; refits the forest B times).")
 SCORINGS = ("auc", "gmean", "brier", "balanced_accuracy")
@@ -61,16 +63,18 @@ def run_importance(args):
         check_plot(args.plot, inputs=[args.model, args.data])
     model, table, y = model_and_labelled_data(args)
     forest = model.forest
-    X = _named(forest, _model_features(model, table, [args.target], args.na_values))
+    X = named(forest, _model_features(model, table, [args.target], args.na_values))
     forest.set_params(n_jobs=args.n_jobs)
-    names = _feature_names(model.encoding, table, args.target)
+    groups = _column_groups(model.encoding, table, args.target)
+    names = list(groups)
     result = oob_importance(forest, X, y, scoring=args.scoring, n_repeats=args.repeats,
-                            random_state=args.seed, n_jobs=args.n_jobs)
+                            random_state=args.seed, n_jobs=args.n_jobs, groups=groups)
     intervals = None
     if args.intervals:
         intervals = importance_intervals(forest, X, y, n_subsamples=args.intervals,
                                          scoring=args.scoring, n_repeats=args.repeats,
-                                         random_state=args.seed)  # same importances as above
+                                         random_state=args.seed,
+                                         groups=groups)  # same importances as above
     print(f"{args.model} on {args.data}: {len(y)} cases, {len(forest.estimators_)} trees; "
           f"OOB {args.scoring} {result.score:.4f}; importance = drop of the OOB "
           f"{args.scoring} when the feature is permuted ({args.repeats} permutations"
@@ -83,7 +87,7 @@ def run_importance(args):
 
 
 def format_table(names, result, intervals, classes):
-    """One row per feature, most important first."""
+    """One row per column, most important first."""
     columns = ["importance", "sd"]
     values = [result.importances_mean, result.importances_std]
     if intervals is not None:
@@ -100,17 +104,9 @@ def format_table(names, result, intervals, classes):
     return "\n".join(lines)
 
 
-def _feature_names(encoding, table, target):
+def _column_groups(encoding, table, target):
+    """``{column of DATA: its encoded columns}``, the groups permuted together."""
     if encoding is not None:
-        return encoding.feature_names
-    return [name for name in table.columns if name != target]
-
-
-def _named(forest, X):
-    """X as a DataFrame with the forest's feature_names_in_ when it has them
-    (so scikit-learn checks the names instead of warning)."""
-    names = getattr(forest, "feature_names_in_", None)
-    if names is None:
-        return X
-    import pandas
-    return pandas.DataFrame(X, columns=list(names), copy=False)
+        return encoding.feature_groups
+    names = [name for name in table.columns if name != target]
+    return {name: [j] for j, name in enumerate(names)}

@@ -50,8 +50,10 @@ def _add_forest_options(parser):
                              "cases; 'oob' chooses N out of bag (the leaf when a class has "
                              f"fewer than {MIN_CLASS_CASES_TO_CHOOSE} cases; default: "
                              f"{default_node_size})")
-    parser.add_argument("--max-one-hot", type=_positive_int, default=10, metavar="LEVELS",
-                        help="text columns with more levels are ordinal encoded (default: 10)")
+    parser.add_argument("--max-one-hot", type=_positive_int, default=None, metavar="LEVELS",
+                        help="encode text columns as earlier versions did: one-hot up to LEVELS "
+                             "levels, ordinal codes (split as if ordered) beyond (default: text "
+                             "columns are categorical features, their levels split natively)")
 
 
 def _add_column_options(parser, id_help):

@@ -52,7 +52,7 @@ def default_subratio(n_samples):
 
 
 def importance_intervals(forest, X, y, *, n_subsamples=100, subratio=None, alpha=0.05,
-                         scoring="auc", n_repeats=1, random_state=None):
+                         scoring="auc", n_repeats=1, random_state=None, groups=None):
     """Confidence intervals for the OOB permutation importance, by subsampling.
 
     Ishwaran & Lu (Statistics in Medicine 38, 2019), as randomForestSRC's
@@ -92,6 +92,9 @@ def importance_intervals(forest, X, y, *, n_subsamples=100, subratio=None, alpha
         ``importance`` equals ``oob_importance(forest, X, y, scoring=scoring,
         n_repeats=n_repeats, random_state=random_state).importances_mean``
         for an int ``random_state``.
+    groups : dict of str to list of int, default=None
+        Intervals of groups of columns permuted together, as in
+        `oob_importance`; entries follow the order of ``groups``.
 
     Returns
     -------
@@ -112,7 +115,7 @@ def importance_intervals(forest, X, y, *, n_subsamples=100, subratio=None, alpha
         raise ValueError(f"subratio must be in (0, 1) or None, got {subratio!r}")
     rng = check_random_state(random_state)
     importance = oob_importance(forest, X, y_array, scoring=scoring, n_repeats=n_repeats,
-                                random_state=rng).importances_mean
+                                random_state=rng, groups=groups).importances_mean
     subsample_importances = np.empty((n_subsamples, importance.shape[0]))
     for b in range(n_subsamples):
         rows = stratified_subsample(y_array, subratio, rng)
@@ -121,7 +124,7 @@ def importance_intervals(forest, X, y, *, n_subsamples=100, subratio=None, alpha
                                          verbose=0).fit(X_b, y_b)
         subsample_importances[b] = oob_importance(
             refit, X_b, y_b, scoring=scoring, n_repeats=n_repeats,
-            random_state=rng.randint(MAX_SEED)).importances_mean
+            random_state=rng.randint(MAX_SEED), groups=groups).importances_mean
     m = rows.size
     se = np.sqrt(m / n_samples * np.nanmean((subsample_importances - importance) ** 2, axis=0))
     z = norm.ppf(1 - alpha / 2)

@@ -11,7 +11,7 @@ from sklearn.utils.validation import check_consistent_length, check_is_fitted, c
 from .._base import trees_per_task
 from .._forest import AUCForestClassifier
 from .._sampling import CaseDraws
-from ._permute import add_permuted_oob
+from ._permute import add_permuted_oob, random_permutation
 
 
 class OutOfBagTree:
@@ -36,6 +36,17 @@ class OutOfBagTree:
         its permuted value turns away from its path)."""
         if self.rows.size:
             add_permuted_oob(X, self.rows, self.leaves, seed, feature, self.tree_, out)
+
+    def add_permuted_jointly(self, X, features, seed, out):
+        """Add to ``out[rows]`` the class proportions of the OOB rows with the
+        columns ``features`` replaced together by ``X[rows[permutation]][:, features]``
+        (the same ``permutation`` as `add_permuted`, so one column gives its
+        result): a copy of the OOB rows sent down the tree from the root."""
+        if self.rows.size:
+            permuted = X[self.rows]
+            source = self.rows[random_permutation(self.rows.size, seed)]
+            permuted[:, features] = X[np.ix_(source, features)]
+            out[self.rows] += self.tree_.proba[self.tree_.apply(permuted)]
 
 
 class OutOfBag:

@@ -11,6 +11,7 @@ import numpy as np
 
 from .._base import collapsed, tree_params
 from .._binning import MAX_BINS
+from .._categories import checked_categories
 from .._decision import validate_decision
 from .._forest import AUCForestClassifier
 from .._tree import Tree
@@ -283,6 +284,12 @@ def _model_from_arrays(arrays):
         raise ModelFileError(f"invalid forest parameter: {error}") from None
     if "feature_names_in" in arrays:
         forest.feature_names_in_ = _checked_feature_names(arrays["feature_names_in"], n_features)
+    forest.categories_ = [None] * n_features  # absent: no feature had categories
+    if "categories" in metadata:
+        try:
+            forest.categories_ = checked_categories(metadata["categories"], n_features)
+        except ValueError as error:
+            raise ModelFileError(str(error)) from None
     forest.predict_min_samples_ = (_positive_int(metadata, "predict_min_samples")
                                    if "predict_min_samples" in metadata else 1)
     forest.max_bins_ = _checked_max_bins(metadata.get("max_bins", forest.max_bins))

@@ -10,6 +10,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from .._atomic import atomic_output
+from .._categories import storable_categories
 from .._forest import AUCForestClassifier
 from .._version import __version__
 from ._format import (FORMAT_NAME, FORMAT_VERSION, _MIN_SAMPLES_TABLES, _LABEL_KINDS,
@@ -113,6 +114,10 @@ def forest_to_arrays(forest, *, extra=None):
     }
     arrays = {"classes": classes,
               "class_prior": np.asarray(forest.class_prior_, dtype=np.float64)}
+    categories = storable_categories(getattr(forest, "categories_", None),
+                                     forest.n_features_in_)
+    if categories is not None:
+        metadata["categories"] = categories
     if hasattr(forest, "feature_names_in_"):
         _check_no_trailing_nul(forest.feature_names_in_, "feature names")
         arrays["feature_names_in"] = np.asarray(forest.feature_names_in_, dtype=str)

@@ -1,0 +1,288 @@
+"""Which features are categorical, and the mapping of category values to codes.
+
+The trees split a categorical feature natively on its level codes 0..L-1
+(float, NaN missing, L <= ``MAX_CATEGORIES``). This module turns what a user
+passes into those codes, as scikit-learn's HistGradientBoostingClassifier
+reads ``categorical_features``:
+
+* ``"from_dtype"`` (the default): the columns of a pandas DataFrame with the
+  ``category`` dtype; none for an array, so a numeric frame or an array fits
+  exactly as without categorical features.
+* int indices, column names (X a DataFrame), a boolean mask, or None (none).
+
+At fit (`fit_categories`), a ``category`` column's categories are stored, in
+their order, as ``categories_[j]`` (None for a numeric feature, and for a
+categorical feature given as codes in a numeric column or an array), and its
+codes are what the trees see. At predict (`predict_codes`), a DataFrame's
+``category`` columns are mapped to those codes **by value**, not by the
+frame's own codes: a frame whose categories are ordered differently, or are
+a subset or superset, predicts the same. A value not seen at fit becomes a
+missing value (the node's missing-value direction), with a warning naming
+the column and the count. An array holds the codes themselves.
+
+Refused with a ValueError naming the column: text (object or string)
+columns (convert them to ``category``), a ``category`` column that is not
+among the categorical features, more than ``MAX_CATEGORIES`` categories, and
+at predict a column that is not ``category`` where one was fitted.
+"""
+import warnings
+from numbers import Integral
+
+import numpy as np
+
+from ._tree import MAX_CATEGORIES  # most levels of a categorical feature (codes 0..254)
+
+__all__ = ["MAX_CATEGORIES", "fit_categories", "resolve_fitted", "predict_codes",
+           "resolve_categorical_features", "storable_categories", "checked_categories"]
+
+
+def is_frame(X):
+    """Whether X is a pandas DataFrame (without importing pandas)."""
+    return type(X).__module__.startswith("pandas") and hasattr(X, "columns") \
+        and hasattr(X, "dtypes")
+
+
+def fit_categories(X, categorical_features):
+    """A training DataFrame's ``category`` columns as codes, before validation.
+
+    Parameters
+    ----------
+    X : array-like or pandas DataFrame
+    categorical_features : "from_dtype", array-like of int, str or bool, or None
+
+    Returns
+    -------
+    X : X itself, or a float64 DataFrame with the category columns as codes
+    is_categorical : ndarray of bool (n_features,), or None when X is not a
+        DataFrame (`resolve_fitted` resolves it once X is validated)
+    categories : list (n_features,) or None likewise: each ``category``
+        column's categories (a list), None for the other features
+    """
+    if not is_frame(X):
+        return X, None, None
+    _refuse_text(X)
+    names = [str(name) for name in X.columns]
+    is_category = np.array([_is_category(X[name]) for name in X.columns], dtype=bool)
+    mask = resolve_categorical_features(categorical_features, len(names), names, is_category)
+    unselected = np.flatnonzero(is_category & ~mask)
+    if unselected.size:
+        raise ValueError(f"column {names[unselected[0]]!r} has the category dtype but is not "
+                         "among categorical_features; include it (categorical_features="
+                         "'from_dtype' takes every category column) or convert it to numbers")
+    if not is_category.any():
+        return X, mask, [None] * len(names)
+    categories, columns = [], {}
+    for j, name in enumerate(X.columns):
+        if is_category[j]:
+            values = X[name].cat.categories
+            if len(values) > MAX_CATEGORIES:
+                raise ValueError(f"column {str(name)!r} has {len(values)} categories, more "
+                                 f"than the {MAX_CATEGORIES} a categorical feature may have")
+            categories.append(values.tolist())
+            codes = X[name].cat.codes.to_numpy().astype(np.float64)
+            codes[codes < 0] = np.nan
+            columns[name] = codes
+        else:
+            categories.append(None)
+            columns[name] = X[name]
+    return _numeric_frame(X, columns), mask, categories
+
+
+def resolve_fitted(categorical_features, n_features, is_categorical, categories):
+    """``(is_categorical_, categories_)`` of a fit: what `fit_categories` found
+    for a DataFrame, or for an array the resolution of
+    ``categorical_features`` on its ``n_features`` validated columns (codes
+    as given, no categories)."""
+    if is_categorical is None:
+        is_categorical = resolve_categorical_features(categorical_features, n_features)
+        categories = [None] * n_features
+    return is_categorical, categories
+
+
+def predict_codes(estimator, X):
+    """X with the fitted categories mapped to their codes (by value); X itself
+    when the estimator has no fitted categories or X is not a DataFrame."""
+    categories = getattr(estimator, "categories_", None)
+    if not is_frame(X):
+        return X
+    _refuse_text(X)
+    if categories is None or all(c is None for c in categories):
+        category = [name for name in X.columns if _is_category(X[name])]
+        if category:
+            raise ValueError(f"column {str(category[0])!r} has the category dtype, but the "
+                             "estimator was fitted on numbers there; pass the column as it was "
+                             "at fit")
+        return X
+    if len(categories) != X.shape[1]:
+        return X  # validate_data names the mismatch
+    columns = {}
+    for j, name in enumerate(X.columns):
+        fitted, column = categories[j], X[name]
+        if fitted is None:
+            if _is_category(column):
+                raise ValueError(f"column {str(name)!r} has the category dtype, but the "
+                                 "estimator was fitted on numbers there")
+            columns[name] = column
+            continue
+        if not _is_category(column):
+            raise ValueError(f"column {str(name)!r} was fitted as a category column, but X has "
+                             f"dtype {column.dtype} there; convert it with "
+                             f".astype(pandas.CategoricalDtype(estimator.categories_[{j}])) "
+                             "(values are matched by value, not by code)")
+        columns[name] = _codes_by_value(column, fitted, name)
+    return _numeric_frame(X, columns)
+
+
+def _codes_by_value(column, fitted, name):
+    """Codes of a category column in the fitted categories; NaN where missing
+    or unseen (with a warning naming the column and the count)."""
+    import pandas
+
+    positions = pandas.Index(fitted).get_indexer(column.cat.categories)
+    codes = column.cat.codes.to_numpy()
+    mapped = np.where(codes >= 0, positions[codes], -1).astype(np.float64)
+    unseen = (codes >= 0) & (mapped < 0)
+    if unseen.any():
+        levels = pandas.unique(column[unseen].astype(object))
+        shown = ", ".join(repr(v) for v in levels[:5]) + (", ..." if len(levels) > 5 else "")
+        warnings.warn(f"column {str(name)!r} has {int(unseen.sum())} "
+                      f"{'value' if unseen.sum() == 1 else 'values'} of categories not seen at "
+                      f"fit ({shown}); treated as missing", UserWarning, stacklevel=4)
+    mapped[mapped < 0] = np.nan
+    return mapped
+
+
+def resolve_categorical_features(categorical_features, n_features, names=None,
+                                 is_category=None):
+    """Boolean mask (n_features,) of the categorical features.
+
+    Parameters
+    ----------
+    categorical_features : "from_dtype", array-like of int, str or bool, or None
+    n_features : int
+    names : list of str or None
+        The DataFrame's column names (None for an array).
+    is_category : ndarray of bool or None
+        Which columns have the ``category`` dtype.
+
+    Returns
+    -------
+    ndarray of bool
+    """
+    mask = np.zeros(n_features, dtype=bool)
+    if categorical_features is None:
+        return mask
+    if isinstance(categorical_features, str):
+        if categorical_features != "from_dtype":
+            raise ValueError(f"categorical_features must be 'from_dtype', None, indices, names "
+                             f"or a boolean mask; got {categorical_features!r} (a single "
+                             f"column name? give a list: [{categorical_features!r}])")
+        return mask if is_category is None else is_category.copy()
+    given = np.asarray(categorical_features)
+    if given.ndim != 1:
+        raise ValueError(f"categorical_features must be one-dimensional; got shape "
+                         f"{given.shape}")
+    if given.size == 0:
+        return mask
+    if given.dtype.kind == "b":
+        if given.shape[0] != n_features:
+            raise ValueError(f"categorical_features as a boolean mask must have one entry per "
+                             f"feature ({n_features}); got {given.shape[0]}")
+        return given.copy()
+    if given.dtype.kind in "UO":
+        if names is None:
+            raise ValueError("categorical_features names columns, which needs X to be a "
+                             "pandas DataFrame; give indices or a boolean mask for an array")
+        values = given.tolist()
+        unknown = [v for v in values if not isinstance(v, str) or v not in names]
+        if unknown:
+            raise ValueError(f"categorical_features names {unknown[0]!r}, which is not a column "
+                             f"of X")
+        mask[[names.index(v) for v in values]] = True
+        return mask
+    if given.dtype.kind not in "iu" or not all(isinstance(v, Integral) for v in given.tolist()):
+        raise ValueError(f"categorical_features must be 'from_dtype', None, indices, names or "
+                         f"a boolean mask; got values of dtype {given.dtype}")
+    if given.min() < 0 or given.max() >= n_features:
+        raise ValueError(f"categorical_features holds feature indices out of range for "
+                         f"{n_features} features: {given.tolist()}")
+    mask[given] = True
+    return mask
+
+
+def _is_category(column):
+    return str(column.dtype) == "category"
+
+
+def _refuse_text(X):
+    """ValueError naming the first column of text (object or string dtype)."""
+    from pandas.api.types import infer_dtype
+
+    for name in X.columns:
+        column = X[name]
+        if _is_category(column):
+            continue
+        if column.dtype.kind in "OSU" or str(column.dtype).startswith("string"):
+            kind = infer_dtype(column, skipna=True)
+            if kind not in ("integer", "floating", "mixed-integer-float", "decimal", "boolean",
+                            "empty"):
+                raise ValueError(
+                    f"column {str(name)!r} holds text (dtype {column.dtype}); convert it to a "
+                    f"category column, X[{str(name)!r}] = X[{str(name)!r}].astype('category'), "
+                    "to split it as a categorical feature")
+
+
+def _numeric_frame(X, columns):
+    import pandas
+
+    return pandas.DataFrame({name: np.asarray(values, dtype=np.float64)
+                             for name, values in columns.items()},
+                            index=X.index, columns=X.columns)
+
+
+def storable_categories(categories, n_features):
+    """``categories_`` as plain JSON data for a model file: a list of one
+    list of str/int/float (or None) per feature; None when no feature has
+    categories. ValueError naming the feature whose categories JSON cannot
+    hold exactly."""
+    if categories is None or all(levels is None for levels in categories):
+        return None
+    if len(categories) != n_features:
+        raise ValueError(f"categories_ has {len(categories)} entries for {n_features} features")
+    plain = []
+    for j, levels in enumerate(categories):
+        if levels is None:
+            plain.append(None)
+            continue
+        values = [v.item() if isinstance(v, np.generic) else v for v in levels]
+        if not all(_plain_category(v) for v in values):
+            bad = next(v for v in values if not _plain_category(v))
+            raise ValueError(f"the categories of feature {j} cannot be stored in a model file: "
+                             f"{bad!r} ({type(bad).__name__}) is not a str, int or finite "
+                             "float; convert the column's categories to str first")
+        plain.append(values)
+    return plain
+
+
+def checked_categories(value, n_features):
+    """The ``categories_`` read from a model file, checked: ValueError naming
+    the problem."""
+    if not isinstance(value, list) or len(value) != n_features:
+        raise ValueError(f"metadata field 'categories' must be a list of {n_features} entries")
+    for j, levels in enumerate(value):
+        if levels is None:
+            continue
+        if not isinstance(levels, list) or not 0 < len(levels) <= MAX_CATEGORIES \
+                or not all(_plain_category(v) for v in levels) \
+                or len({(type(v), v) for v in levels}) != len(levels):
+            raise ValueError(f"metadata field 'categories' entry {j} must be None or a list of "
+                             f"1 to {MAX_CATEGORIES} distinct str, int or float values")
+    return value
+
+
+def _plain_category(value):
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, float):
+        return bool(np.isfinite(value))
+    return isinstance(value, (str, int))
