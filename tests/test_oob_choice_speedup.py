@@ -94,3 +94,26 @@ def test_blockwise_oob_gmean_equals_the_decision_on_all_rows(decision):
     recalls = [np.mean(predicted[y == k] == k) for k in range(40)]
     expected = np.prod(recalls) ** (1 / 40) if min(recalls) > 0 else 0.0
     assert oob_gmean(y, proba, prior, decision) == pytest.approx(expected, rel=1e-12)
+
+
+def test_out_of_bag_sums_of_many_classes_equal_each_collapsed_tree():
+    # above 8 classes accumulate_oob_proba adds only a node's nonzero proportions;
+    # reference: the tree collapsed to each candidate size, predicting the OOB rows
+    from aucforest._tree import accumulate_oob_proba
+    from aucforest.tree import AUCTreeClassifier
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(900, 4)).astype(np.float32)
+    y = np.digitize(X[:, 0] + 0.7 * rng.normal(size=900), np.linspace(-1.5, 1.5, 11))
+    tree = AUCTreeClassifier(random_state=0).fit(X[:600], y[:600]).tree_
+    assert tree.max_n_classes == 12
+    sizes = (1, 2, 5, 10, 20, 50)
+    out = np.zeros((len(sizes), 900, 12))
+    n_trees = np.zeros(900)
+    counts = rng.integers(0, 3, size=900)  # 0: out of bag
+    accumulate_oob_proba(tree, np.asfortranarray(X), counts, sizes, out, n_trees)
+    oob = counts == 0
+    for c, m in enumerate(sizes):
+        expected = np.zeros((900, 12))
+        expected[oob] = tree.collapsed(m).predict_proba(X[oob])
+        np.testing.assert_array_equal(out[c], expected)
+    np.testing.assert_array_equal(n_trees, oob)
