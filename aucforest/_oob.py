@@ -27,6 +27,10 @@ MIN_CLASS_CASES_TO_CHOOSE = 15
 OOB_CHOICE_MAX_CASES = 100_000
 
 
+# oob_gmean decides on blocks of about this many values (rows x classes)
+_DECISION_BLOCK_VALUES = 1 << 16
+
+
 def node_size_candidates(predict_min_samples, bootstrap, positive_class_counts):
     """Node sizes a fit predicts from: the one given, or for "oob" the
     candidates (the leaf alone without out-of-bag cases, or when some class has
@@ -139,8 +143,11 @@ def oob_gmean(y_encoded, proba, prior, decision):
     cases = np.bincount(codes, minlength=prior.shape[0])
     if np.count_nonzero(cases) < 2:
         return np.nan
-    hits = np.bincount(codes, weights=decide(proba, prior, decision) == codes,
-                       minlength=prior.shape[0])
+    # blocks of rows: the decision's temporaries of n x K stay in the cache
+    block = max(1, _DECISION_BLOCK_VALUES // prior.shape[0])
+    predicted = np.concatenate([decide(proba[lo:lo + block], prior, decision)
+                                for lo in range(0, proba.shape[0], block)])
+    hits = np.bincount(codes, weights=predicted == codes, minlength=prior.shape[0])
     return _geometric_mean(hits[cases > 0] / cases[cases > 0])
 
 

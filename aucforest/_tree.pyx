@@ -1215,6 +1215,10 @@ def accumulate_oob_proba(Tree tree, const X_t[::1, :] X, const idx_t[::1] counts
                     node_for[child, c] = (child if nodes[child].n_samples >= sizes[c]
                                           else node_for[node, c])
         _walk_rows(&X[0, 0], &rows[0], n_oob, 1, n_rows, 0, nodes, sets, &leaves[0])
+    if n_classes > SPARSE_OOB_MIN_CLASSES:
+        _add_sparse(value, node_for, rows[:n_oob], leaves[:n_oob], out, n_trees)
+        return
+    with nogil:
         for i in range(n_oob):
             row = rows[i]
             leaf = leaves[i]
@@ -1223,3 +1227,53 @@ def accumulate_oob_proba(Tree tree, const X_t[::1, :] X, const idx_t[::1] counts
                 node = node_for[leaf, c]
                 for k in range(n_classes):
                     out[c, row, k] += value[node, k]
+
+
+cdef enum:
+    # above this many classes accumulate_oob_proba adds only the nonzero
+    # proportions of a node (a node of m cases has at most m classes)
+    SPARSE_OOB_MIN_CLASSES = 8
+
+
+cdef _add_sparse(const double[:, ::1] value, const idx_t[:, ::1] node_for,
+                 const idx_t[::1] rows, const idx_t[::1] leaves, double[:, :, ::1] out,
+                 double[::1] n_trees):
+    """`accumulate_oob_proba`'s sums from the nonzero proportions of the nodes
+    the rows reach, gathered once per tree (adding 0.0 changes no sum, so the
+    result is the same to the bit)."""
+    cdef idx_t n_nodes = value.shape[0], n_classes = value.shape[1]
+    cdef idx_t n_candidates = node_for.shape[1], n_oob = rows.shape[0]
+    cdef idx_t i, c, k, e, node, row, leaf, n_used = 0
+    cdef idx_t[::1] start = np.zeros(n_nodes + 1, dtype=np.intp)  # marks, then offsets
+    with nogil:
+        for i in range(n_oob):
+            for c in range(n_candidates):
+                start[node_for[leaves[i], c] + 1] = 1
+        for node in range(n_nodes):  # each used node's count of nonzero classes
+            if start[node + 1]:
+                e = 0
+                for k in range(n_classes):
+                    e += value[node, k] != 0.0
+                start[node + 1] = e
+        for node in range(n_nodes):
+            start[node + 1] += start[node]
+    n_used = start[n_nodes]
+    cdef int32_t[::1] klass = np.empty(max(n_used, 1), dtype=np.int32)
+    cdef double[::1] share = np.empty(max(n_used, 1))
+    with nogil:
+        for node in range(n_nodes):
+            e = start[node]
+            if start[node + 1] > e:
+                for k in range(n_classes):
+                    if value[node, k] != 0.0:
+                        klass[e] = <int32_t> k
+                        share[e] = value[node, k]
+                        e += 1
+        for i in range(n_oob):
+            row = rows[i]
+            leaf = leaves[i]
+            n_trees[row] += 1
+            for c in range(n_candidates):
+                node = node_for[leaf, c]
+                for e in range(start[node], start[node + 1]):
+                    out[c, row, klass[e]] += share[e]

@@ -14,7 +14,7 @@ import warnings
 
 import numpy as np
 
-from ._rank_sums import class_wins
+from ._rank_sums import pair_wins
 from ._validation import (
     check_binary_labels,
     check_known_labels,
@@ -187,9 +187,11 @@ def hand_till_auc(codes, scores, weight=None):
     """Hand & Till's multiclass AUC on validated arrays (no checks).
 
     M = 1 / (C (C - 1)) sum_{i != j} A(i, j) (Hand & Till 2001; Dataiku's
-    "Method for computing multiclass ROC AUC", "General Formula"). One sort
-    per class column gives A(i, j) for every j (`_rank_sums.class_wins`), so
-    M costs O(C n log n) instead of C^2 separate AUCs.
+    "Method for computing multiclass ROC AUC", "General Formula"). One sort of
+    the rows by class and own-class score gives every A(i, j)
+    (`_rank_sums.pair_wins`: each row finds its column-i score among class
+    i's sorted scores), so M costs O(n C log(n / C)) instead of C^2 separate
+    AUCs or C sorts of all n rows.
 
     Parameters
     ----------
@@ -210,13 +212,9 @@ def hand_till_auc(codes, scores, weight=None):
     class_weight = np.bincount(codes, weights=weight, minlength=n_classes)
     if np.any(class_weight <= 0):
         raise ValueError("Each class needs a positive total sample weight for the AUC.")
-    pair_aucs = []
-    for i in range(n_classes):
-        column = np.ascontiguousarray(scores[:, i], dtype=float)
-        wins = class_wins(column, np.argsort(column), codes, weight, i, n_classes)
-        others = np.arange(n_classes) != i
-        pair_aucs.append(wins[others] / (class_weight[i] * class_weight[others]))
-    return float(np.mean(np.concatenate(pair_aucs)))
+    wins = pair_wins(np.ascontiguousarray(scores, dtype=float), codes, weight, n_classes)
+    pairs = ~np.eye(n_classes, dtype=bool)
+    return float(np.mean((wins / np.outer(class_weight, class_weight))[pairs]))
 
 
 def _unit_scale(weight, n):

@@ -1,0 +1,119 @@
+"""The node-size choice's multiclass AUC (one sort of the rows by class and
+own score, `_rank_sums.pair_wins`) and its blockwise OOB G-mean, against
+scikit-learn's one-vs-one AUC, the rank-sum formula per class pair and the
+decision rule on all rows at once."""
+import numpy as np
+import pytest
+from scipy.stats import rankdata
+from sklearn.metrics import roc_auc_score
+
+from aucforest import AUCForestClassifier
+from aucforest._decision import decide
+from aucforest._oob import oob_auc, oob_gmean
+from aucforest.metrics import multiclass_auc
+from aucforest.metrics._auc import hand_till_auc
+from aucforest.metrics._rank_sums import pair_wins
+
+
+def forest_like_proba(n, k, seed, zero_share=0.8, levels=5):
+    """Rows of class proportions with most entries exactly 0 and few distinct
+    values (ties within and across classes), as a forest's OOB means are."""
+    rng = np.random.default_rng(seed)
+    y = np.arange(n) % k  # every class present
+    rng.shuffle(y)
+    counts = rng.integers(1, levels, (n, k)) * (rng.random((n, k)) > zero_share)
+    counts[np.arange(n), rng.integers(0, k, n)] += 1  # no all-zero row
+    return y, counts / counts.sum(axis=1, keepdims=True)
+
+
+def rank_sum_auc(y, proba):
+    """M from A(i|j) = (S_i - n_i (n_i + 1) / 2) / (n_i n_j), S_i the sum of the
+    midranks of class i's column-i scores among the rows of classes i and j
+    (Hand & Till 2001, eq. 3); one rankdata per ordered pair."""
+    k = proba.shape[1]
+    pairs = []
+    for i in range(k):
+        for j in range(k):
+            if i != j:
+                rows = (y == i) | (y == j)
+                ranks = rankdata(proba[rows, i])  # ties: midranks, i.e. one half
+                n_i, n_j = np.sum(y == i), np.sum(y == j)
+                s_i = ranks[y[rows] == i].sum()
+                pairs.append((s_i - n_i * (n_i + 1) / 2) / (n_i * n_j))
+    return np.mean(pairs)
+
+
+@pytest.mark.parametrize("n, k, zero_share", [(300, 3, 0.0), (500, 12, 0.8),
+                                              (640, 32, 0.9), (200, 20, 0.3)])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_hand_till_auc_equals_sklearn_ovo_and_rank_sums(n, k, zero_share, seed):
+    y, proba = forest_like_proba(n, k, seed, zero_share)
+    got = hand_till_auc(y, proba)
+    assert got == pytest.approx(roc_auc_score(y, proba, multi_class="ovo"), abs=1e-12)
+    if k <= 12:
+        assert got == pytest.approx(rank_sum_auc(y, proba), abs=1e-12)
+
+
+def test_pair_wins_of_one_pair_counts_each_tie_one_half():
+    # class 0 scores (column 0) 0.5, 0.2; class 1 rows score 0.5, 0.0, 0.9 in column 0
+    scores = np.array([[0.5, 0.5], [0.2, 0.8], [0.5, 0.5], [0.0, 1.0], [0.9, 0.1]])
+    codes = np.array([0, 0, 1, 1, 1], dtype=np.intp)
+    wins = pair_wins(scores, codes, np.ones(5), 2)
+    # column 0, each class-1 row: class-0 weight above + half tied = 0.5, 2, 0
+    # column 1, each class-0 row (0.5, 0.8) against class-1 scores 0.5, 1.0, 0.1:
+    #   0.5 -> 1 above + half of 1 tie = 1.5; 0.8 -> 1 above = 1
+    np.testing.assert_array_equal(wins, [[0.0, 2.5], [2.5, 0.0]])
+
+
+def test_pair_wins_rejects_codes_out_of_range():
+    with pytest.raises(ValueError, match="codes must lie"):
+        pair_wins(np.zeros((2, 2)), np.array([0, 2], dtype=np.intp), np.ones(2), 2)
+
+
+def test_oob_auc_of_a_forest_equals_multiclass_auc_of_its_oob_decision():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(600, 5))
+    y = (np.digitize(X[:, 0] + 0.5 * rng.normal(size=600), [-1, -0.3, 0.3, 1])
+         + 5 * (X[:, 1] > 0))  # 10 classes
+    forest = AUCForestClassifier(15, oob_score=True, random_state=0).fit(X, y)
+    codes = np.searchsorted(forest.classes_, y)
+    has = ~np.isnan(forest.oob_decision_function_[:, 0])
+    expected = multiclass_auc(y[has], forest.oob_decision_function_[has],
+                              labels=forest.classes_)
+    assert oob_auc(codes, forest.oob_decision_function_, forest.classes_) == pytest.approx(
+        expected, abs=1e-12)
+    assert forest.oob_score_ == pytest.approx(expected, abs=1e-12)
+
+
+@pytest.mark.parametrize("decision", ["rfq", "argmax"])
+def test_blockwise_oob_gmean_equals_the_decision_on_all_rows(decision):
+    # 3000 x 40 = 120,000 values: more than one block of the decision
+    y, proba = forest_like_proba(3000, 40, 3, zero_share=0.7)
+    prior = np.bincount(y) / y.size
+    predicted = decide(proba, prior, decision)
+    recalls = [np.mean(predicted[y == k] == k) for k in range(40)]
+    expected = np.prod(recalls) ** (1 / 40) if min(recalls) > 0 else 0.0
+    assert oob_gmean(y, proba, prior, decision) == pytest.approx(expected, rel=1e-12)
+
+
+def test_out_of_bag_sums_of_many_classes_equal_each_collapsed_tree():
+    # above 8 classes accumulate_oob_proba adds only a node's nonzero proportions;
+    # reference: the tree collapsed to each candidate size, predicting the OOB rows
+    from aucforest._tree import accumulate_oob_proba
+    from aucforest.tree import AUCTreeClassifier
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(900, 4)).astype(np.float32)
+    y = np.digitize(X[:, 0] + 0.7 * rng.normal(size=900), np.linspace(-1.5, 1.5, 11))
+    tree = AUCTreeClassifier(random_state=0).fit(X[:600], y[:600]).tree_
+    assert tree.max_n_classes == 12
+    sizes = (1, 2, 5, 10, 20, 50)
+    out = np.zeros((len(sizes), 900, 12))
+    n_trees = np.zeros(900)
+    counts = rng.integers(0, 3, size=900)  # 0: out of bag
+    accumulate_oob_proba(tree, np.asfortranarray(X), counts, sizes, out, n_trees)
+    oob = counts == 0
+    for c, m in enumerate(sizes):
+        expected = np.zeros((900, 12))
+        expected[oob] = tree.collapsed(m).predict_proba(X[oob])
+        np.testing.assert_array_equal(out[c], expected)
+    np.testing.assert_array_equal(n_trees, oob)
