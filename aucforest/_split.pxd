@@ -92,6 +92,13 @@ cdef class ExactSplitter(Splitter):
     cdef double* bucket_counts        # (nsplit + 2, n_classes) class weights between thresholds,
     cdef idx_t* bucket_cases          # (nsplit + 2,) and cases; the last bucket: missing values
 
+    cdef void _init_exact(self, idx_t n_rows, idx_t n_features, const idx_t[::1] y,
+                          const double[::1] w, idx_t n_classes, int criterion,
+                          idx_t max_features, idx_t min_samples_leaf, double min_weight_leaf,
+                          uint64_t seed, idx_t nsplit, tables) except *
+    cdef idx_t _gather(self, idx_t feature, idx_t start, idx_t end, X_t* lo,
+                       X_t* hi) noexcept nogil
+    cdef void _sort_node(self, idx_t start, idx_t end) noexcept nogil
     cdef void _move_missing_last(self, idx_t start, idx_t end) noexcept nogil
     cdef void _draw_distinct_cases(self, idx_t start, idx_t observed_end) noexcept nogil
     cdef void _draw_ranks(self, idx_t n_distinct) noexcept nogil
