@@ -17,6 +17,9 @@ from ._binned import BinnedSplitter
 from ._binning import MAX_BINS, BinnedData, bin_features
 from ._compat import (Interval, InvalidParameterError, StrOptions, check_sample_weight,
                       validate_data)
+from ._sparse import (SparseBinnedData, SparseColumns, bin_sparse_features, canonical,
+                      is_sparse, sparse_distinct_value_tables)
+from ._sparse_split import SparseBinnedSplitter, SparseExactSplitter
 from ._split import CRITERIA, ExactSplitter
 from ._tree import build_tree
 
@@ -122,14 +125,18 @@ def validate_training_data(estimator, X, y, sample_weight):
     """Validate fit inputs with scikit-learn's utilities.
 
     Returns X as float32 in Fortran order (columns contiguous, what the
-    splitter scans), y, the encoded classes, and the sample weights rescaled
+    splitter scans; a sparse X as a canonical CSC matrix, its columns' stored
+    entries), y, the encoded classes, and the sample weights rescaled
     to a maximum of 1 (None when none were given: all one, and no n-sized
     vector of ones). NaN in X marks a missing value; raises ValueError for
     infinite X, fewer than two classes, and negative, non-finite or all-zero
     weights.
     """
     X, y = validate_data(estimator, X, y, dtype=np.float32, order="F",
-                         ensure_all_finite="allow-nan", multi_output=False)
+                         accept_sparse="csc", ensure_all_finite="allow-nan",
+                         multi_output=False)
+    if is_sparse(X):
+        X = canonical(X, "csc")
     check_classification_targets(y)
     classes, y_encoded = np.unique(y, return_inverse=True)
     if classes.shape[0] < 2:
@@ -164,11 +171,15 @@ def resolve_max_bins(max_bins, n_samples):
 
 def training_matrix(X, max_bins, random_state):
     """What the trees of one fit grow on: X itself (exact splitter, max_bins=None)
-    or its bin codes (binned splitter), computed once per fit.
+    or its bin codes (binned splitter), computed once per fit; for a sparse X
+    its stored entries (`SparseColumns`) or their codes (`SparseBinnedData`).
 
     random_state (a numpy RandomState) draws the rows used for the quantiles
     when X has many rows; it is not used when max_bins is None.
     """
+    if is_sparse(X):
+        return SparseColumns(X) if max_bins is None else bin_sparse_features(X, max_bins,
+                                                                            random_state)
     if max_bins is None:
         return X
     return bin_features(X, max_bins, random_state)
@@ -190,6 +201,10 @@ def distinct_value_tables(X):
     uniformly gives a distinct value drawn uniformly, exactly so without
     ties). Computed once per fit.
     """
+    if is_sparse(X):
+        X = SparseColumns(X)
+    if isinstance(X, SparseColumns):
+        return sparse_distinct_value_tables(X, TIED_SHARE)
     tables = []
     for j in range(X.shape[1]):
         column = np.sort(X[:, j])  # NaN last
@@ -206,7 +221,8 @@ def grow_tree(X, y_encoded, weights, n_classes, *, criterion, max_features, max_
               min_samples_leaf, min_weight_fraction_leaf, max_bins, nsplit, seed,
               tables=None):
     """Grow one compiled tree on float32 Fortran-ordered X (exact splitter) or
-    on `BinnedData` from `training_matrix` (binned splitter). ``tables``: the
+    on `BinnedData` from `training_matrix` (binned splitter), or on their
+    sparse counterparts `SparseColumns` and `SparseBinnedData`. ``tables``: the
     `distinct_value_tables` of X when nsplit is set (computed here if None).
 
     Weights are rescaled to a maximum of 1 (splits and leaf proportions do not
@@ -228,6 +244,15 @@ def grow_tree(X, y_encoded, weights, n_classes, *, criterion, max_features, max_
     if isinstance(X, BinnedData):
         splitter = BinnedSplitter(X.codes, X.edges, X.n_bins, y_encoded, weights, *settings,
                                   nsplit=nsplit)
+    elif isinstance(X, SparseBinnedData):
+        splitter = SparseBinnedSplitter(X.entry_codes, X.indices, X.indptr, X.zero_codes,
+                                        X.edges, X.n_bins, X.shape[0], y_encoded, weights,
+                                        *settings, nsplit=nsplit)
+    elif isinstance(X, SparseColumns):
+        if nsplit and tables is None:
+            tables = distinct_value_tables(X)
+        splitter = SparseExactSplitter(X.data, X.indices, X.indptr, X.shape[0], y_encoded,
+                                       weights, *settings, nsplit=nsplit, tables=tables)
     else:
         if nsplit and tables is None:
             tables = distinct_value_tables(X)

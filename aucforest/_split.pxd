@@ -109,6 +109,18 @@ cdef class ExactSplitter(Splitter):
                                      idx_t feature, SplitRecord* best) noexcept nogil
 
 
+cdef inline double _midpoint(double a, double b) noexcept nogil:
+    """Threshold between distinct values a < b such that a <= t < b.
+
+    a/2 + b/2 avoids overflow; when it rounds up to b (adjacent doubles) the
+    lower value is used, so that the split still separates a from b.
+    """
+    cdef double t = a / 2.0 + b / 2.0
+    if not (t >= a and t < b):
+        t = a
+    return t
+
+
 # Two candidate proxies closer than this (relative to their scale) are a tie,
 # and ties go to the first candidate in scan order (features in drawn order,
 # thresholds ascending, missing values right before left). The incremental

@@ -35,18 +35,6 @@ ctypedef fused X_or_idx_t:  # what _insert_sorted holds: drawn values or their r
     idx_t
 
 
-cdef inline double _midpoint(double a, double b) noexcept nogil:
-    """Threshold between distinct values a < b such that a <= t < b.
-
-    a/2 + b/2 avoids overflow; when it rounds up to b (adjacent doubles) the
-    lower value is used, so that the split still separates a from b.
-    """
-    cdef double t = a / 2.0 + b / 2.0
-    if not (t >= a and t < b):
-        t = a
-    return t
-
-
 cdef inline bint _take_if_better(Criterion* crit, double min_weight_leaf, double scale,
                                  idx_t feature, bint missing_left, idx_t n_missing,
                                  SplitRecord* best) noexcept nogil:
