@@ -28,6 +28,7 @@ from ._oob import (OutOfBagSums, cases_choosing_node_size, node_size_candidates,
 from ._prediction import decide_classes, mean_tree_proba
 from ._progress import progress
 from ._sampling import TreeSampler, check_class_weight_dict, seeded_rng, weight_product
+from ._sparse import SparseRows, is_sparse
 from .tree import fitted_tree
 
 
@@ -520,8 +521,9 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
 
     def _validate_X_predict(self, X):
         check_is_fitted(self)
-        return validate_data(self, X, dtype=np.float32, order="C", reset=False,
-                             ensure_all_finite="allow-nan")
+        X = validate_data(self, X, dtype=np.float32, order="C", reset=False,
+                          accept_sparse="csr", ensure_all_finite="allow-nan")
+        return SparseRows(X) if is_sparse(X) else X  # converted once for every tree
 
     def predict_proba(self, X):
         """Class probabilities: the mean of the trees' ``predict_proba``.

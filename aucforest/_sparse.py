@@ -47,6 +47,36 @@ class SparseColumns:
         return self.data[self.indptr[j]:self.indptr[j + 1]]
 
 
+class SparseRows:
+    """A canonical CSR matrix as the arrays tree traversal reads (`aucforest._tree`).
+
+    Attributes
+    ----------
+    data : float32 (nnz,), stored values (NaN: missing)
+    indices : intp (nnz,), their columns, ascending within a row
+    indptr : intp (n_samples + 1,), row i at ``indptr[i]:indptr[i + 1]``
+    shape : (n_samples, n_features)
+    """
+
+    def __init__(self, X):
+        X = canonical(X, "csr")
+        self.data = np.ascontiguousarray(X.data, dtype=np.float32)
+        self.indices = np.ascontiguousarray(X.indices, dtype=np.intp)
+        self.indptr = np.ascontiguousarray(X.indptr, dtype=np.intp)
+        self.shape = X.shape
+
+    def __getitem__(self, rows):
+        """Rows ``lo:hi`` (a slice with step 1), sharing data and indices."""
+        lo, hi, step = rows.indices(self.shape[0])
+        if step != 1:
+            raise ValueError("SparseRows takes slices of consecutive rows only")
+        part = object.__new__(SparseRows)
+        part.data, part.indices = self.data, self.indices
+        part.indptr = self.indptr[lo:max(hi, lo) + 1]
+        part.shape = (max(hi - lo, 0), self.shape[1])
+        return part
+
+
 class SparseBinnedData:
     """Bin codes of a sparse X's stored entries, with the edges that define them.
 

@@ -9,6 +9,7 @@ from ._base import (MAX_SEED, TREE_PARAMETER_CONSTRAINTS, check_counts_are_not_b
                     fit_atomically, grow_tree, training_matrix, tree_params,
                     validate_training_data)
 from ._compat import fit_context, validate_data
+from ._sparse import SparseRows, is_sparse
 
 
 def fitted_tree(tree_, classes, n_features_in, random_state, params):
@@ -156,8 +157,9 @@ class AUCTreeClassifier(ClassifierMixin, BaseEstimator):
 
     def _validate_X_predict(self, X):
         check_is_fitted(self)
-        return validate_data(self, X, dtype=np.float32, order="C", reset=False,
-                             ensure_all_finite="allow-nan")
+        X = validate_data(self, X, dtype=np.float32, order="C", reset=False,
+                          accept_sparse="csr", ensure_all_finite="allow-nan")
+        return SparseRows(X) if is_sparse(X) else X  # converted once for every tree
 
     def apply(self, X):
         """Index of the leaf each row of X falls in.
