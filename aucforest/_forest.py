@@ -520,10 +520,13 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
 
     # -------------------------------------------------------------- predict
 
-    def _validate_X_predict(self, X):
+    def _validate_X_predict(self, X, accept_sparse=True):
+        """X as the trees read it: float32 in C order, or a sparse X as
+        `SparseRows` (``accept_sparse=False``: scikit-learn's TypeError instead)."""
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float32, order="C", reset=False,
-                          accept_sparse="csr", ensure_all_finite="allow-nan")
+                          accept_sparse="csr" if accept_sparse else False,
+                          ensure_all_finite="allow-nan")
         return SparseRows(X) if is_sparse(X) else X  # converted once for every tree
 
     def predict_proba(self, X):

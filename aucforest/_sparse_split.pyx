@@ -30,6 +30,8 @@ from ._split cimport SplitRecord, _midpoint
 
 from libc.math cimport INFINITY
 
+import numpy as np
+
 
 cdef inline bint _search_is_cheaper(idx_t n_cases, idx_t n_stored) noexcept nogil:
     """Whether binary searches of n_cases rows among n_stored sorted rows
@@ -378,3 +380,19 @@ cdef class SparseBinnedSplitter(BinnedSplitter):
         for i in range(start, end):
             self.position[self.samples[i]] = i
         best.pos = lo
+
+
+def sort_node_for_tests(values, samples):
+    """`SparseExactSplitter._sort_node` of float32 ``values`` carried with the
+    distinct sample indices ``samples`` (a permutation of 0..n-1); returns
+    (values, samples), to compare with `aucforest._sort.sort_for_tests`."""
+    cdef idx_t i, n = len(values)
+    cdef SparseExactSplitter splitter = SparseExactSplitter(
+        np.zeros(0, np.float32), np.zeros(0, np.intp), np.zeros(2, np.intp), n,
+        np.zeros(n, np.intp), np.ones(n), 2, 1, 1, 1, 0.0, 0)
+    for i in range(n):
+        splitter.xf[i] = values[i]
+        splitter.samples[i] = samples[i]
+    splitter._sort_node(0, n)
+    return (np.array([splitter.xf[i] for i in range(n)], dtype=np.float32),
+            np.array([splitter.samples[i] for i in range(n)], dtype=np.intp))
