@@ -9,7 +9,7 @@ grows the same trees (`aucforest._sparse_split`).
 import numpy as np
 from scipy import sparse
 
-from ._binning import LAST_EDGE, QUANTILE_SAMPLE, bin_edges, edges_of_sorted
+from ._binning import LAST_EDGE, MISSING_CODE, QUANTILE_SAMPLE, bin_edges, edges_of_sorted
 from ._binned import encode_column
 
 
@@ -114,27 +114,79 @@ def sparse_bin_edges(stored, n_zeros, max_bins):
     return edges_of_sorted(value_at, stored.size + n_zeros, distinct, max_bins)
 
 
+def column_distinct(columns):
+    """The sorted distinct observed values of every column of `SparseColumns`
+    (0.0 included when the column has rows that store nothing), computed for
+    all columns at once.
+
+    Returns
+    -------
+    values : float32, the distinct values, column after column
+    offsets : intp (n_features + 1,), column j's at ``values[offsets[j]:offsets[j + 1]]``
+    entry_rank : intp (nnz,), each stored value's index among its column's
+        distinct values (-1 for NaN)
+    n_observed : intp (n_features,), the column's observed values, zeros included
+    """
+    n_samples, n_features = columns.shape
+    stored = np.diff(columns.indptr)
+    column_of = np.repeat(np.arange(n_features), stored)
+    observed = ~np.isnan(columns.data)
+    with_zeros = np.flatnonzero(stored < n_samples)  # one 0.0 stands for their zeros
+    values = np.concatenate([columns.data[observed], np.zeros(with_zeros.size, np.float32)])
+    owners = np.concatenate([column_of[observed], with_zeros])
+    order = np.lexsort((values, owners))
+    values, owners = values[order], owners[order]
+    first = np.ones(values.size, dtype=bool)
+    first[1:] = (owners[1:] != owners[:-1]) | (values[1:] != values[:-1])
+    offsets = np.zeros(n_features + 1, dtype=np.intp)
+    np.cumsum(np.bincount(owners[first], minlength=n_features), out=offsets[1:])
+    rank = np.empty(values.size, dtype=np.intp)
+    rank[order] = np.cumsum(first) - 1 - offsets[owners]
+    entry_rank = np.full(columns.data.shape[0], -1, dtype=np.intp)
+    entry_rank[observed] = rank[:np.count_nonzero(observed)]
+    n_observed = np.bincount(column_of[observed], minlength=n_features) + n_samples - stored
+    return values[first], offsets, entry_rank, n_observed
+
+
 def bin_sparse_features(X, max_bins, random_state):
     """`aucforest._binning.bin_features` of a sparse X, from its stored entries.
 
     The quantiles are computed on the same rows (drawn from random_state when
-    X has more than QUANTILE_SAMPLE rows), so the edges are those of the dense X.
+    X has more than QUANTILE_SAMPLE rows), so the edges are those of the dense
+    X. A column with at most max_bins distinct values, most columns of sparse
+    data, gets one bin per value: edges and codes of all of them are computed
+    at once from their distinct values.
     """
     columns = SparseColumns(X)
     n_samples, n_features = columns.shape
-    sample = columns
+    entry_codes = np.empty(columns.data.shape[0], dtype=np.uint8)
+    zero_codes = np.zeros(n_features, dtype=np.uint8)
+    edges = np.full((n_features, max_bins), np.inf)
+    n_bins = np.ones(n_features, dtype=np.intp)
+    sample, by_value = columns, np.zeros(n_features, dtype=bool)
     if n_samples > QUANTILE_SAMPLE:
         rows = np.sort(random_state.choice(n_samples, QUANTILE_SAMPLE, replace=False))
         sample = SparseColumns(canonical(X, "csr")[rows])
-    n_sample_rows = sample.shape[0]
-    entry_codes = np.empty(columns.data.shape[0], dtype=np.uint8)
-    zero_codes = np.empty(n_features, dtype=np.uint8)
-    edges = np.full((n_features, max_bins), np.inf)
-    n_bins = np.empty(n_features, dtype=np.intp)
-    for f in range(n_features):
+    else:  # one bin per distinct value where there are few
+        distinct, offsets, entry_rank, _ = column_distinct(columns)
+        n_distinct = np.diff(offsets)
+        by_value = n_distinct <= max_bins
+        owners = np.repeat(np.arange(n_features), n_distinct)
+        pair = (owners[1:] == owners[:-1]) & by_value[owners[1:]]  # consecutive values
+        lower = distinct[:-1][pair].astype(np.float64)
+        upper = distinct[1:][pair].astype(np.float64)
+        midpoints = (lower / 2 + upper / 2).astype(np.float32)
+        midpoints = np.where(midpoints < distinct[1:][pair], midpoints, distinct[:-1][pair])
+        pair_owner = owners[1:][pair]
+        edges[pair_owner, np.flatnonzero(pair) - offsets[pair_owner]] = midpoints
+        n_bins[by_value] = np.maximum(n_distinct[by_value], 1)
+        edges[by_value, n_bins[by_value] - 1] = LAST_EDGE
+        zero_codes[:] = np.bincount(pair_owner[midpoints < 0], minlength=n_features)
+        entry_codes[:] = np.where(entry_rank < 0, MISSING_CODE, entry_rank)
+    for f in np.flatnonzero(~by_value):  # quantile edges (or edges of sampled rows)
         values = sample.column(f)
         observed = values[~np.isnan(values)]
-        feature_edges = sparse_bin_edges(observed, n_sample_rows - values.size, max_bins)
+        feature_edges = sparse_bin_edges(observed, sample.shape[0] - values.size, max_bins)
         n_bins[f] = feature_edges.size + 1
         edges[f, :feature_edges.size] = feature_edges
         edges[f, feature_edges.size] = LAST_EDGE
@@ -151,19 +203,13 @@ def sparse_distinct_value_tables(X, tied_share):
     the sorted distinct values, zero included when a row stores nothing, of
     each column whose observed values repeat another more than tied_share of
     the time."""
-    n_samples, n_features = X.shape
-    tables = []
-    for j in range(n_features):
-        values = X.column(j)
-        observed = values[~np.isnan(values)]
-        n_zeros = n_samples - values.size
-        distinct = np.unique(observed if n_zeros == 0 else
-                             np.concatenate([observed, np.zeros(1, dtype=np.float32)]))
-        n_observed = observed.size + n_zeros
-        tables.append(distinct if n_observed - distinct.size > tied_share * n_observed
-                      else distinct[:0])
-    offsets = np.concatenate([[0], np.cumsum([t.size for t in tables])]).astype(np.intp)
-    return np.concatenate(tables).astype(np.float32), offsets
+    distinct, offsets, _, n_observed = column_distinct(X)
+    n_distinct = np.diff(offsets)
+    tabled = n_observed - n_distinct > tied_share * n_observed
+    kept = np.repeat(tabled, n_distinct)
+    table_offsets = np.zeros(X.shape[1] + 1, dtype=np.intp)
+    np.cumsum(np.where(tabled, n_distinct, 0), out=table_offsets[1:])
+    return distinct[kept].astype(np.float32), table_offsets
 
 
 def is_sparse(X):

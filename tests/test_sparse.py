@@ -179,11 +179,14 @@ def test_sorting_around_the_zeros_gives_the_dense_sort_order(n):
     np.testing.assert_array_equal(sorted_values, reference_values)
 
 
-def test_binning_of_stored_entries_matches_dense_binning(monkeypatch):
-    # a small quantile sample, so that the edges come from drawn rows, and
+@pytest.mark.parametrize("quantile_rows", [None, 150])
+def test_binning_of_stored_entries_matches_dense_binning(monkeypatch, quantile_rows):
     # columns with more distinct values than bins (quantile edges) and fewer
-    monkeypatch.setattr(_binning, "QUANTILE_SAMPLE", 150)
-    monkeypatch.setattr(_sparse, "QUANTILE_SAMPLE", 150)
+    # (one bin per value, computed for all such columns at once); with
+    # quantile_rows, the edges come from drawn rows
+    if quantile_rows is not None:
+        monkeypatch.setattr(_binning, "QUANTILE_SAMPLE", quantile_rows)
+        monkeypatch.setattr(_sparse, "QUANTILE_SAMPLE", quantile_rows)
     X, _ = sparse_data(400, 8, 0.6, seed=10, missing=0.05)
     dense = bin_features(X.toarray(), 20, np.random.RandomState(0))
     binned = bin_sparse_features(X, 20, np.random.RandomState(0))
