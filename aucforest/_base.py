@@ -245,14 +245,15 @@ def grow_tree(X, y_encoded, weights, n_classes, *, criterion, max_features, max_
         splitter = BinnedSplitter(X.codes, X.edges, X.n_bins, y_encoded, weights, *settings,
                                   nsplit=nsplit)
     elif isinstance(X, SparseBinnedData):
-        splitter = SparseBinnedSplitter(X.entry_codes, X.indices, X.indptr, X.zero_codes,
-                                        X.edges, X.n_bins, X.shape[0], y_encoded, weights,
-                                        *settings, nsplit=nsplit)
+        splitter = SparseBinnedSplitter(X.entry_codes, X.indices, X.indptr, *X.row_structure,
+                                        X.zero_codes, X.edges, X.n_bins, X.shape[0],
+                                        y_encoded, weights, *settings, nsplit=nsplit)
     elif isinstance(X, SparseColumns):
         if nsplit and tables is None:
             tables = distinct_value_tables(X)
-        splitter = SparseExactSplitter(X.data, X.indices, X.indptr, X.shape[0], y_encoded,
-                                       weights, *settings, nsplit=nsplit, tables=tables)
+        splitter = SparseExactSplitter(X.data, X.indices, X.indptr, *X.row_structure,
+                                       X.shape[0], y_encoded, weights, *settings,
+                                       nsplit=nsplit, tables=tables)
     else:
         if nsplit and tables is None:
             tables = distinct_value_tables(X)

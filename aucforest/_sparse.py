@@ -33,6 +33,9 @@ class SparseColumns:
     indices : intp (nnz,), their rows, ascending within a column
     indptr : intp (n_features + 1,), column j at ``indptr[j]:indptr[j + 1]``
     shape : (n_samples, n_features)
+    row_structure : (row_indices, row_indptr), intp: the CSR structure of X
+        (no values), from which the splitters list the features stored in a
+        node's cases
     """
 
     def __init__(self, X):
@@ -41,6 +44,9 @@ class SparseColumns:
         self.indices = np.ascontiguousarray(X.indices, dtype=np.intp)
         self.indptr = np.ascontiguousarray(X.indptr, dtype=np.intp)
         self.shape = X.shape
+        rows = X.tocsr()  # the columns stored in each row, without the values
+        self.row_structure = (np.ascontiguousarray(rows.indices, dtype=np.intp),
+                              np.ascontiguousarray(rows.indptr, dtype=np.intp))
 
     def column(self, j):
         """Stored values of column j."""
@@ -83,14 +89,16 @@ class SparseBinnedData:
     Attributes
     ----------
     entry_codes : uint8 (nnz,), the stored values' codes (255: missing)
-    indices, indptr : the CSC structure, as `SparseColumns`
+    indices, indptr, row_structure : the CSC and CSR structures, as `SparseColumns`
     zero_codes : uint8 (n_features,), the code of 0.0 in each feature
     edges, n_bins : as `aucforest._binning.BinnedData`
     shape : (n_samples, n_features)
     """
 
-    def __init__(self, entry_codes, indices, indptr, zero_codes, edges, n_bins, shape):
+    def __init__(self, entry_codes, indices, indptr, row_structure, zero_codes, edges, n_bins,
+                 shape):
         self.entry_codes, self.indices, self.indptr = entry_codes, indices, indptr
+        self.row_structure = row_structure
         self.zero_codes, self.edges, self.n_bins, self.shape = zero_codes, edges, n_bins, shape
 
 
@@ -194,8 +202,8 @@ def bin_sparse_features(X, max_bins, random_state):
         if hi > lo:
             encode_column(columns.data[lo:hi], feature_edges, entry_codes[lo:hi])
         zero_codes[f] = np.count_nonzero(feature_edges < 0)  # edges below 0.0
-    return SparseBinnedData(entry_codes, columns.indices, columns.indptr, zero_codes, edges,
-                            n_bins, columns.shape)
+    return SparseBinnedData(entry_codes, columns.indices, columns.indptr,
+                            columns.row_structure, zero_codes, edges, n_bins, columns.shape)
 
 
 def sparse_distinct_value_tables(X, tied_share):

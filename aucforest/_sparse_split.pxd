@@ -6,6 +6,15 @@ from ._criterion cimport X_t, idx_t
 from ._split cimport ExactSplitter
 
 
+cdef struct NodeFeatures:
+    # which features have a stored entry in the node whose features were last listed
+    const idx_t* row_indptr     # (n_rows + 1,) X's rows (CSR): row i's columns at
+    const idx_t* row_indices    #   row_indices[row_indptr[i]:row_indptr[i + 1]]
+    idx_t* stamp                # (n_features,) number of the last node the feature is stored in
+    idx_t node                  # number of the node listed last (stamps equal to it: present)
+    idx_t start, end            # its range in samples
+
+
 cdef class SparseExactSplitter(ExactSplitter):
     cdef const X_t[::1] data            # (nnz,) stored values, column after column
     cdef const idx_t[::1] indices       # (nnz,) their rows, ascending within a column
@@ -15,6 +24,9 @@ cdef class SparseExactSplitter(ExactSplitter):
     cdef idx_t* block_samples           # (n_active,) samples while sorting by blocks
     cdef X_t* block_values              # (n_active,) their values
     cdef idx_t* block_order             # (n_active,) a block's permutation into sorted order
+    cdef const idx_t[::1] row_indptr    # X's rows (CSR structure), for node_features
+    cdef const idx_t[::1] row_indices
+    cdef NodeFeatures node_features
 
     cdef void _sort_block(self, idx_t lo, idx_t hi) noexcept nogil
 
@@ -31,5 +43,8 @@ cdef class SparseBinnedSplitter(BinnedSplitter):
     cdef idx_t* node_cases               # (n_classes,) cases of each class in the node
     cdef idx_t* stored_cases             # (n_classes,) of them with a stored entry
     cdef double* stored_weight           # (n_classes,) and their weight
+    cdef const idx_t[::1] row_indptr     # X's rows (CSR structure), for node_features
+    cdef const idx_t[::1] row_indices
+    cdef NodeFeatures node_features
 
     cdef idx_t _find_entries(self, idx_t feature, idx_t start, idx_t end) noexcept nogil

@@ -54,6 +54,42 @@ cdef inline idx_t _lower_bound(const idx_t* rows, idx_t lo, idx_t hi, idx_t row)
     return lo
 
 
+cdef int _init_node_features(NodeFeatures* nf, const idx_t[::1] row_indptr,
+                             const idx_t[::1] row_indices, idx_t n_features) except -1:
+    """Point nf at X's rows; no node listed yet."""
+    cdef idx_t j
+    nf.row_indptr = &row_indptr[0]
+    nf.row_indices = &row_indices[0] if row_indices.shape[0] > 0 else NULL
+    nf.stamp = <idx_t*> malloc(max(n_features, 1) * sizeof(idx_t))
+    if nf.stamp == NULL:
+        raise MemoryError("cannot allocate the sparse splitter's feature stamps")
+    for j in range(n_features):
+        nf.stamp[j] = -1
+    nf.node = -1
+    nf.start = nf.end = -1
+    return 0
+
+
+cdef inline bint _stored_in_node(NodeFeatures* nf, const idx_t* samples, idx_t start,
+                                 idx_t end, idx_t feature) noexcept nogil:
+    """Whether some case of samples[start:end] stores a value of the feature.
+
+    The first question about a node lists its features (a pass over its rows'
+    stored entries); a feature stored in none of its cases is 0 throughout, so
+    constant, found without looking at its column: in a deep node of sparse
+    data most drawn features are.
+    """
+    cdef idx_t i, k, row
+    if start != nf.start or end != nf.end:
+        nf.node += 1
+        nf.start, nf.end = start, end
+        for i in range(start, end):
+            row = samples[i]
+            for k in range(nf.row_indptr[row], nf.row_indptr[row + 1]):
+                nf.stamp[nf.row_indices[k]] = nf.node
+    return nf.stamp[feature] == nf.node
+
+
 cdef class SparseExactSplitter(ExactSplitter):
     """`ExactSplitter` on the columns of a CSC matrix.
 
@@ -70,15 +106,20 @@ cdef class SparseExactSplitter(ExactSplitter):
     """
 
     def __init__(self, const X_t[::1] data, const idx_t[::1] indices, const idx_t[::1] indptr,
+                 const idx_t[::1] row_indices, const idx_t[::1] row_indptr,
                  idx_t n_rows, const idx_t[::1] y, const double[::1] w, idx_t n_classes,
                  int criterion, idx_t max_features, idx_t min_samples_leaf,
                  double min_weight_leaf, uint64_t seed, idx_t nsplit=0, tables=None):
         if data.shape[0] != indices.shape[0] or indptr.shape[0] < 1 \
                 or indptr[indptr.shape[0] - 1] != data.shape[0]:
             raise ValueError("data, indices and indptr do not describe one CSC matrix")
+        if row_indptr.shape[0] != n_rows + 1 or row_indices.shape[0] != indices.shape[0]:
+            raise ValueError("row_indices and row_indptr must be the CSR structure of X")
         self.data = data
         self.indices = indices
         self.indptr = indptr
+        self.row_indices = row_indices
+        self.row_indptr = row_indptr
         self._init_exact(n_rows, indptr.shape[0] - 1, y, w, n_classes, criterion,
                          max_features, min_samples_leaf, min_weight_leaf, seed, nsplit, tables)
         self.row_value = <X_t*> calloc(max(n_rows, 1), sizeof(X_t))
@@ -88,12 +129,22 @@ cdef class SparseExactSplitter(ExactSplitter):
         if (self.row_value == NULL or self.block_samples == NULL or self.block_values == NULL
                 or self.block_order == NULL):
             raise MemoryError("cannot allocate the sparse splitter's buffers")
+        _init_node_features(&self.node_features, row_indptr, row_indices, self.n_features)
 
     def __dealloc__(self):
+        free(self.node_features.stamp)
         free(self.row_value)
         free(self.block_samples)
         free(self.block_values)
         free(self.block_order)
+
+    cdef int _examine_feature(self, idx_t feature, idx_t start, idx_t end,
+                              SplitRecord* best) noexcept nogil:
+        """`ExactSplitter._examine_feature`; 0 at once for a feature that no
+        case of the node stores (all zero)."""
+        if not _stored_in_node(&self.node_features, self.samples, start, end, feature):
+            return 0
+        return ExactSplitter._examine_feature(self, feature, start, end, best)
 
     cdef idx_t _gather(self, idx_t feature, idx_t start, idx_t end, X_t* lo,
                        X_t* hi) noexcept nogil:
@@ -223,7 +274,8 @@ cdef class SparseBinnedSplitter(BinnedSplitter):
     """
 
     def __init__(self, const uint8_t[::1] entry_codes, const idx_t[::1] indices,
-                 const idx_t[::1] indptr, const uint8_t[::1] zero_codes,
+                 const idx_t[::1] indptr, const idx_t[::1] row_indices,
+                 const idx_t[::1] row_indptr, const uint8_t[::1] zero_codes,
                  const double[:, ::1] edges, const idx_t[::1] n_bins, idx_t n_rows,
                  const idx_t[::1] y, const double[::1] w, idx_t n_classes, int criterion,
                  idx_t max_features, idx_t min_samples_leaf, double min_weight_leaf,
@@ -233,9 +285,13 @@ cdef class SparseBinnedSplitter(BinnedSplitter):
                 or indptr[n_features] != indices.shape[0] or zero_codes.shape[0] != n_features:
             raise ValueError("entry_codes, indices, indptr and zero_codes do not describe "
                              "one CSC matrix")
+        if row_indptr.shape[0] != n_rows + 1 or row_indices.shape[0] != indices.shape[0]:
+            raise ValueError("row_indices and row_indptr must be the CSR structure of X")
         self.entry_codes = entry_codes
         self.indices = indices
         self.indptr = indptr
+        self.row_indices = row_indices
+        self.row_indptr = row_indptr
         self.zero_codes = zero_codes
         self._init_binned(n_rows, n_features, edges, n_bins, y, w, n_classes, criterion,
                           max_features, min_samples_leaf, min_weight_leaf, seed, nsplit)
@@ -250,12 +306,14 @@ cdef class SparseBinnedSplitter(BinnedSplitter):
                 or self.node_codes == NULL or self.node_cases == NULL
                 or self.stored_cases == NULL or self.stored_weight == NULL):
             raise MemoryError("cannot allocate the sparse binned splitter's buffers")
+        _init_node_features(&self.node_features, row_indptr, row_indices, n_features)
         for i in range(n_rows):
             self.position[i] = -1
         for i in range(self.n_active):
             self.position[self.samples[i]] = i
 
     def __dealloc__(self):
+        free(self.node_features.stamp)
         free(self.position)
         free(self.found_position)
         free(self.found_code)
@@ -314,7 +372,9 @@ cdef class SparseBinnedSplitter(BinnedSplitter):
         cdef const idx_t* y = &self.y[0]
         cdef const double* w = &self.w[0]
         cdef uint64_t occupied[4]
-        cdef bint drawn = False, listed = False
+        cdef bint drawn = False
+        if not _stored_in_node(&self.node_features, self.samples, start, end, feature):
+            return 0  # all zero: one occupied bin
         n_found = self._find_entries(feature, start, end)
         n_zero = end - start - n_found
         occupied[0] = occupied[1] = occupied[2] = occupied[3] = 0
@@ -388,7 +448,8 @@ def sort_node_for_tests(values, samples):
     (values, samples), to compare with `aucforest._sort.sort_for_tests`."""
     cdef idx_t i, n = len(values)
     cdef SparseExactSplitter splitter = SparseExactSplitter(
-        np.zeros(0, np.float32), np.zeros(0, np.intp), np.zeros(2, np.intp), n,
+        np.zeros(0, np.float32), np.zeros(0, np.intp), np.zeros(2, np.intp),
+        np.zeros(0, np.intp), np.zeros(n + 1, np.intp), n,
         np.zeros(n, np.intp), np.ones(n), 2, 1, 1, 1, 0.0, 0)
     for i in range(n):
         splitter.xf[i] = values[i]
