@@ -213,7 +213,9 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
     NaN in X marks a missing value, handled natively by the trees (see
     `AUCTreeClassifier`); infinite values raise ValueError. X given as a dask
     array or DataFrame trains with its rows on the dask workers and predicts
-    lazily.
+    lazily. A scipy sparse X trains on its columns' stored entries (CSC) and
+    predicts from its rows (CSR), growing the trees grown on ``X.toarray()``;
+    `aucforest.inspection` takes dense X only.
 
     References
     ----------
@@ -299,7 +301,7 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Training data; NaN marks a missing value.
         y : array-like of shape (n_samples,)
             Class labels.
@@ -539,7 +541,7 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             NaN marks a missing value.
 
         Returns
@@ -559,7 +561,7 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             The rows; NaN marks a missing value.
 
         Returns
@@ -575,7 +577,7 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             The rows; NaN marks a missing value.
 
         Returns
@@ -599,7 +601,7 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             The rows; NaN marks a missing value.
 
         Returns
@@ -619,7 +621,7 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             The rows; NaN marks a missing value.
 
         Returns

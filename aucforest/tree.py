@@ -92,6 +92,11 @@ class AUCTreeClassifier(ClassifierMixin, BaseEstimator):
     (``tree_.missing_go_to_left``); a node that saw no missing value at fit
     time sends them to the child with more training weight.
 
+    X may be a scipy sparse matrix or array: fit reads its columns (CSC, the
+    zeros not stored), prediction its rows (CSR), each converted once, as in
+    scikit-learn; the tree is the one grown on ``X.toarray()``, and NaN stored
+    in the matrix is a missing value.
+
     Examples
     --------
     >>> from sklearn.datasets import load_iris
@@ -124,7 +129,7 @@ class AUCTreeClassifier(ClassifierMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Training data; NaN marks a missing value.
         y : array-like of shape (n_samples,)
             Class labels.
@@ -167,7 +172,7 @@ class AUCTreeClassifier(ClassifierMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             The rows; NaN marks a missing value.
 
         Returns
@@ -183,7 +188,7 @@ class AUCTreeClassifier(ClassifierMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             The rows; NaN marks a missing value.
 
         Returns
@@ -199,7 +204,7 @@ class AUCTreeClassifier(ClassifierMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             The rows; NaN marks a missing value.
 
         Returns
@@ -215,7 +220,7 @@ class AUCTreeClassifier(ClassifierMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             The rows; NaN marks a missing value.
 
         Returns
@@ -231,7 +236,7 @@ class AUCTreeClassifier(ClassifierMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             The rows; NaN marks a missing value.
 
         Returns

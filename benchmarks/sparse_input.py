@@ -98,9 +98,9 @@ def measure_one(system, args):
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m benchmarks.sparse_input",
                                      description=__doc__.splitlines()[0])
-    parser.add_argument("--docs", type=int, default=20_000)
+    parser.add_argument("--docs", type=int, default=10_000)
     parser.add_argument("--terms", type=int, default=20_000)
-    parser.add_argument("--trees", type=int, default=100)
+    parser.add_argument("--trees", type=int, default=50)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--systems", default=",".join(SYSTEMS))
