@@ -21,7 +21,7 @@ from ._sparse import (SparseBinnedData, SparseColumns, bin_sparse_features, cano
                       is_sparse, sparse_distinct_value_tables)
 from ._sparse_split import SparseBinnedSplitter, SparseExactSplitter
 from ._split import CRITERIA, ExactSplitter
-from ._tree import build_tree
+from ._tree import MAX_CATEGORIES, build_tree
 
 MAX_SEED = np.iinfo(np.int32).max
 
@@ -49,6 +49,7 @@ TREE_PARAMETER_CONSTRAINTS = {
     # a node has distinct values change nothing)
     "nsplit": [Interval(Integral, 1, int(np.iinfo(np.int32).max), closed="both"), None],
     "random_state": ["random_state"],
+    "categorical_features": ["array-like", None],
 }
 
 
@@ -169,20 +170,73 @@ def resolve_max_bins(max_bins, n_samples):
     return MAX_BINS if n_samples >= AUTO_BINNED_ROWS else None
 
 
-def training_matrix(X, max_bins, random_state):
+def training_matrix(X, max_bins, random_state, is_categorical=None):
     """What the trees of one fit grow on: X itself (exact splitter, max_bins=None)
     or its bin codes (binned splitter), computed once per fit; for a sparse X
     its stored entries (`SparseColumns`) or their codes (`SparseBinnedData`).
 
     random_state (a numpy RandomState) draws the rows used for the quantiles
-    when X has many rows; it is not used when max_bins is None.
+    when X has many rows; it is not used when max_bins is None. The
+    categorical features (``is_categorical``, a boolean mask or None) get one
+    bin per level.
     """
     if is_sparse(X):
         return SparseColumns(X) if max_bins is None else bin_sparse_features(X, max_bins,
                                                                             random_state)
     if max_bins is None:
         return X
-    return bin_features(X, max_bins, random_state)
+    return bin_features(X, max_bins, random_state, is_categorical)
+
+
+def resolve_categorical_features(categorical_features, n_features):
+    """The boolean mask (n_features,) of the categorical features given as
+    None (none), an array of feature indices or a boolean mask; ValueError
+    for indices out of range or a mask of the wrong length."""
+    mask = np.zeros(n_features, dtype=bool)
+    if categorical_features is None:
+        return mask
+    given = np.asarray(categorical_features)
+    if given.ndim != 1:
+        raise ValueError("categorical_features must be None, an array of feature indices or "
+                         f"a boolean mask; got an array of shape {given.shape}")
+    if given.dtype.kind == "b":
+        if given.shape[0] != n_features:
+            raise ValueError(f"categorical_features as a boolean mask must have one entry per "
+                             f"feature ({n_features}); got {given.shape[0]}")
+        return given.copy()
+    if given.size == 0:
+        return mask
+    if given.dtype.kind not in "iu":
+        raise ValueError("categorical_features must be None, an array of feature indices or "
+                         f"a boolean mask; got values of dtype {given.dtype}")
+    if given.min() < 0 or given.max() >= n_features:
+        raise ValueError(f"categorical_features holds feature indices out of range for "
+                         f"{n_features} features: {given.tolist()}")
+    mask[given] = True
+    return mask
+
+
+def check_categorical_codes(X, is_categorical, feature_names=None):
+    """Check that the categorical columns of X hold level codes: integers in
+    0..MAX_CATEGORIES - 1 (NaN: missing); ValueError naming the first feature
+    that does not."""
+    if is_categorical is None:
+        return
+    if is_sparse(X):
+        raise ValueError("categorical_features are not supported with a sparse X; pass "
+                         "X.toarray() or a dense array")
+    for f in np.flatnonzero(is_categorical):
+        column = np.asarray(X[:, f])
+        observed = column[~np.isnan(column)]
+        if observed.size == 0:
+            continue
+        name = f"feature {f}" + (f" ({feature_names[f]!r})" if feature_names is not None else "")
+        bad = (observed < 0) | (observed >= MAX_CATEGORIES) | (observed != np.floor(observed))
+        if bad.any():
+            raise ValueError(
+                f"categorical {name} must hold level codes, integers from 0 to "
+                f"{MAX_CATEGORIES - 1} (at most {MAX_CATEGORIES} levels; NaN for missing); "
+                f"found {observed[bad][0]!r}")
 
 
 # a feature looks up its node's distinct values in a table when more than this
@@ -217,13 +271,26 @@ def distinct_value_tables(X):
     return np.concatenate(tables).astype(np.float32), offsets
 
 
+# Order a categorical feature's levels once per tree (on its sample, at the root)
+# instead of in every node: the variant benchmarks/categorical_order.py compares.
+_ORDER_LEVELS_ONCE = False
+# Under AUC with 3 to 5 classes in a node, scan one order of the levels per ranking
+# of the classes (exact over all partitions); False: the principal-component order
+# only (the benchmark's third variant).
+_AUC_CLASS_RANKINGS = True
+
+
 def grow_tree(X, y_encoded, weights, n_classes, *, criterion, max_features, max_depth,
               min_samples_leaf, min_weight_fraction_leaf, max_bins, nsplit, seed,
-              tables=None):
+              tables=None, is_categorical=None):
     """Grow one compiled tree on float32 Fortran-ordered X (exact splitter) or
     on `BinnedData` from `training_matrix` (binned splitter), or on their
     sparse counterparts `SparseColumns` and `SparseBinnedData`. ``tables``: the
     `distinct_value_tables` of X when nsplit is set (computed here if None).
+    ``is_categorical``: boolean mask of the categorical features (their
+    values level codes, checked by `check_categorical_codes`; binned with
+    the same mask), or None: none. Their levels are ordered by class
+    composition in each node and split as ordered (`aucforest._split`).
 
     Weights are rescaled to a maximum of 1 (splits and leaf proportions do not
     change under rescaling), so that weights such as 1e300 or 1e-300 neither
@@ -241,9 +308,22 @@ def grow_tree(X, y_encoded, weights, n_classes, *, criterion, max_features, max_
     # a node has at most n distinct values: more draws than n scan them all too, and
     # the splitters' buffers grow with nsplit
     nsplit = min(nsplit, weights.shape[0]) if nsplit else 0
+    if is_categorical is not None and not np.any(is_categorical):
+        is_categorical = None
+    categorical = dict(is_categorical=is_categorical, order_once=_ORDER_LEVELS_ONCE,
+                       rank_classes=_AUC_CLASS_RANKINGS)
     if isinstance(X, BinnedData):
+        binned_as = np.zeros(X.shape[1], dtype=bool) if X.is_categorical is None \
+            else X.is_categorical
+        asked = np.zeros(X.shape[1], dtype=bool) if is_categorical is None \
+            else np.asarray(is_categorical, dtype=bool)
+        if not np.array_equal(binned_as, asked):
+            raise ValueError("the binned data were not binned with these categorical features")
         splitter = BinnedSplitter(X.codes, X.edges, X.n_bins, y_encoded, weights, *settings,
-                                  nsplit=nsplit)
+                                  nsplit=nsplit, **categorical)
+    elif isinstance(X, (SparseBinnedData, SparseColumns)) and is_categorical is not None:
+        raise ValueError("categorical_features are not supported with a sparse X; pass "
+                         "X.toarray() or a dense array")
     elif isinstance(X, SparseBinnedData):
         splitter = SparseBinnedSplitter(X.entry_codes, X.indices, X.indptr, *X.row_structure,
                                         X.zero_codes, X.edges, X.n_bins, X.shape[0],
@@ -258,7 +338,7 @@ def grow_tree(X, y_encoded, weights, n_classes, *, criterion, max_features, max_
         if nsplit and tables is None:
             tables = distinct_value_tables(X)
         splitter = ExactSplitter(X, y_encoded, weights, *settings, nsplit=nsplit,
-                                 tables=tables)
+                                 tables=tables, **categorical)
     return build_tree(splitter, LARGEST_INDEX if max_depth is None
                       else min(max_depth, LARGEST_INDEX))
 

@@ -27,7 +27,8 @@ cdef class BinnedSplitter(Splitter):
                            const idx_t[::1] n_bins, const idx_t[::1] y, const double[::1] w,
                            idx_t n_classes, int criterion, idx_t max_features,
                            idx_t min_samples_leaf, double min_weight_leaf, uint64_t seed,
-                           idx_t nsplit) except *
+                           idx_t nsplit, is_categorical, bint order_once,
+                           bint rank_classes) except *
     cdef int _scan_histogram(self, idx_t feature, idx_t start, idx_t end, idx_t n_occupied,
                              idx_t* buckets, idx_t n_buckets, bint drawn,
                              SplitRecord* best) noexcept nogil

@@ -31,6 +31,7 @@ from libc.string cimport memcpy
 
 from ._bits cimport lowest_bit as _lowest_bit
 from ._criterion cimport X_t
+from ._split cimport level_goes_left
 from ._buckets cimport draw_buckets
 
 # From this many classes on (and up to 64), a pass over the node records which
@@ -57,23 +58,32 @@ cdef class BinnedSplitter(Splitter):
         each node, for each examined feature, the edges of k of its occupied
         bins drawn uniformly without replacement (the last excepted); a node
         with at most k + 1 occupied bins is scanned in full.
+    is_categorical : bool array (n_features,) or None
+        Categorical features, whose code is the level itself (one bin per
+        level, `aucforest._binning`), split by a set of levels
+        (`Splitter._scan_levels`; nsplit draws cut positions among the node's
+        ordered levels). None: no categorical feature.
+    order_once, rank_classes : bool, default False, True
+        As for `ExactSplitter`.
     """
 
     def __init__(self, const uint8_t[::1, :] codes, const double[:, ::1] edges,
                  const idx_t[::1] n_bins, const idx_t[::1] y, const double[::1] w,
                  idx_t n_classes, int criterion, idx_t max_features,
                  idx_t min_samples_leaf, double min_weight_leaf, uint64_t seed, *,
-                 idx_t nsplit=0):
+                 idx_t nsplit=0, is_categorical=None, bint order_once=False,
+                 bint rank_classes=True):
         self.codes = codes
         self._init_binned(codes.shape[0], codes.shape[1], edges, n_bins, y, w, n_classes,
                           criterion, max_features, min_samples_leaf, min_weight_leaf, seed,
-                          nsplit)
+                          nsplit, is_categorical, order_once, rank_classes)
 
     cdef void _init_binned(self, idx_t n_rows, idx_t n_features, const double[:, ::1] edges,
                            const idx_t[::1] n_bins, const idx_t[::1] y, const double[::1] w,
                            idx_t n_classes, int criterion, idx_t max_features,
                            idx_t min_samples_leaf, double min_weight_leaf, uint64_t seed,
-                           idx_t nsplit) except *:
+                           idx_t nsplit, is_categorical, bint order_once,
+                           bint rank_classes) except *:
         """What every binned splitter sets up, whatever holds the codes (the
         dense code matrix here, the stored entries' codes in
         `aucforest._sparse_split`): the bins and the histograms."""
@@ -87,6 +97,7 @@ cdef class BinnedSplitter(Splitter):
         self.n_bins = n_bins
         self._init_common(n_rows, n_features, y, w, n_classes, criterion,
                           max_features, min_samples_leaf, min_weight_leaf, seed)
+        self._set_categorical(is_categorical, nsplit, order_once, rank_classes)
         self.hist_weight = <double*> calloc(N_CODES * n_classes, sizeof(double))
         self.hist_count = <idx_t*> calloc(N_CODES, sizeof(idx_t))
         self.hist_classes = <uint64_t*> calloc(N_CODES, sizeof(uint64_t))
@@ -211,6 +222,42 @@ cdef class BinnedSplitter(Splitter):
             hist_weight[MISSING_CODE * K + k] = 0.0
         return n_occupied > 1 or (n_occupied == 1 and n_missing > 0)
 
+    cdef int _examine_levels(self, idx_t feature, idx_t start, idx_t end,
+                             SplitRecord* best) noexcept nogil:
+        """Histogram of the node's cases over a categorical feature's levels
+        (its codes), then `Splitter._scan_levels`; 0 when constant."""
+        cdef idx_t K = self.n_classes, i, s, b, k, n_occupied, n_missing
+        cdef const uint8_t* column = &self.codes[0, 0] + feature * self.n_rows
+        cdef const idx_t* y = &self.y[0]
+        cdef const double* w = &self.w[0]
+        cdef const idx_t* samples = self.samples
+        cdef double* hist_weight = self.hist_weight
+        cdef idx_t* hist_count = self.hist_count
+        cdef uint64_t occupied[4]
+        cdef uint8_t code
+        cdef int found
+        occupied[0] = occupied[1] = occupied[2] = occupied[3] = 0
+        for i in range(start, end):
+            s = samples[i]
+            code = column[s]
+            occupied[code >> 6] |= (<uint64_t> 1) << (code & 63)
+            hist_count[code] += 1
+            hist_weight[code * K + y[s]] += w[s]
+        n_occupied = self._list_occupied_bins(occupied)
+        n_missing = hist_count[MISSING_CODE]
+        found = self._scan_levels(feature, hist_weight, hist_count, self.occupied_bins,
+                                  n_occupied, hist_weight + MISSING_CODE * K, n_missing,
+                                  end - start, best)
+        for i in range(n_occupied):
+            b = self.occupied_bins[i]
+            hist_count[b] = 0
+            for k in range(K):
+                hist_weight[b * K + k] = 0.0
+        hist_count[MISSING_CODE] = 0
+        for k in range(K):
+            hist_weight[MISSING_CODE * K + k] = 0.0
+        return found
+
     cdef idx_t _list_occupied_bins(self, uint64_t* occupied) noexcept nogil:
         """Fill occupied_bins with the value bins set in the 256-bit mask,
         ascending (the missing code left out); returns their number."""
@@ -238,21 +285,31 @@ cdef class BinnedSplitter(Splitter):
                             self.drawn_bins)
 
     cdef double _bucket_threshold(self, idx_t feature, idx_t bucket) noexcept nogil:
-        """The upper edge of bin `bucket` (codes <= bucket go left)."""
+        """The upper edge of bin `bucket` (codes <= bucket go left); 0 for a
+        categorical feature, whose splits are level sets."""
+        if self.categorical != NULL and self.categorical[feature]:
+            return 0.0
         return self.edges[feature, bucket]
 
     cdef void _partition(self, idx_t start, idx_t end, SplitRecord* best) noexcept nogil:
-        """Stable partition: cases with code <= best.bin (and missing ones when they
-        go left) in front, each side keeping its order."""
+        """Stable partition: cases with code <= best.bin, or with a level in
+        best.left_levels (categorical), and missing ones when they go left, in
+        front, each side keeping its order."""
         cdef const uint8_t* column = &self.codes[0, 0] + best.feature * self.n_rows
         cdef idx_t i, s, lo = start, n_right = 0
         cdef idx_t threshold_bin = best.bin
-        cdef bint missing_left = best.missing_left
+        cdef bint missing_left = best.missing_left, categorical = best.categorical, goes_left
         cdef uint8_t code
         for i in range(start, end):
             s = self.samples[i]
             code = column[s]
-            if code <= threshold_bin or (code == MISSING_CODE and missing_left):
+            if code == MISSING_CODE:
+                goes_left = missing_left
+            elif categorical:
+                goes_left = level_goes_left(best.left_levels, code)
+            else:
+                goes_left = code <= threshold_bin
+            if goes_left:
                 self.samples[lo] = s
                 lo += 1
             else:

@@ -7,6 +7,11 @@ store e_b as an ordinary threshold. NaN gets the reserved code 255. A feature
 with at most `max_bins` distinct values gets one bin per value (edges between
 consecutive values); otherwise the edges are quantiles of the values, as in
 scikit-learn's HistGradientBoosting and LightGBM.
+
+A categorical feature (level codes 0..254, checked by the caller) gets one
+bin per level whatever `max_bins`: its code is the level itself (levels
+absent from the data leave empty bins), missing values the missing code. Its
+splits are level sets, so its edges are not used (+inf).
 """
 import numpy as np
 
@@ -27,11 +32,15 @@ class BinnedData:
     edges : float64 array (n_features, max_bins): edges[f, b] is the threshold
         ``x <= edges[f, b]`` equivalent to ``code <= b``; the last bin's entry
         is the largest float32, unused entries are +inf
-    n_bins : intp array (n_features,), value bins per feature
+    n_bins : intp array (n_features,), value bins per feature (a categorical
+        feature: its largest level + 1)
+    is_categorical : bool array (n_features,) or None
+        The categorical features (their code is the level).
     """
 
-    def __init__(self, codes, edges, n_bins):
+    def __init__(self, codes, edges, n_bins, is_categorical=None):
         self.codes, self.edges, self.n_bins = codes, edges, n_bins
+        self.is_categorical = is_categorical
         self.shape = codes.shape
 
     def transform(self, X):
@@ -39,7 +48,10 @@ class BinnedData:
         X = np.asarray(X, dtype=np.float32)
         codes = np.empty(X.shape, dtype=np.uint8, order="F")
         for f in range(X.shape[1]):
-            codes[:, f] = _codes(X[:, f], self.edges[f, :self.n_bins[f] - 1])
+            if self.is_categorical is not None and self.is_categorical[f]:
+                codes[:, f] = _level_codes(X[:, f])
+            else:
+                codes[:, f] = _codes(X[:, f], self.edges[f, :self.n_bins[f] - 1])
         return codes
 
 
@@ -78,12 +90,21 @@ def _codes(column, edges):
     return codes
 
 
-def bin_features(X, max_bins, random_state):
+def _level_codes(column):
+    """A categorical column's codes: the level (0..254), MISSING_CODE for NaN
+    (and for codes outside 0..254, which the estimators refuse beforehand; the
+    exact splitter and prediction treat them as missing too)."""
+    missing = ~((column >= 0) & (column < MISSING_CODE))  # NaN compares False
+    return np.where(missing, MISSING_CODE, np.where(missing, 0, column)).astype(np.uint8)
+
+
+def bin_features(X, max_bins, random_state, is_categorical=None):
     """Bin float32 X (n_samples, n_features) into at most max_bins bins per feature.
 
     Edges come from the quantiles of each feature's non-missing values, computed
     on at most QUANTILE_SAMPLE rows drawn without replacement from random_state
-    (a numpy RandomState) when there are more rows.
+    (a numpy RandomState) when there are more rows. The features marked in
+    ``is_categorical`` (bool array or None) get one bin per level.
     """
     n_samples, n_features = X.shape
     rows = None
@@ -94,10 +115,16 @@ def bin_features(X, max_bins, random_state):
     n_bins = np.empty(n_features, dtype=np.intp)
     for f in range(n_features):
         column = X[:, f]
+        if is_categorical is not None and is_categorical[f]:
+            codes[:, f] = _level_codes(column)
+            observed = codes[:, f][codes[:, f] != MISSING_CODE]
+            n_bins[f] = int(observed.max()) + 1 if observed.size else 1
+            continue
         values = column if rows is None else column[rows]
         feature_edges = bin_edges(values[~np.isnan(values)], max_bins)
         n_bins[f] = feature_edges.size + 1
         edges[f, :feature_edges.size] = feature_edges
         edges[f, feature_edges.size] = LAST_EDGE
         codes[:, f] = _codes(column, feature_edges)
-    return BinnedData(codes, edges, n_bins)
+    return BinnedData(codes, edges, n_bins,
+                      None if is_categorical is None else np.asarray(is_categorical, dtype=bool))

@@ -18,9 +18,9 @@ from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import (MAX_SEED, TREE_PARAMETER_CONSTRAINTS, check_counts_are_not_booleans,
-                    collapsed, distinct_value_tables, fit_atomically, grow_tree,
-                    resolve_max_bins, training_matrix, tree_params, trees_per_task,
-                    validate_training_data)
+                    check_categorical_codes, collapsed, distinct_value_tables,
+                    fit_atomically, grow_tree, resolve_categorical_features, resolve_max_bins,
+                    training_matrix, tree_params, trees_per_task, validate_training_data)
 from ._compat import Interval, StrOptions, fit_context, validate_data
 from ._decision import validate_decision
 from ._oob import (OutOfBagSums, cases_choosing_node_size, node_size_candidates, oob_auc,
@@ -162,6 +162,18 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         forest keeps its trees as grown beside the collapsed ones
         (``_grown_trees_``, not written to model files), which costs their
         memory.
+    categorical_features : array-like of int or of bool, or None, default=None
+        The categorical features, by index or as a boolean mask (None: none).
+        Their values must be level codes 0, 1, ..., at most
+        ``MAX_CATEGORIES`` (255) levels, NaN for missing (ValueError
+        otherwise, at fit and predict). A split sends a set of levels left:
+        in each node the levels are ordered by their class composition (two
+        classes: the share of one, optimal among all partitions for AUC, Gini
+        and entropy; more: the first principal component of their class
+        proportions, Coppersmith, Hong & Hosking 1999) and cut as an ordered
+        feature (``nsplit`` draws cuts among the ordered levels). Missing
+        values and levels absent from a node at fit go where the node sends
+        missing values. Not available for Dask input.
 
     Attributes
     ----------
@@ -193,6 +205,8 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         OOB G-mean of the predictions under the current ``decision``.
     max_bins_ : int or None
         The ``max_bins`` the trees were grown with ("auto" resolved).
+    is_categorical_ : ndarray of shape (n_features_in_,), bool
+        The categorical features.
     predict_min_samples_ : int
         The node size the trees were collapsed to.
     oob_scores_by_min_samples_ : dict of int to float
@@ -266,7 +280,7 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
                  max_bins="auto", nsplit=10, bootstrap=True, max_samples=None, replacement=False,
                  balanced_bootstrap=False, class_weight=None, decision="rfq",
                  predict_min_samples="oob", oob_score=False, n_jobs=None, random_state=None,
-                 verbose=0, warm_start=False):
+                 verbose=0, warm_start=False, categorical_features=None):
         self.n_estimators = n_estimators
         self.criterion = criterion
         self.max_features = max_features
@@ -287,6 +301,7 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         self.random_state = random_state
         self.verbose = verbose
         self.warm_start = warm_start
+        self.categorical_features = categorical_features
 
     # ------------------------------------------------------------------ fit
 
@@ -315,6 +330,10 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         """
         from . import _dask  # dask collections: rows stay on the workers (lazy import)
         if _dask.is_dask_collection(X):
+            if self.categorical_features is not None and np.size(self.categorical_features):
+                raise ValueError("categorical_features is not available for Dask input: the "
+                                 "Dask fit splits ordered features only; fit on a numpy "
+                                 "array or a pandas DataFrame")
             return _dask.fit(self, X, y, sample_weight)
         previous = vars(self) if self.warm_start and self.__sklearn_is_fitted__() else None
         if previous is not None and self.n_estimators == len(previous["estimators_"]):
@@ -339,11 +358,15 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         sampler = TreeSampler(self, y, y_encoded, sample_weight, weights)
         self._case_draws = sampler.draws  # for estimators_samples_
         self.max_bins_ = resolve_max_bins(self.max_bins, X.shape[0])
+        self.is_categorical_ = resolve_categorical_features(self.categorical_features,
+                                                            X.shape[1])
+        check_categorical_codes(X, self.is_categorical_, getattr(self, "feature_names_in_", None))
         params = dict(tree_params(self), max_bins=self.max_bins_)
         positive = y_encoded if sample_weight is None else y_encoded[sample_weight > 0]
         candidates = node_size_candidates(self.predict_min_samples, self.bootstrap,
                                           np.bincount(positive, minlength=n_classes))
-        fit_X = training_matrix(X, self.max_bins_, random_state)  # bin codes when max_bins_ is set
+        fit_X = training_matrix(X, self.max_bins_, random_state,  # bin codes when max_bins_ is set
+                                self.is_categorical_)
         tables = distinct_value_tables(X) if self.max_bins_ is None and self.nsplit else None
         oob = None
         if self.oob_score:
@@ -361,7 +384,8 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
                           batch_size=trees_per_task(X.shape[0], len(new_seeds),
                                                      self.n_jobs))(
             delayed(_fit_tree)(sampler, fit_X, y_encoded, n_classes, params, seed, tables,
-                               counts_of=None if oob is None else oob.cases)
+                               counts_of=None if oob is None else oob.cases,
+                               is_categorical=self.is_categorical_)
             for seed in new_seeds)
         with progress(total=len(new_seeds), enabled=self.verbose > 0,
                       description="trees") as bar:
@@ -529,7 +553,11 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         X = validate_data(self, X, dtype=np.float32, order="C", reset=False,
                           accept_sparse="csr" if accept_sparse else False,
                           ensure_all_finite="allow-nan")
-        return SparseRows(X) if is_sparse(X) else X  # converted once for every tree
+        if is_sparse(X):
+            return SparseRows(X)  # converted once for every tree
+        check_categorical_codes(X, getattr(self, "is_categorical_", None),
+                                getattr(self, "feature_names_in_", None))
+        return X
 
     def predict_proba(self, X):
         """Class probabilities: the mean of the trees' ``predict_proba``.
@@ -673,7 +701,8 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         return draws.counts(draws.tree_rng(self.estimators_[tree_index]))
 
 
-def _fit_tree(sampler, X, y_encoded, n_classes, params, seed, tables=None, counts_of=None):
+def _fit_tree(sampler, X, y_encoded, n_classes, params, seed, tables=None, counts_of=None,
+              is_categorical=None):
     """Draw one tree's sample from its seed and grow the tree on it; returns
     the tree and the multiplicities of the cases ``counts_of`` (None: no
     counts; ``aucforest._oob.ALL_CASES``: every case).
@@ -689,7 +718,7 @@ def _fit_tree(sampler, X, y_encoded, n_classes, params, seed, tables=None, count
     kept = None if counts_of is None else counts[counts_of]  # ALL_CASES: a view
     del counts
     tree_ = grow_tree(X, y_encoded, weights, n_classes, seed=rng.randint(MAX_SEED),
-                      tables=tables, **params)
+                      tables=tables, is_categorical=is_categorical, **params)
     return tree_, kept
 
 

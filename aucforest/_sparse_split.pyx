@@ -121,7 +121,8 @@ cdef class SparseExactSplitter(ExactSplitter):
         self.row_indices = row_indices
         self.row_indptr = row_indptr
         self._init_exact(n_rows, indptr.shape[0] - 1, y, w, n_classes, criterion,
-                         max_features, min_samples_leaf, min_weight_leaf, seed, nsplit, tables)
+                         max_features, min_samples_leaf, min_weight_leaf, seed, nsplit, tables,
+                         None, False, True)  # no categorical feature
         self.row_value = <X_t*> calloc(max(n_rows, 1), sizeof(X_t))
         self.block_samples = <idx_t*> malloc(max(self.n_active, 1) * sizeof(idx_t))
         self.block_values = <X_t*> malloc(max(self.n_active, 1) * sizeof(X_t))
@@ -294,7 +295,8 @@ cdef class SparseBinnedSplitter(BinnedSplitter):
         self.row_indptr = row_indptr
         self.zero_codes = zero_codes
         self._init_binned(n_rows, n_features, edges, n_bins, y, w, n_classes, criterion,
-                          max_features, min_samples_leaf, min_weight_leaf, seed, nsplit)
+                          max_features, min_samples_leaf, min_weight_leaf, seed, nsplit,
+                          None, False, True)  # no categorical feature
         self.position = <idx_t*> malloc(max(n_rows, 1) * sizeof(idx_t))
         self.found_position = <idx_t*> malloc(max(self.n_active, 1) * sizeof(idx_t))
         self.found_code = <uint8_t*> malloc(max(self.n_active, 1) * sizeof(uint8_t))

@@ -13,6 +13,15 @@ cdef struct SplitRecord:
     idx_t n_missing          # cases with NaN in the split feature (in the node)
     double proxy             # cheap criterion value used while scanning (larger is better)
     double improvement       # exact: theta - 1/2 (auc), impurity decrease (gini, entropy)
+    bint categorical         # a split of a categorical feature: the levels in left_levels go left
+    uint64_t left_levels[4]  # categorical: bit c set when level c goes left (256 bits)
+    uint64_t node_levels[4]  # categorical: bit c set when level c occurs in the node
+
+
+cdef enum:
+    N_LEVELS = 256           # level codes 0..254 (MAX_CATEGORIES = 255); 255 is never a level
+    MISSING_LEVEL = 255      # NaN and codes outside 0..254 count as missing when splitting
+    MAX_RANKED_CLASSES = 5   # AUC with 3..5 classes: one level order per class ranking (K!/2)
 
 
 cdef inline void reset_split(SplitRecord* best, idx_t pos) noexcept nogil:
@@ -25,6 +34,12 @@ cdef inline void reset_split(SplitRecord* best, idx_t pos) noexcept nogil:
     best.improvement = 0.0
     best.missing_left = False
     best.n_missing = 0
+    best.categorical = False
+
+
+cdef inline bint level_goes_left(const uint64_t* bits, idx_t level) noexcept nogil:
+    """Whether bit ``level`` (0..255) of the 256-bit set is on."""
+    return (bits[level >> 6] >> (level & 63)) & 1
 
 
 cdef class Splitter:
@@ -57,6 +72,26 @@ cdef class Splitter:
     cdef uint64_t* sort_scratch       # (n_active,) radix sort's second buffer
     cdef idx_t* sort_histogram        # (3 * RADIX_BUCKETS,) radix digit counts
 
+    # categorical features (all NULL / 0 when there is none)
+    cdef unsigned char* categorical   # (n_features,) 1 for a categorical feature (level codes)
+    cdef idx_t level_nsplit           # nsplit: cut positions drawn among the ordered levels
+    cdef bint order_once              # order each feature's levels once, at the root (experiment)
+    cdef bint rank_classes            # AUC, 3..MAX_RANKED_CLASSES classes: an order per ranking
+    cdef bint recording_order         # the root pass of order_once: keys recorded, no scan
+    cdef bint root_ordered            # order_once: the root's keys are recorded
+    cdef double* root_key             # (n_features * N_LEVELS,) order_once: each level's key
+    cdef double* level_weights        # (N_LEVELS * n_classes,) class weights per level (exact)
+    cdef idx_t* level_cases           # (N_LEVELS,) cases per level (exact)
+    cdef double* missing_weights      # (n_classes,) class weights of the missing cases (exact)
+    cdef idx_t* level_list            # (N_LEVELS,) the node's levels, then in scan order
+    cdef double* level_key            # (N_LEVELS,) sort key of each level
+    cdef double* bucket_weights       # (N_LEVELS * n_classes,) ordered (merged) levels' weights
+    cdef idx_t* bucket_n              # (N_LEVELS,) and cases
+    cdef idx_t* bucket_last           # (N_LEVELS,) position of a bucket's last level in the order
+    cdef idx_t* cut_positions         # (N_LEVELS,) nsplit draw work space
+    cdef unsigned char* cut_drawn     # (N_LEVELS,) 1 at drawn cut positions during a draw
+    cdef double* pca_work             # (n_classes * (n_classes + 3),) PCA of class proportions
+
     cdef void _init_common(self, idx_t n_rows, idx_t n_features, const idx_t[::1] y,
                            const double[::1] w, idx_t n_classes, int criterion,
                            idx_t max_features, idx_t min_samples_leaf, double min_weight_leaf,
@@ -75,6 +110,22 @@ cdef class Splitter:
     cdef double _bucket_threshold(self, idx_t feature, idx_t bucket) noexcept nogil
     cdef void _partition(self, idx_t start, idx_t end, SplitRecord* best) noexcept nogil
     cdef void _split_statistic(self, idx_t start, idx_t end, SplitRecord* best) noexcept nogil
+    cdef void _set_categorical(self, is_categorical, idx_t nsplit, bint order_once,
+                               bint rank_classes=*) except *
+    cdef int _examine_levels(self, idx_t feature, idx_t start, idx_t end,
+                             SplitRecord* best) noexcept nogil
+    cdef void _record_root_order(self) noexcept nogil
+    cdef int _scan_levels(self, idx_t feature, const double* weights, const idx_t* cases,
+                          const idx_t* levels, idx_t n_levels, const double* missing_weights,
+                          idx_t n_missing, idx_t n_cases, SplitRecord* best) noexcept nogil
+    cdef void _order_levels(self, idx_t feature, const double* weights,
+                            idx_t n_levels) noexcept nogil
+    cdef void _sort_levels(self, idx_t n_levels) noexcept nogil
+    cdef void _ranking_keys(self, const double* weights, idx_t n_levels,
+                            const idx_t* ranking) noexcept nogil
+    cdef void _scan_order(self, idx_t feature, const double* weights, const idx_t* cases,
+                          idx_t n_levels, const double* missing_weights, idx_t n_missing,
+                          idx_t n_cases, bint draw, SplitRecord* best) noexcept nogil
 
 
 cdef class ExactSplitter(Splitter):
@@ -95,7 +146,8 @@ cdef class ExactSplitter(Splitter):
     cdef void _init_exact(self, idx_t n_rows, idx_t n_features, const idx_t[::1] y,
                           const double[::1] w, idx_t n_classes, int criterion,
                           idx_t max_features, idx_t min_samples_leaf, double min_weight_leaf,
-                          uint64_t seed, idx_t nsplit, tables) except *
+                          uint64_t seed, idx_t nsplit, tables, is_categorical,
+                          bint order_once, bint rank_classes) except *
     cdef idx_t _gather(self, idx_t feature, idx_t start, idx_t end, X_t* lo,
                        X_t* hi) noexcept nogil
     cdef void _sort_node(self, idx_t start, idx_t end) noexcept nogil

@@ -14,12 +14,25 @@ the node's distinct values (randomForestSRC's ``nsplit``): a feature with
 many tied values in the training data finds them in its table of distinct
 values, any other draws distinct cases; neither sorts. The binned splitter
 lives in `_binned`.
+
+Categorical features (level codes 0..254, NaN missing) are split by a set
+of levels, in both splitters: the subclass counts class weights per level
+(`_examine_levels`), `Splitter._scan_levels` orders the node's levels by
+class composition (`_order_levels`) and scans them as the bins of an
+ordered feature with the shared `_scan_buckets` (same criterion, leaf
+bounds, missing values right then left, tie rule); nsplit draws cut
+positions among the ordered levels. The chosen split carries its 256-bit
+set of left levels; after the partition, the levels absent from the node
+join the side missing values go to, so that unseen levels follow the
+missing direction at prediction.
 """
-from libc.math cimport INFINITY
-from libc.stdlib cimport free, malloc
+from libc.math cimport INFINITY, fabs, sqrt
+from libc.stdint cimport uint64_t
+from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memset
 
-from ._criterion cimport (criterion_alloc, criterion_free, criterion_improvement,
+from ._criterion cimport (CRITERION_AUC, CRITERION_AUC_ECP,
+                          criterion_alloc, criterion_free, criterion_improvement,
                           criterion_init, criterion_move_left, criterion_proxy,
                           criterion_proxy_scale, criterion_reset)
 from ._sort cimport RADIX_BUCKETS, sort_by_value
@@ -140,6 +153,63 @@ cdef class Splitter:
         free(self.sort_keys)
         free(self.sort_scratch)
         free(self.sort_histogram)
+        free(self.categorical)
+        free(self.root_key)
+        free(self.level_weights)
+        free(self.level_cases)
+        free(self.missing_weights)
+        free(self.level_list)
+        free(self.level_key)
+        free(self.bucket_weights)
+        free(self.bucket_n)
+        free(self.bucket_last)
+        free(self.cut_positions)
+        free(self.cut_drawn)
+        free(self.pca_work)
+
+    cdef void _set_categorical(self, is_categorical, idx_t nsplit, bint order_once,
+                               bint rank_classes=True) except *:
+        """Mark the categorical features (a boolean mask of n_features, or None:
+        none) and allocate the buffers of their scan; ``nsplit`` > 0 draws that
+        many cut positions among a node's ordered levels; ``order_once`` orders
+        each feature's levels once, on the root's sample, instead of per node;
+        ``rank_classes`` False: one order also under AUC with 3 to 5 classes
+        (for experiments)."""
+        cdef idx_t f, K = self.n_classes
+        if is_categorical is None:
+            return
+        mask = np.asarray(is_categorical, dtype=bool)
+        if mask.shape != (self.n_features,):
+            raise ValueError(f"is_categorical must have one entry per feature "
+                             f"({self.n_features}); got shape {mask.shape}")
+        if not mask.any():
+            return
+        self.level_nsplit = nsplit
+        self.order_once = order_once
+        self.rank_classes = rank_classes
+        self.categorical = <unsigned char*> calloc(self.n_features, sizeof(unsigned char))
+        self.level_weights = <double*> calloc(N_LEVELS * K, sizeof(double))
+        self.level_cases = <idx_t*> calloc(N_LEVELS, sizeof(idx_t))
+        self.missing_weights = <double*> calloc(K, sizeof(double))
+        self.level_list = <idx_t*> malloc(N_LEVELS * sizeof(idx_t))
+        self.level_key = <double*> malloc(N_LEVELS * sizeof(double))
+        self.bucket_weights = <double*> malloc(N_LEVELS * K * sizeof(double))
+        self.bucket_n = <idx_t*> malloc(N_LEVELS * sizeof(idx_t))
+        self.bucket_last = <idx_t*> malloc(N_LEVELS * sizeof(idx_t))
+        self.cut_positions = <idx_t*> malloc(N_LEVELS * sizeof(idx_t))
+        self.cut_drawn = <unsigned char*> calloc(N_LEVELS, sizeof(unsigned char))
+        self.pca_work = <double*> malloc(K * (K + 3) * sizeof(double))
+        if order_once:
+            self.root_key = <double*> calloc(self.n_features * N_LEVELS, sizeof(double))
+        if (self.categorical == NULL or self.level_weights == NULL or self.level_cases == NULL
+                or self.missing_weights == NULL or self.level_list == NULL
+                or self.level_key == NULL or self.bucket_weights == NULL
+                or self.bucket_n == NULL or self.bucket_last == NULL
+                or self.cut_positions == NULL or self.cut_drawn == NULL
+                or self.pca_work == NULL or (order_once and self.root_key == NULL)):
+            raise MemoryError("cannot allocate the categorical splits' buffers")
+        for f in range(self.n_features):
+            self.categorical[f] = mask[f]
 
     @property
     def n_active_samples(self):
@@ -171,7 +241,10 @@ cdef class Splitter:
         bounds; otherwise samples[start:end] are partitioned at best.pos and
         best.improvement holds the exact statistic of the split.
         """
-        cdef idx_t fi, j, f, n_examined = 0
+        cdef idx_t fi, j, f, k, n_examined = 0
+        cdef int found
+        if self.order_once and not self.root_ordered:
+            self._record_root_order()
         reset_split(best, end)
         for fi in range(self.n_features):
             if n_examined >= self.max_features:
@@ -181,7 +254,13 @@ cdef class Splitter:
             f = self.features[fi]
             if self.constant_start[f] <= start and end <= self.constant_end[f]:
                 continue  # constant in an ancestor
-            if self._examine_feature(f, start, end, best):
+            if self.categorical != NULL and self.categorical[f]:
+                found = self._examine_levels(f, start, end, best)
+            else:
+                found = self._examine_feature(f, start, end, best)
+                if best.feature == f:  # a numeric split beat an earlier categorical one
+                    best.categorical = False
+            if found:
                 n_examined += 1
             else:  # constant in this node: does not count as examined
                 self.constant_start[f] = start
@@ -189,6 +268,10 @@ cdef class Splitter:
         if best.feature >= 0:
             self._partition(start, end, best)
             self._split_statistic(start, end, best)
+            if best.categorical and best.missing_left:
+                # levels absent from the node go where missing values go
+                for k in range(4):
+                    best.left_levels[k] |= ~best.node_levels[k]
         return 0
 
     cdef int _examine_feature(self, idx_t feature, idx_t start, idx_t end,
@@ -336,6 +419,314 @@ cdef class Splitter:
         best.improvement = criterion_improvement(&self.crit, left, right)
 
 
+    # -- categorical features ------------------------------------------------
+
+    cdef int _examine_levels(self, idx_t feature, idx_t start, idx_t end,
+                             SplitRecord* best) noexcept nogil:
+        """Per-level class weights of a categorical feature in the node, then
+        `_scan_levels`; 0 when constant (one level and no missing value, or all
+        missing). Supplied by the subclass, which knows where the codes are."""
+        return 0
+
+    cdef void _record_root_order(self) noexcept nogil:
+        """order_once: record every categorical feature's level keys on the
+        tree's whole (in-bag) sample, the root's."""
+        cdef SplitRecord unused
+        cdef idx_t f
+        self.recording_order = True
+        for f in range(self.n_features):
+            if self.categorical[f]:
+                reset_split(&unused, self.n_active)
+                self._examine_levels(f, 0, self.n_active, &unused)
+        self.recording_order = False
+        self.root_ordered = True
+
+    cdef void _order_levels(self, idx_t feature, const double* weights,
+                            idx_t n_levels) noexcept nogil:
+        """Sort level_list[0:n_levels] (ascending on entry) by their class
+        composition, ties kept in level order.
+
+        Two classes present: by the share of the first present class, which
+        puts the best of all 2^(L-1) - 1 partitions among the L - 1 cuts of
+        this order for a concave criterion of the 2 x 2 table (Breiman et al.
+        1984, Theorem 4.5; Fisher 1958), and for the AUC statistic
+        1/2 + |r_1 - r_0|/2 (a convex function of the left child's class
+        weights, maximised at a vertex of the same ordered cuts). More
+        classes: by the level's score on the first principal component of
+        the levels' class-proportion matrix, each level weighted by its
+        weight (Coppersmith, Hong & Hosking 1999, section 3). With
+        ``order_once`` the keys recorded at the root are used.
+        """
+        cdef idx_t K = self.n_classes, i, j, k, l, first = -1, it, best_k = 0
+        cdef double total, key, norm, change, top
+        cdef double* mean = self.pca_work                 # (K,)
+        cdef double* vec = self.pca_work + K              # (K,)
+        cdef double* nxt = self.pca_work + 2 * K          # (K,)
+        cdef double* cov = self.pca_work + 3 * K          # (K, K)
+        cdef idx_t* levels = self.level_list
+        cdef double* keys = self.level_key
+        if self.order_once and not self.recording_order:
+            for i in range(n_levels):
+                keys[i] = self.root_key[feature * N_LEVELS + levels[i]]
+        elif self.crit.n_present <= 2:
+            for k in range(K):
+                if self.crit.compact[k] >= 0:
+                    first = k
+                    break
+            for i in range(n_levels):
+                l = levels[i]
+                total = 0.0
+                for k in range(K):
+                    total += weights[l * K + k]
+                keys[i] = weights[l * K + first] / total if total > 0.0 else 0.0
+        else:
+            # weighted covariance of the levels' class proportions p_l (weights n_l):
+            # C = sum_l n_l (p_l - m)(p_l - m)^T, m = sum_l n_l p_l / sum_l n_l
+            memset(mean, 0, K * sizeof(double))
+            memset(cov, 0, K * K * sizeof(double))
+            total = 0.0
+            for i in range(n_levels):
+                l = levels[i]
+                for k in range(K):
+                    mean[k] += weights[l * K + k]
+                    total += weights[l * K + k]
+            for k in range(K):
+                mean[k] /= total
+            for i in range(n_levels):
+                l = levels[i]
+                norm = 0.0
+                for k in range(K):
+                    norm += weights[l * K + k]
+                if norm <= 0.0:
+                    continue
+                for k in range(K):
+                    nxt[k] = weights[l * K + k] / norm - mean[k]
+                for j in range(K):
+                    for k in range(K):
+                        cov[j * K + k] += norm * nxt[j] * nxt[k]
+            # first eigenvector by power iteration (C is positive semi-definite),
+            # started from C's column of largest variance
+            top = -1.0
+            for k in range(K):
+                if cov[k * K + k] > top:
+                    top = cov[k * K + k]
+                    best_k = k
+            norm = 0.0
+            for k in range(K):
+                vec[k] = cov[k * K + best_k]
+                norm += vec[k] * vec[k]
+            if norm > 0.0:
+                norm = sqrt(norm)
+                for k in range(K):
+                    vec[k] /= norm
+                for it in range(1000):
+                    norm = 0.0
+                    for j in range(K):
+                        key = 0.0
+                        for k in range(K):
+                            key += cov[j * K + k] * vec[k]
+                        nxt[j] = key
+                        norm += key * key
+                    if norm <= 0.0:
+                        break
+                    norm = sqrt(norm)
+                    change = 0.0
+                    for k in range(K):
+                        nxt[k] /= norm
+                        change += fabs(nxt[k] - vec[k])
+                        vec[k] = nxt[k]
+                    if change < 1e-13:
+                        break
+            else:
+                memset(vec, 0, K * sizeof(double))
+            for i in range(n_levels):
+                l = levels[i]
+                total = 0.0
+                key = 0.0
+                for k in range(K):
+                    total += weights[l * K + k]
+                    key += weights[l * K + k] * vec[k]
+                keys[i] = key / total if total > 0.0 else 0.0
+        if self.recording_order:
+            for i in range(n_levels):
+                self.root_key[feature * N_LEVELS + levels[i]] = keys[i]
+            return
+        self._sort_levels(n_levels)
+
+    cdef void _sort_levels(self, idx_t n_levels) noexcept nogil:
+        """Sort level_list[0:n_levels] by level_key (insertion sort: at most 255
+        levels; stable, so equal keys keep their order)."""
+        cdef idx_t i, j, l
+        cdef double key
+        cdef idx_t* levels = self.level_list
+        cdef double* keys = self.level_key
+        for i in range(1, n_levels):
+            key = keys[i]
+            l = levels[i]
+            j = i
+            while j > 0 and keys[j - 1] > key:
+                keys[j] = keys[j - 1]
+                levels[j] = levels[j - 1]
+                j -= 1
+            keys[j] = key
+            levels[j] = l
+
+    cdef int _scan_levels(self, idx_t feature, const double* weights, const idx_t* cases,
+                          const idx_t* levels, idx_t n_levels, const double* missing_weights,
+                          idx_t n_missing, idx_t n_cases, SplitRecord* best) noexcept nogil:
+        """Split a categorical feature: order the node's levels, then scan them
+        as the bins of an ordered feature (`_scan_order`).
+
+        The order is by class composition (`_order_levels`), except under the
+        AUC criteria with 3 to MAX_RANKED_CLASSES classes in the node (and no
+        drawn cuts), where one order per ranking of the classes is scanned
+        (`_ranking_keys`, P!/2 orders): under "auc" the best of their cuts is
+        then the best of all 2^(L-1) - 1 partitions (missing values as one
+        more level) when the leaf bounds allow it, which no single order
+        reaches for K > 2; under "auc_ecp" they are more candidates. With ``nsplit``, only nsplit cut
+        positions drawn uniformly without replacement among the L - 1 of the
+        order are candidates (as the binned splitter draws among occupied
+        bins). An improving split records its level set in best.left_levels.
+
+        ``levels[0:n_levels]``: the node's levels, ascending; level l has
+        ``cases[l]`` cases of class weights ``weights[l * K:(l + 1) * K]``
+        (``levels`` may be the cut_positions buffer: it is copied first).
+        Returns 0 when the feature is constant in the node.
+        """
+        cdef idx_t i, j, n_choices, swap, P = self.crit.n_present, tail
+        cdef idx_t ranking[MAX_RANKED_CLASSES]
+        cdef bint draw
+        for i in range(n_levels):  # level_list: the levels, for the caller to clear after
+            self.level_list[i] = levels[i]
+        if n_levels == 0 or (n_levels == 1 and n_missing == 0):
+            return 0
+        if self.recording_order:
+            self._order_levels(feature, weights, n_levels)
+            return 1
+        draw = 0 < self.level_nsplit < n_levels - 1
+        if (self.rank_classes and not draw and not self.order_once
+                and 2 < P <= MAX_RANKED_CLASSES
+                and (self.crit.kind == CRITERION_AUC or self.crit.kind == CRITERION_AUC_ECP)):
+            for i in range(P):
+                ranking[i] = i
+            while True:  # the rankings in lexicographic order, one of each reversed pair
+                if ranking[0] < ranking[P - 1]:
+                    self._ranking_keys(weights, n_levels, ranking)
+                    self._scan_order(feature, weights, cases, n_levels, missing_weights,
+                                     n_missing, n_cases, False, best)
+                # next permutation (Narayana Pandita)
+                i = P - 2
+                while i >= 0 and ranking[i] > ranking[i + 1]:
+                    i -= 1
+                if i < 0:
+                    break
+                j = P - 1
+                while ranking[j] < ranking[i]:
+                    j -= 1
+                ranking[i], ranking[j] = ranking[j], ranking[i]
+                tail = P - 1
+                i += 1
+                while i < tail:
+                    ranking[i], ranking[tail] = ranking[tail], ranking[i]
+                    i += 1
+                    tail -= 1
+            return 1
+        self._order_levels(feature, weights, n_levels)
+        if draw:
+            n_choices = n_levels - 1
+            for i in range(n_choices):
+                self.cut_positions[i] = i
+            for i in range(self.level_nsplit):  # partial Fisher-Yates
+                j = i + _random_below(&self.rng_state, n_choices - i)
+                swap = self.cut_positions[i]
+                self.cut_positions[i] = self.cut_positions[j]
+                self.cut_positions[j] = swap
+                self.cut_drawn[self.cut_positions[i]] = 1
+        self._scan_order(feature, weights, cases, n_levels, missing_weights, n_missing,
+                         n_cases, draw, best)
+        if draw:
+            for i in range(self.level_nsplit):
+                self.cut_drawn[self.cut_positions[i]] = 0
+        return 1
+
+    cdef void _ranking_keys(self, const double* weights, idx_t n_levels,
+                            const idx_t* ranking) noexcept nogil:
+        """Sort level_list by the level's key under one ranking of the P
+        present classes (``ranking[i]``: the compact index of the class ranked
+        i, by the share r sent right).
+
+        With the classes in that order, S = sum_{i<j} |r_i - r_j| is at least
+        sum_i (2i - P + 1) r_(i), with equality when the shares follow the
+        ranking; so the largest S over all partitions is the largest, over
+        rankings, of this linear function of the partition. Sending level l
+        left changes it by -sum_k c_k n_lk, c_k = (2 rank_k - P + 1) / n_k:
+        the best partition for a ranking sends left exactly the levels (and
+        the missing cases) of positive sum, a cut of the order by the key
+        sum_k c_k p_lk (p_l the level's class proportions) which the scan
+        visits."""
+        cdef idx_t K = self.n_classes, P = self.crit.n_present, i, k, l, j
+        cdef double* coefficient = self.pca_work       # (K,)
+        cdef double total, key
+        for k in range(K):
+            coefficient[k] = 0.0
+        for i in range(P):
+            for k in range(K):
+                if self.crit.compact[k] == ranking[i]:
+                    coefficient[k] = (2.0 * i - P + 1) * self.crit.inv_class_total[k]
+        for j in range(n_levels):
+            l = self.level_list[j]
+            total = 0.0
+            key = 0.0
+            for k in range(K):
+                total += weights[l * K + k]
+                key += weights[l * K + k] * coefficient[k]
+            self.level_key[j] = -key / total if total > 0.0 else 0.0
+        self._sort_levels(n_levels)
+
+    cdef void _scan_order(self, idx_t feature, const double* weights, const idx_t* cases,
+                          idx_t n_levels, const double* missing_weights, idx_t n_missing,
+                          idx_t n_cases, bint draw, SplitRecord* best) noexcept nogil:
+        """Scan the cuts of the order level_list[0:n_levels] (the levels merged
+        between the drawn cuts of cut_drawn when ``draw``) with `_scan_buckets`,
+        missing cases right, then left; when a cut of it becomes the best
+        split, record its level sets in best."""
+        cdef idx_t K = self.n_classes, i, k, l, q, n_buckets = 0, feature_before = best.feature
+        cdef double proxy_before = best.proxy
+        cdef int missing_left
+        for k in range(K):
+            self.bucket_weights[k] = 0.0
+        self.bucket_n[0] = 0
+        for q in range(n_levels):
+            l = self.level_list[q]
+            for k in range(K):
+                self.bucket_weights[n_buckets * K + k] += weights[l * K + k]
+            self.bucket_n[n_buckets] += cases[l]
+            if q == n_levels - 1 or not draw or self.cut_drawn[q]:
+                self.bucket_last[n_buckets] = q
+                n_buckets += 1
+                if q < n_levels - 1:
+                    for k in range(K):
+                        self.bucket_weights[n_buckets * K + k] = 0.0
+                    self.bucket_n[n_buckets] = 0
+        for missing_left in range(2 if n_missing > 0 else 1):
+            self._scan_buckets(feature, self.bucket_weights, self.bucket_n, NULL, NULL,
+                               n_buckets, missing_weights, n_missing, n_cases, missing_left,
+                               best)
+        if best.feature == feature and (feature_before != feature
+                                        or best.proxy != proxy_before):
+            best.categorical = True  # a cut of this order is the best split so far
+            for k in range(4):
+                best.left_levels[k] = 0
+                best.node_levels[k] = 0
+            q = self.bucket_last[best.bin]
+            for i in range(n_levels):
+                l = self.level_list[i]
+                best.node_levels[l >> 6] |= (<uint64_t> 1) << (l & 63)
+                if i <= q:
+                    best.left_levels[l >> 6] |= (<uint64_t> 1) << (l & 63)
+            best.threshold = q + 1  # levels sent left (the tree stores NaN)
+
+
 # ---------------------------------------------------------------------------
 # The exact splitter
 # ---------------------------------------------------------------------------
@@ -395,21 +786,25 @@ cdef class ExactSplitter(Splitter):
     def __init__(self, const X_t[::1, :] X, const idx_t[::1] y, const double[::1] w,
                  idx_t n_classes, int criterion, idx_t max_features,
                  idx_t min_samples_leaf, double min_weight_leaf, uint64_t seed,
-                 idx_t nsplit=0, tables=None):
+                 idx_t nsplit=0, tables=None, is_categorical=None, bint order_once=False,
+                 bint rank_classes=True):
         self.X = X
         self._init_exact(X.shape[0], X.shape[1], y, w, n_classes, criterion, max_features,
-                         min_samples_leaf, min_weight_leaf, seed, nsplit, tables)
+                         min_samples_leaf, min_weight_leaf, seed, nsplit, tables,
+                         is_categorical, order_once, rank_classes)
 
     cdef void _init_exact(self, idx_t n_rows, idx_t n_features, const idx_t[::1] y,
                           const double[::1] w, idx_t n_classes, int criterion,
                           idx_t max_features, idx_t min_samples_leaf, double min_weight_leaf,
-                          uint64_t seed, idx_t nsplit, tables) except *:
+                          uint64_t seed, idx_t nsplit, tables, is_categorical,
+                          bint order_once, bint rank_classes) except *:
         """What every exact splitter sets up, whatever holds X (the dense
         matrix here, its stored entries in `aucforest._sparse_split`)."""
         self._init_common(n_rows, n_features, y, w, n_classes, criterion, max_features,
                           min_samples_leaf, min_weight_leaf, seed)
         if nsplit < 0:
             raise ValueError(f"nsplit must be >= 0; got {nsplit}")
+        self._set_categorical(is_categorical, nsplit, order_once, rank_classes)
         self.nsplit = nsplit
         self.sort_always = tables is None
         values, offsets = (np.zeros(0, np.float32), np.zeros(n_features + 1, np.intp)) \
@@ -658,6 +1053,49 @@ cdef class ExactSplitter(Splitter):
                                self.bucket_counts + (m + 1) * n_classes, n_missing,
                                end - start, missing_left, best)
 
+    cdef int _examine_levels(self, idx_t feature, idx_t start, idx_t end,
+                             SplitRecord* best) noexcept nogil:
+        """Class weights per level of a categorical feature in the node (its
+        float32 codes read as integers), then `Splitter._scan_levels`."""
+        cdef const X_t* column = &self.X[0, 0] + feature * self.n_rows
+        cdef const idx_t* y = &self.y[0]
+        cdef const double* w = &self.w[0]
+        cdef idx_t K = self.n_classes, i, s, l, k, word, n_levels = 0, n_missing = 0
+        cdef double* weights = self.level_weights
+        cdef idx_t* cases = self.level_cases
+        cdef uint64_t occupied[4]
+        cdef uint64_t bits
+        cdef int found
+        cdef X_t v
+        occupied[0] = occupied[1] = occupied[2] = occupied[3] = 0
+        for i in range(start, end):
+            s = self.samples[i]
+            v = column[s]
+            if not (v >= 0 and v < MISSING_LEVEL):  # NaN (and, unchecked, a code out of
+                self.missing_weights[y[s]] += w[s]   # range) is missing, as in prediction
+                n_missing += 1
+            else:
+                l = <idx_t> v
+                occupied[l >> 6] |= (<uint64_t> 1) << (l & 63)
+                cases[l] += 1
+                weights[l * K + y[s]] += w[s]
+        for word in range(4):
+            bits = occupied[word]
+            while bits:
+                self.cut_positions[n_levels] = word * 64 + _lowest_bit(bits)
+                n_levels += 1
+                bits &= bits - 1
+        found = self._scan_levels(feature, weights, cases, self.cut_positions, n_levels,
+                                  self.missing_weights, n_missing, end - start, best)
+        for i in range(n_levels):  # leave the histogram all zero
+            l = self.level_list[i]
+            cases[l] = 0
+            for k in range(K):
+                weights[l * K + k] = 0.0
+        for k in range(K):
+            self.missing_weights[k] = 0.0
+        return found
+
     cdef double _bucket_threshold(self, idx_t feature, idx_t bucket) noexcept nogil:
         """Drawn value t_b (x <= t_b goes left; `_partition` sets the midpoint);
         the node's largest value after the last bucket (observed left, missing right)."""
@@ -676,6 +1114,17 @@ cdef class ExactSplitter(Splitter):
         cdef idx_t lo = start, hi = end
         cdef const X_t* column = &self.X[0, 0] + best.feature * self.n_rows
         cdef X_t v, lowest_right = INFINITY
+        if best.categorical:
+            while lo < hi:
+                v = column[self.samples[lo]]
+                if (level_goes_left(best.left_levels, <idx_t> v)
+                        if v >= 0 and v < MISSING_LEVEL else best.missing_left):
+                    lo += 1
+                else:
+                    hi -= 1
+                    self.samples[lo], self.samples[hi] = self.samples[hi], self.samples[lo]
+            best.pos = lo
+            return
         while lo < hi:
             v = column[self.samples[lo]]
             if v <= best.threshold or (v != v and best.missing_left):

@@ -4,11 +4,19 @@
 Nodes are numbered in depth-first preorder, so every child index is larger
 than its parent's; `Tree` checks this (and every other invariant) when it is
 constructed, which makes a tree loaded from a file safe to traverse.
+
+A categorical split keeps its set of left levels as a 256-bit row of the
+tree's ``left_levels`` (4 uint64 words), in node order; the packed node
+record marks it and holds its row in place of the threshold. `goes_left`
+(in the .pxd, used through `_child_of` by every traversal here, and by the
+OOB permutation kernel) is the one place that decides left or right;
+TreeSHAP's packed arrays use its set test, `level_in_set`.
 """
 import numpy as np
 from scipy.sparse import csr_matrix
 
 cimport numpy as cnp
+from libc.math cimport NAN
 from libc.stdint cimport int32_t, uint64_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcpy
@@ -48,7 +56,9 @@ cdef inline int _resize(void** array, size_t nbytes) noexcept nogil:
 
 cdef class _NodeBuffer:
     """Growable C arrays holding the nodes while a tree is built."""
-    cdef idx_t n_classes, capacity, count
+    cdef idx_t n_classes, capacity, count, n_sets, sets_capacity
+    cdef unsigned char* categorical
+    cdef uint64_t* level_sets   # (n_sets, 4): the left levels of the categorical splits
     cdef idx_t* left
     cdef idx_t* right
     cdef idx_t* feature
@@ -76,6 +86,8 @@ cdef class _NodeBuffer:
         free(self.impurity)
         free(self.improvement)
         free(self.value)
+        free(self.categorical)
+        free(self.level_sets)
 
     cdef int _grow(self) noexcept nogil:
         """Grow every node array by half (large arrays are remapped by realloc,
@@ -87,6 +99,7 @@ cdef class _NodeBuffer:
                 or _resize(<void**> &self.feature, cap * sizeof(idx_t))
                 or _resize(<void**> &self.n_samples, cap * sizeof(idx_t))
                 or _resize(<void**> &self.missing_left, cap * sizeof(unsigned char))
+                or _resize(<void**> &self.categorical, cap * sizeof(unsigned char))
                 or _resize(<void**> &self.threshold, cap * sizeof(double))
                 or _resize(<void**> &self.weighted_n_samples, cap * sizeof(double))
                 or _resize(<void**> &self.impurity, cap * sizeof(double))
@@ -101,7 +114,7 @@ cdef class _NodeBuffer:
                         double impurity) noexcept nogil:
         """Append a node (a leaf when split.feature < 0); returns its index or
         -1 when memory runs out."""
-        cdef idx_t node = self.count, k
+        cdef idx_t node = self.count, k, cap
         if node >= self.capacity and self._grow() != 0:
             return -1
         if parent >= 0:
@@ -111,11 +124,23 @@ cdef class _NodeBuffer:
                 self.right[parent] = node
         self.left[node] = _LEAF
         self.right[node] = _LEAF
+        self.categorical[node] = 0
         if split.feature >= 0:
             self.feature[node] = split.feature
             self.threshold[node] = split.threshold
             self.missing_left[node] = split.missing_left
             self.improvement[node] = split.improvement
+            if split.categorical:
+                if self.n_sets >= self.sets_capacity:
+                    cap = 2 * self.sets_capacity if self.sets_capacity > 0 else 16
+                    if _resize(<void**> &self.level_sets, cap * 4 * sizeof(uint64_t)):
+                        return -1
+                    self.sets_capacity = cap
+                memcpy(self.level_sets + 4 * self.n_sets, split.left_levels,
+                       4 * sizeof(uint64_t))
+                self.n_sets += 1
+                self.categorical[node] = 1
+                self.threshold[node] = NAN
         else:
             self.feature[node] = _UNDEFINED
             self.threshold[node] = _UNDEFINED
@@ -148,7 +173,12 @@ cdef class _NodeBuffer:
             "impurity": _moved(<void**> &self.impurity, n, np.float64),
             "improvement": _moved(<void**> &self.improvement, n, np.float64),
         }
-        self.count = self.capacity = 0
+        categorical = _moved(<void**> &self.categorical, n, np.uint8)
+        if self.n_sets > 0:
+            arrays["categorical_split"] = categorical
+            arrays["left_levels"] = _moved(<void**> &self.level_sets, 4 * self.n_sets,
+                                           np.uint64).reshape(self.n_sets, 4)
+        self.count = self.capacity = self.n_sets = self.sets_capacity = 0
         return arrays
 
 
@@ -295,7 +325,14 @@ NODE_ARRAYS = {
 
 
 NODE_DTYPE = np.dtype([("threshold", np.float64), ("right", np.int32), ("feature", np.int32),
-                       ("n_samples", np.int32), ("missing_left", np.uint8)], align=True)
+                       ("n_samples", np.int32), ("missing_left", np.uint8),
+                       ("categorical", np.uint8)], align=True)
+# Node arrays of trees with categorical splits (absent: none): ``categorical_split``
+# (uint8 per node, 1 where the node splits a categorical feature by a set of levels)
+# and ``left_levels`` (uint64, one row of 4 words per categorical split in node order:
+# bit c of a row is set when level c goes left).
+CATEGORICAL_ARRAYS = {"categorical_split": np.uint8, "left_levels": np.uint64}
+MAX_CATEGORIES = 255  # level codes 0..254 (bit 255 of a set is never a level)
 INT32_MAX = np.iinfo(np.int32).max
 assert NODE_DTYPE.itemsize == sizeof(Node), "numpy and C disagree on the node record layout"
 
@@ -324,9 +361,18 @@ cdef class Tree:
     feature : intp array, -2 at leaves
     threshold : float64 array, x <= threshold goes left; -2 at leaves. Exact
         splitter: the midpoint between the node's largest value sent left and
-        smallest sent right (randomForestSRC splits at the former); binned: a bin edge
+        smallest sent right (randomForestSRC splits at the former); binned: a bin
+        edge; NaN at a categorical split (see ``left_levels``)
     missing_go_to_left : uint8 array, 1 where NaN goes left (learnt when the node
         saw missing values, else the child with more training weight)
+    categorical_split : uint8 array, 1 where the node splits a categorical
+        feature by a set of levels
+    left_levels : uint64 array (categorical splits, 4)
+        One 256-bit set per categorical split, in node order: bit c of row r
+        (word c // 64, bit c % 64) is set when level c goes left at the r-th
+        categorical split. Levels absent from the node at training, unseen
+        levels, NaN and codes outside 0..255 go where missing values go (the
+        absent levels' bits say so).
     proba : float64 array (node_count, max_n_classes)
         The class proportions the tree predicts at each node: the node's
         weighted class proportions; for a leaf that `collapsed` made from a node
@@ -347,7 +393,8 @@ cdef class Tree:
 
     def __init__(self, n_features, n_classes, *, max_depth, children_left, children_right,
                  feature, threshold, missing_go_to_left, value, n_node_samples,
-                 weighted_n_node_samples, impurity, improvement):
+                 weighted_n_node_samples, impurity, improvement, categorical_split=None,
+                 left_levels=None):
         value = np.asarray(value)
         if value.ndim == 3 and value.shape[1] == 1:  # scikit-learn's layout
             value = value[:, 0, :]
@@ -357,6 +404,8 @@ cdef class Tree:
                       n_node_samples=n_node_samples,
                       weighted_n_node_samples=weighted_n_node_samples,
                       impurity=impurity, improvement=improvement)
+        if categorical_split is not None or left_levels is not None:
+            arrays.update(categorical_split=categorical_split, left_levels=left_levels)
         _fill_tree(self, n_features, n_classes, max_depth,
                    _validated_node_arrays(int(n_features), int(n_classes), arrays))
 
@@ -386,7 +435,17 @@ cdef class Tree:
 
     @property
     def threshold(self):
-        return self._nodes["threshold"].copy()
+        threshold = self._nodes["threshold"].copy()
+        threshold[self._nodes["categorical"] == 1] = np.nan
+        return threshold
+
+    @property
+    def categorical_split(self):
+        return self._nodes["categorical"].copy()
+
+    @property
+    def left_levels(self):
+        return self._left_levels.copy()
 
     @property
     def missing_go_to_left(self):
@@ -395,8 +454,12 @@ cdef class Tree:
     def node_arrays(self):
         """The node arrays as a dict (what `__init__` takes, with max_depth);
         ``value`` is `proba`, one row per node."""
-        return {name: self.proba if name == "value" else getattr(self, name)
-                for name in NODE_ARRAYS}
+        arrays = {name: self.proba if name == "value" else getattr(self, name)
+                  for name in NODE_ARRAYS}
+        if self._left_levels.shape[0] > 0:  # only trees with categorical splits
+            arrays.update(categorical_split=self.categorical_split,
+                          left_levels=self.left_levels)
+        return arrays
 
     def __reduce__(self):
         return (_tree_from_state, (self.n_features, self.max_n_classes, self.max_depth,
@@ -404,9 +467,12 @@ cdef class Tree:
 
     @property
     def nbytes(self):
-        """Memory held by the tree's arrays, in bytes (24 + 32 + 8 K per node)."""
-        return int(self._nodes.nbytes + sum(getattr(self, name).nbytes for name in (
-            "proba", "n_node_samples", "weighted_n_node_samples", "impurity", "improvement")))
+        """Memory held by the tree's arrays, in bytes (24 + 32 + 8 K per node, 32
+        per categorical split)."""
+        return int(self._nodes.nbytes + self._left_levels.nbytes + sum(
+            getattr(self, name).nbytes for name in (
+                "proba", "n_node_samples", "weighted_n_node_samples", "impurity",
+                "improvement")))
 
     @property
     def n_leaves(self):
@@ -420,9 +486,10 @@ cdef class Tree:
         cdef const X_t[:, ::1] Xv = _check_predict_input(X, self.n_features)
         cdef idx_t[::1] out = np.empty(Xv.shape[0], dtype=np.intp)
         cdef const Node* nodes = <const Node*> cnp.PyArray_DATA(self._nodes)
+        cdef const uint64_t* sets = _level_sets(self)
         if Xv.shape[0] > 0:
             with nogil:
-                _apply_rows(Xv, nodes, &out[0])
+                _apply_rows(Xv, nodes, sets, &out[0])
         return np.asarray(out)
 
     def predict_proba(self, X):
@@ -442,6 +509,7 @@ cdef class Tree:
             return _sparse_decision_path(self, _check_predict_input(X, self.n_features))
         cdef const X_t[:, ::1] Xv = _check_predict_input(X, self.n_features)
         cdef const Node* nodes = <const Node*> cnp.PyArray_DATA(self._nodes)
+        cdef const uint64_t* sets = _level_sets(self)
         cdef idx_t i, node, position
         indptr_array = np.zeros(Xv.shape[0] + 1, dtype=np.intp)
         if Xv.shape[0] > 0:  # a path's length is its leaf's depth + 1
@@ -454,7 +522,7 @@ cdef class Tree:
                 position = indptr[i]
                 indices[position] = 0
                 while nodes[node].feature >= 0:
-                    node = _child_of(nodes, node, &Xv[i, 0], 1)
+                    node = _child_of(nodes, sets, node, &Xv[i, 0], 1)
                     position += 1
                     indices[position] = node
         n_paths = int(indptr_array[-1])
@@ -534,6 +602,12 @@ cdef class Tree:
         }
         for name in ("n_node_samples", "weighted_n_node_samples"):
             arrays[name] = kept(getattr(self, name))
+        categorical = self._nodes["categorical"] == 1
+        if categorical.any():  # the sets of the categorical splits that stay splits
+            row = np.cumsum(categorical) - 1
+            stays = categorical & present & ~leaf
+            arrays["categorical_split"] = kept(stays.astype(np.uint8))
+            arrays["left_levels"] = np.ascontiguousarray(self._left_levels[row[stays]])
         arrays["impurity"] = kept(np.where(leaf, 0.5, self.impurity) if split_impurity
                                   else self.impurity)
         cdef Tree tree = Tree.__new__(Tree)
@@ -566,6 +640,16 @@ cdef _fill_tree(Tree tree, n_features, n_classes, max_depth, dict arrays):
     tree._nodes["feature"] = arrays["feature"]
     tree._nodes["missing_left"] = arrays["missing_go_to_left"]
     tree._nodes["n_samples"] = np.minimum(arrays["n_node_samples"], INT32_MAX)
+    categorical = arrays.get("categorical_split")
+    if categorical is None:
+        tree._nodes["categorical"] = 0
+        tree._left_levels = np.zeros((0, 4), dtype=np.uint64)
+    else:  # the packed threshold of a categorical split: its row of left_levels
+        tree._nodes["categorical"] = categorical
+        split = categorical == 1
+        tree._nodes["threshold"][split] = np.arange(np.count_nonzero(split))
+        tree._left_levels = np.ascontiguousarray(arrays["left_levels"], dtype=np.uint64)
+    tree._left_levels.flags.writeable = False
     tree.proba = arrays["value"]
     tree.n_node_samples = arrays["n_node_samples"]
     tree.weighted_n_node_samples = arrays["weighted_n_node_samples"]
@@ -628,7 +712,30 @@ def _validated_node_arrays(idx_t n_features, idx_t n_classes, dict arrays):
         raise ValueError("tree is malformed: a leaf has a split feature (leaves have -2)")
     if np.any(checked["missing_go_to_left"] > 1):
         raise ValueError("tree is malformed: missing_go_to_left must be 0 or 1")
-    if not np.all(np.isfinite(checked["threshold"])):
+    categorical = np.zeros(n_nodes, dtype=bool)
+    if arrays.get("categorical_split") is not None or arrays.get("left_levels") is not None:
+        if arrays.get("categorical_split") is None or arrays.get("left_levels") is None:
+            raise ValueError("tree is malformed: categorical_split and left_levels come together")
+        for name, dtype in CATEGORICAL_ARRAYS.items():
+            array = np.asarray(arrays[name])
+            if array.dtype.kind not in "iu":
+                raise ValueError(f"tree array {name!r} has dtype {array.dtype}, "
+                                 f"expected {np.dtype(dtype)}")
+            if array.size and (array.min() < 0 or (name == "categorical_split"
+                                                   and array.max() > 1)):
+                raise ValueError(f"tree is malformed: {name} holds values out of range")
+            checked[name] = np.ascontiguousarray(array, dtype=dtype)
+        if checked["categorical_split"].shape != (n_nodes,):
+            raise ValueError(f"tree array 'categorical_split' has shape "
+                             f"{checked['categorical_split'].shape}, expected ({n_nodes},)")
+        categorical = checked["categorical_split"] == 1
+        if np.any(categorical & leaf):
+            raise ValueError("tree is malformed: a leaf is marked as a categorical split")
+        expected = (int(np.count_nonzero(categorical)), 4)
+        if checked["left_levels"].shape != expected:
+            raise ValueError(f"tree array 'left_levels' has shape {checked['left_levels'].shape}, "
+                             f"expected {expected} (one row per categorical split)")
+    if not np.all(np.isfinite(checked["threshold"][~categorical])):
         raise ValueError("tree is malformed: thresholds must be finite")
     value = checked["value"]
     if not np.all(np.isfinite(value)):
@@ -644,12 +751,18 @@ def _validated_node_arrays(idx_t n_features, idx_t n_classes, dict arrays):
     return checked
 
 
-cdef inline idx_t _child_of(const Node* nodes, idx_t node, const X_t* row,
-                            idx_t col_stride) noexcept nogil:
+cdef inline const uint64_t* _level_sets(Tree tree):
+    """The tree's left_levels rows (4 words each), for `goes_left`."""
+    return <const uint64_t*> cnp.PyArray_DATA(tree._left_levels)
+
+
+cdef inline idx_t _child_of(const Node* nodes, const uint64_t* sets, idx_t node,
+                            const X_t* row, idx_t col_stride) noexcept nogil:
     """The child of split node ``node`` the row goes to (`goes_left`: node + 1,
-    else ``right``), selected by arithmetic rather than a branch."""
+    else ``right``), selected by arithmetic rather than a branch; ``sets``: the
+    tree's left_levels (categorical splits)."""
     cdef const Node* current = nodes + node
-    return node + 1 + ((1 - goes_left(current, row[current.feature * col_stride]))
+    return node + 1 + ((1 - goes_left(current, row[current.feature * col_stride], sets))
                        * (current.right - node - 1))
 
 
@@ -673,7 +786,7 @@ cdef inline const X_t* _take_lane(const X_t* base, const idx_t* rows, idx_t i,
 
 cdef void _walk_rows(const X_t* base, const idx_t* rows, idx_t n, idx_t row_stride,
                      idx_t col_stride, idx_t n_contiguous, const Node* nodes,
-                     idx_t* out) noexcept nogil:
+                     const uint64_t* sets, idx_t* out) noexcept nogil:
     """For rows i < n, the leaf where row i's path ends.
 
     Row i starts at base + (rows[i] if rows else i) * row_stride, its value j
@@ -705,17 +818,18 @@ cdef void _walk_rows(const X_t* base, const idx_t* rows, idx_t n, idx_t row_stri
             node = lane_node[lane]
             # branch predicted "go on": the next step need not wait for it
             if nodes[node].feature >= 0:
-                lane_node[lane] = _child_of(nodes, node, lane_start[lane], col_stride)
+                lane_node[lane] = _child_of(nodes, sets, node, lane_start[lane], col_stride)
                 continue
             out[i] = node
             lane_row[lane] = -1
             finished += 1
 
 
-cdef void _apply_rows(const X_t[:, ::1] X, const Node* nodes, idx_t* out) noexcept nogil:
+cdef void _apply_rows(const X_t[:, ::1] X, const Node* nodes, const uint64_t* sets,
+                      idx_t* out) noexcept nogil:
     """`_walk_rows` over the rows of a C-ordered X."""
     if X.shape[0] > 0:
-        _walk_rows(&X[0, 0], NULL, X.shape[0], X.shape[1], 1, X.shape[1], nodes, out)
+        _walk_rows(&X[0, 0], NULL, X.shape[0], X.shape[1], 1, X.shape[1], nodes, sets, out)
 
 
 def _node_sizes(min_samples):
@@ -771,6 +885,7 @@ def accumulate_proba(X, trees, double[:, ::1] out, const unsigned char[::1] stop
     cdef const X_t[:, ::1] Xv = X
     cdef Tree tree
     cdef const Node* nodes
+    cdef const uint64_t* sets
     cdef const double[:, ::1] value
     cdef idx_t i, k, leaf, n_classes = out.shape[1]
     cdef idx_t[::1] leaves = np.empty(max(Xv.shape[0], 1), dtype=np.intp)
@@ -786,9 +901,10 @@ def accumulate_proba(X, trees, double[:, ::1] out, const unsigned char[::1] stop
         if stop is not None and stop[0]:
             return
         nodes = <const Node*> cnp.PyArray_DATA(tree._nodes)
+        sets = _level_sets(tree)
         value = tree.proba
         with nogil:
-            _apply_rows(Xv, nodes, &leaves[0])
+            _apply_rows(Xv, nodes, sets, &leaves[0])
             for i in range(Xv.shape[0]):
                 leaf = leaves[i]
                 for k in range(n_classes):
@@ -833,6 +949,7 @@ def accumulate_oob_proba(Tree tree, X, const idx_t[::1] counts,
     cdef idx_t n_candidates = sizes.shape[0], n_classes = tree.max_n_classes
     cdef idx_t n_nodes = tree.node_count, n_rows = X.shape[0], n_oob = 0
     cdef const Node* nodes = <const Node*> cnp.PyArray_DATA(tree._nodes)
+    cdef const uint64_t* sets = _level_sets(tree)
     cdef const double[:, ::1] value = tree.proba
     cdef idx_t[::1] rows, leaves
     cdef idx_t[:, ::1] node_for
@@ -876,9 +993,9 @@ def accumulate_oob_proba(Tree tree, X, const idx_t[::1] counts,
                     node_for[child, c] = (child if nodes[child].n_samples >= sizes[c]
                                           else node_for[node, c])
         if rows_of is None:
-            _walk_rows(&dense[0, 0], &rows[0], n_oob, 1, n_rows, 0, nodes, &leaves[0])
+            _walk_rows(&dense[0, 0], &rows[0], n_oob, 1, n_rows, 0, nodes, sets, &leaves[0])
         else:
-            _walk_sparse_rows(rows_of, &rows[0], n_oob, nodes, &leaves[0])
+            _walk_sparse_rows(rows_of, &rows[0], n_oob, nodes, sets, &leaves[0])
         for i in range(n_oob):
             row = rows[i]
             leaf = leaves[i]
@@ -921,24 +1038,22 @@ cdef inline X_t _sparse_value(SparseWalk X, idx_t row, idx_t feature) noexcept n
     return 0.0
 
 
-cdef inline idx_t _sparse_child(const Node* nodes, idx_t node, SparseWalk X,
-                                idx_t row) noexcept nogil:
-    """`_child_of` for a row of a sparse X."""
-    cdef const Node* current = nodes + node
-    if goes_left(current, _sparse_value(X, row, current.feature)):
-        return node + 1
-    return current.right
+cdef inline idx_t _sparse_child(const Node* nodes, const uint64_t* sets, idx_t node,
+                                SparseWalk X, idx_t row) noexcept nogil:
+    """`_child_of` for a row of a sparse X (its one value the node reads)."""
+    cdef X_t value = _sparse_value(X, row, nodes[node].feature)
+    return _child_of(nodes, sets, node, &value, 0)
 
 
 cdef void _walk_sparse_rows(SparseWalk X, const idx_t* rows, idx_t n, const Node* nodes,
-                            idx_t* out) noexcept nogil:
+                            const uint64_t* sets, idx_t* out) noexcept nogil:
     """For i < n, the leaf where the path of row rows[i] (i when rows is NULL) ends."""
     cdef idx_t i, row, node
     for i in range(n):
         row = rows[i] if rows != NULL else i
         node = 0
         while nodes[node].feature >= 0:
-            node = _sparse_child(nodes, node, X, row)
+            node = _sparse_child(nodes, sets, node, X, row)
         out[i] = node
 
 
@@ -948,14 +1063,16 @@ def _sparse_apply(Tree tree, rows):
     cdef idx_t n = rows.shape[0]
     cdef idx_t[::1] out = np.empty(max(n, 1), dtype=np.intp)
     cdef const Node* nodes = <const Node*> cnp.PyArray_DATA(tree._nodes)
+    cdef const uint64_t* sets = _level_sets(tree)
     with nogil:
-        _walk_sparse_rows(X, NULL, n, nodes, &out[0])
+        _walk_sparse_rows(X, NULL, n, nodes, sets, &out[0])
     return np.asarray(out)[:n]
 
 
 def _sparse_decision_path(Tree tree, rows):
     """`Tree.decision_path` of `SparseRows`."""
     cdef SparseWalk X = SparseWalk(rows)
+    cdef const uint64_t* sets = _level_sets(tree)
     cdef idx_t n = rows.shape[0], i, node, position
     cdef const Node* nodes = <const Node*> cnp.PyArray_DATA(tree._nodes)
     indptr_array = np.zeros(n + 1, dtype=np.intp)
@@ -969,7 +1086,7 @@ def _sparse_decision_path(Tree tree, rows):
             position = indptr[i]
             indices[position] = 0
             while nodes[node].feature >= 0:
-                node = _sparse_child(nodes, node, X, i)
+                node = _sparse_child(nodes, sets, node, X, i)
                 position += 1
                 indices[position] = node
     n_paths = int(indptr_array[-1])
@@ -981,6 +1098,7 @@ def _accumulate_sparse_proba(rows, trees, double[:, ::1] out, const unsigned cha
     """`accumulate_proba` of `SparseRows`."""
     cdef SparseWalk X = SparseWalk(rows)
     cdef Tree tree
+    cdef const uint64_t* sets
     cdef const Node* nodes
     cdef const double[:, ::1] value
     cdef idx_t i, k, leaf, n = rows.shape[0], n_classes = out.shape[1]
@@ -997,9 +1115,10 @@ def _accumulate_sparse_proba(rows, trees, double[:, ::1] out, const unsigned cha
         if stop is not None and stop[0]:
             return
         nodes = <const Node*> cnp.PyArray_DATA(tree._nodes)
+        sets = _level_sets(tree)
         value = tree.proba
         with nogil:
-            _walk_sparse_rows(X, NULL, n, nodes, &leaves[0])
+            _walk_sparse_rows(X, NULL, n, nodes, sets, &leaves[0])
             for i in range(n):
                 leaf = leaves[i]
                 for k in range(n_classes):

@@ -5,8 +5,9 @@ from sklearn.tree import DecisionTreeClassifier
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import (MAX_SEED, TREE_PARAMETER_CONSTRAINTS, check_counts_are_not_booleans,
-                    fit_atomically, grow_tree, training_matrix, tree_params,
+from ._base import (MAX_SEED, TREE_PARAMETER_CONSTRAINTS, check_categorical_codes,
+                    check_counts_are_not_booleans, fit_atomically, grow_tree,
+                    resolve_categorical_features, training_matrix, tree_params,
                     validate_training_data)
 from ._compat import fit_context, validate_data
 from ._sparse import SparseRows, is_sparse
@@ -61,6 +62,16 @@ class AUCTreeClassifier(ClassifierMixin, BaseEstimator):
     random_state : int, RandomState instance or None, default=None
         Controls the order in which features are drawn (and the drawn
         thresholds).
+    categorical_features : array-like of int or of bool, or None, default=None
+        The categorical features, by index or as a boolean mask (None: none).
+        Their values must be level codes 0, 1, ..., at most
+        ``MAX_CATEGORIES`` (255) levels, NaN for missing (ValueError
+        otherwise, at fit and predict). A split sends a set of levels left:
+        in each node the levels are ordered by their class composition (two
+        classes: the share of one; more: the first principal component of
+        their class proportions) and cut as an ordered feature. Missing
+        values and levels absent from the node at fit go where the node
+        sends missing values (``tree_.left_levels``).
 
     Attributes
     ----------
@@ -80,6 +91,8 @@ class AUCTreeClassifier(ClassifierMixin, BaseEstimator):
         Number of features seen during fit.
     feature_importances_ : ndarray of shape (n_features_in_,)
         Weighted decrease of the split statistic per feature, normalised.
+    is_categorical_ : ndarray of shape (n_features_in_,), bool
+        The categorical features.
 
     See Also
     --------
@@ -111,7 +124,7 @@ class AUCTreeClassifier(ClassifierMixin, BaseEstimator):
 
     def __init__(self, criterion="auc", max_features=None, max_depth=None,
                  min_samples_leaf=1, min_weight_fraction_leaf=0.0, max_bins=None,
-                 nsplit=None, random_state=None):
+                 nsplit=None, random_state=None, categorical_features=None):
         self.criterion = criterion
         self.max_features = max_features
         self.max_depth = max_depth
@@ -120,6 +133,7 @@ class AUCTreeClassifier(ClassifierMixin, BaseEstimator):
         self.max_bins = max_bins
         self.nsplit = nsplit
         self.random_state = random_state
+        self.categorical_features = categorical_features
 
     @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
@@ -150,10 +164,15 @@ class AUCTreeClassifier(ClassifierMixin, BaseEstimator):
         if weights is None:
             weights = np.ones(X.shape[0])
         self.n_classes_ = self.classes_.shape[0]
+        self.is_categorical_ = resolve_categorical_features(self.categorical_features,
+                                                            X.shape[1])
+        check_categorical_codes(X, self.is_categorical_, getattr(self, "feature_names_in_", None))
         random_state = check_random_state(self.random_state)
         seed = random_state.randint(MAX_SEED)
-        self.tree_ = grow_tree(training_matrix(X, self.max_bins, random_state), y_encoded,
-                               weights, self.n_classes_, seed=seed, **tree_params(self))
+        self.tree_ = grow_tree(training_matrix(X, self.max_bins, random_state,
+                                               self.is_categorical_),
+                               y_encoded, weights, self.n_classes_, seed=seed,
+                               is_categorical=self.is_categorical_, **tree_params(self))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -165,7 +184,11 @@ class AUCTreeClassifier(ClassifierMixin, BaseEstimator):
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float32, order="C", reset=False,
                           accept_sparse="csr", ensure_all_finite="allow-nan")
-        return SparseRows(X) if is_sparse(X) else X  # converted once for every tree
+        if is_sparse(X):
+            return SparseRows(X)  # converted once for every tree
+        check_categorical_codes(X, getattr(self, "is_categorical_", None),
+                                getattr(self, "feature_names_in_", None))
+        return X
 
     def apply(self, X):
         """Index of the leaf each row of X falls in.

@@ -223,3 +223,14 @@ def test_inspection_refuses_sparse_x_and_agrees_on_its_dense_array():
     for from_sparse, from_dense in zip(shap_values(on_sparse, dense[:20]),
                                        shap_values(on_dense, dense[:20])):
         np.testing.assert_array_equal(from_sparse, from_dense)
+
+
+def test_categorical_splits_route_sparse_rows_and_sparse_fit_refuses_them():
+    rng = np.random.default_rng(13)
+    dense = np.column_stack([rng.integers(0, 5, 300), rng.normal(size=300)]).astype(np.float32)
+    dense[rng.random(300) < 0.5, 1] = 0.0
+    y = np.isin(dense[:, 0], [1, 3]).astype(int)
+    tree = AUCTreeClassifier(categorical_features=[0], random_state=0).fit(dense, y)
+    np.testing.assert_array_equal(tree.apply(sp.csr_matrix(dense)), tree.apply(dense))
+    with pytest.raises(ValueError, match="sparse"):
+        AUCTreeClassifier(categorical_features=[0]).fit(sp.csc_matrix(dense), y)

@@ -1,8 +1,9 @@
 """Out-of-bag rows of one tree sent down with one feature permuted (compiled kernel).
 
 Traversal follows `aucforest._tree._apply_rows` exactly: ``x <= threshold`` (or
-NaN where ``missing_go_to_left``) goes to the left child, node + 1 in
-preorder, otherwise to ``children_right``, down to the leaf.
+NaN where ``missing_go_to_left``; at a categorical split, a level in the node's
+set of ``left_levels``) goes to the left child, node + 1 in preorder,
+otherwise to ``children_right``, down to the leaf (`aucforest._tree.goes_left`).
 """
 import numpy as np
 
@@ -100,6 +101,7 @@ def add_permuted_oob(const float[:, ::1] X, const idx_t[::1] rows, const idx_t[:
     cdef idx_t n_nodes = tree.node_count, n_classes = tree.max_n_classes
     cdef const double[:, ::1] value = tree.proba
     cdef const Node* nodes = <const Node*> cnp.PyArray_DATA(tree._nodes)
+    cdef const uint64_t* sets = <const uint64_t*> cnp.PyArray_DATA(tree._left_levels)
     cdef const Node* current
     cdef idx_t[::1] nearest = np.empty(max(n_nodes, 1), dtype=np.intp)
     cdef float[::1] permuted_values = np.empty(max(rows.shape[0], 1), dtype=np.float32)
@@ -131,7 +133,7 @@ def add_permuted_oob(const float[:, ::1] X, const idx_t[::1] rows, const idx_t[:
             permuted = permuted_values[i]
             while split >= 0:
                 # `leaf` lies in the left subtree of `split` iff leaf < right child
-                if goes_left(nodes + split, permuted) != (leaf < nodes[split].right):
+                if goes_left(nodes + split, permuted, sets) != (leaf < nodes[split].right):
                     diverges = split
                 split = nearest[split]
             if diverges >= 0:
@@ -139,7 +141,7 @@ def add_permuted_oob(const float[:, ::1] X, const idx_t[::1] rows, const idx_t[:
                 current = nodes + node
                 while current.feature >= 0:
                     v = permuted if current.feature == feature else X[row, current.feature]
-                    node = node + 1 if goes_left(current, v) else current.right
+                    node = node + 1 if goes_left(current, v, sets) else current.right
                     current = nodes + node
                 leaf = node
             for k in range(n_classes):

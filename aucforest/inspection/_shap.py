@@ -96,8 +96,19 @@ def to_shap(forest):
     dict
         ``{"trees": [...], "input_dtype": numpy.float32, "internal_dtype":
         numpy.float64, "tree_output": "probability"}``.
+
+    Raises
+    ------
+    ValueError
+        If the model has categorical splits (sets of levels), which shap's
+        custom tree format, made of thresholds, cannot express; `shap_values`
+        explains such a model.
     """
     explained, _, _ = _explained_model(forest, None)
+    if any(tree["categorical"].any() for tree in explained):
+        raise ValueError("to_shap cannot export a model with categorical splits: the shap "
+                         "package's custom trees hold thresholds only, not sets of levels; "
+                         "use aucforest.inspection.shap_values instead")
     scale = 1.0 / len(explained)
     trees = []
     for tree in explained:
@@ -149,8 +160,9 @@ def _explained_tree(tree_, n_classes):
     -------
     dict of arrays: ``right`` (intp, -1 at leaves), ``feature`` (intp, -1 at
     leaves), ``threshold`` (float64), ``missing_left`` (uint8), ``cover``
-    (float64, the node's training weight) and ``value`` (float64,
-    (n_nodes, n_classes)).
+    (float64, the node's training weight), ``value`` (float64,
+    (n_nodes, n_classes)), ``categorical`` (uint8, 1 at categorical splits) and
+    ``left_levels`` (uint64 (categorical splits, 4), their level sets).
     """
     n_nodes = int(tree_.node_count)
     right = np.asarray(tree_.children_right, dtype=np.intp)
@@ -167,7 +179,11 @@ def _explained_tree(tree_, n_classes):
     split = feature >= 0
     return {"right": np.where(split, right, -1), "feature": np.where(split, feature, -1),
             "threshold": np.where(split, threshold, 0.0), "missing_left": missing_left,
-            "cover": cover, "value": value}
+            "cover": cover, "value": value,
+            "categorical": np.asarray(getattr(tree_, "categorical_split", np.zeros(n_nodes)),
+                                      dtype=np.uint8),
+            "left_levels": np.asarray(getattr(tree_, "left_levels", np.zeros((0, 4))),
+                                      dtype=np.uint64).reshape(-1, 4)}
 
 
 class _Packed:
@@ -180,6 +196,12 @@ class _Packed:
         self.right = np.concatenate([tree["right"] for tree in trees]).astype(np.int32)
         self.feature = np.concatenate([tree["feature"] for tree in trees]).astype(np.int32)
         self.threshold = np.concatenate([tree["threshold"] for tree in trees])
+        self.categorical = np.concatenate([tree["categorical"] for tree in trees])
+        # a categorical split's threshold: its row of all trees' level sets
+        rows = np.cumsum(self.categorical.astype(np.intp)) - 1
+        self.threshold[self.categorical == 1] = rows[self.categorical == 1]
+        self.left_levels = np.ascontiguousarray(
+            np.concatenate([tree["left_levels"] for tree in trees]), dtype=np.uint64)
         self.missing_left = np.concatenate([tree["missing_left"] for tree in trees])
         self.value = np.ascontiguousarray(np.concatenate([tree["value"] for tree in trees]))
         ratios = []
@@ -197,7 +219,8 @@ class _Packed:
     def add(self, X, out, stop):
         """Add the sum over trees of the SHAP values of the rows of X to out."""
         add_shap_values(X, self.offsets, self.right, self.feature, self.threshold,
-                        self.missing_left, self.ratio, self.value, self.max_depth, out, stop)
+                        self.missing_left, self.ratio, self.value, self.max_depth, out, stop,
+                        self.categorical, self.left_levels)
 
     def base_values(self):
         """Mean over trees of the root expectation, per class."""

@@ -30,21 +30,27 @@ The same values, with less work than the paper's pseudocode:
 * The coefficients (ratios of small integers) come from tables made once
   per call: no division in the loops.
 
-Traversal follows `aucforest._tree`: ``x <= threshold``, or NaN where the node's
-missing direction is left, goes to the left child (node + 1 in preorder), the
-rest to the right child. The child x goes to is the "hot" one (its z is its
+Traversal follows `aucforest._tree` (`goes_left`): ``x <= threshold``, or NaN
+where the node's missing direction is left, goes to the left child (node + 1
+in preorder), the rest to the right child; at a categorical split, a level in
+the node's set goes left (the path-dependent cover is unchanged: the cold
+child is the one the row's level does not go to). The child x goes to is the "hot" one (its z is its
 cover ratio, o unchanged); the other is "cold" (o = 0).
 
 Trees arrive packed (see ``aucforest.inspection._shap``): per node, relative
 to its tree's first node, ``right`` (the right child, -1 at leaves),
 ``feature`` (-1 at leaves), ``threshold``, ``missing_left``, ``ratio`` (the
 node's cover / its parent's, 1 at the root) and ``value`` (K class
-proportions); ``offsets[t]`` is the first node of tree t.
+proportions); ``offsets[t]`` is the first node of tree t. A categorical split
+has ``categorical`` 1 and its ``threshold`` is its row of ``left_levels``
+(rows of all trees end to end, 4 words each).
 """
 import numpy as np
 
-from libc.stdint cimport int32_t
+from libc.stdint cimport int32_t, uint64_t
 from cpython.exc cimport PyErr_CheckSignals
+
+from .._tree cimport level_in_set
 
 ctypedef Py_ssize_t idx_t
 
@@ -66,6 +72,8 @@ cdef struct PackedTree:
     const int32_t* feature
     const double* threshold
     const unsigned char* missing_left
+    const unsigned char* categorical
+    const uint64_t* left_levels    # all trees' rows (a categorical threshold is a row)
     const double* ratio
     const double* value        # (n_nodes, n_classes)
 
@@ -238,7 +246,9 @@ cdef void _recurse(const PackedTree* tree, idx_t node, PathElement* path, idx_t 
         _leaf(path, l, m, tree.value + node * K, row, cold_sum)
         return
     v = row.x[split]
-    if (v <= tree.threshold[node]) | ((v != v) & tree.missing_left[node]):
+    if (level_in_set(tree.left_levels + 4 * <idx_t> tree.threshold[node], v,
+                     tree.missing_left[node]) if tree.categorical[node]
+            else (v <= tree.threshold[node]) | ((v != v) & tree.missing_left[node])):
         hot, cold = node + 1, tree.right[node]
     else:
         hot, cold = tree.right[node], node + 1
@@ -285,7 +295,9 @@ def add_shap_values(const float[:, ::1] X, const Py_ssize_t[::1] offsets,
                     const int32_t[::1] right, const int32_t[::1] feature,
                     const double[::1] threshold, const unsigned char[::1] missing_left,
                     const double[::1] ratio, const double[:, ::1] value, idx_t max_depth,
-                    double[:, :, ::1] out, const unsigned char[::1] stop=None):
+                    double[:, :, ::1] out, const unsigned char[::1] stop=None,
+                    const unsigned char[::1] categorical=None,
+                    const uint64_t[:, ::1] left_levels=None):
     """Add each tree's SHAP values of the rows of X to ``out``.
 
     Parameters
@@ -300,6 +312,10 @@ def add_shap_values(const float[:, ::1] X, const Py_ssize_t[::1] offsets,
         Checked between trees: set it to 1 from another thread to make the
         call return early. In the main thread a pending signal (Ctrl-C) is
         raised between trees.
+    categorical : uint8 (n_nodes,), optional
+        1 at categorical splits, whose threshold is a row of left_levels.
+    left_levels : uint64 (rows, 4), optional
+        The level sets of the categorical splits of all trees.
 
     One call without the GIL per tree, rows inside (the tree stays in cache),
     so blocks of rows can run in threads. The arrays are trusted to describe
@@ -310,6 +326,12 @@ def add_shap_values(const float[:, ::1] X, const Py_ssize_t[::1] offsets,
     cdef idx_t n_nodes = right.shape[0], size = max_depth + 3
     cdef PackedTree tree
     cdef RowState row
+    if categorical is None:
+        categorical = np.zeros(n_nodes, dtype=np.uint8)
+    if left_levels is None or left_levels.shape[0] == 0:
+        left_levels = np.zeros((1, 4), dtype=np.uint64)
+    if categorical.shape[0] != n_nodes or left_levels.shape[1] != 4:
+        raise ValueError("the packed trees' categorical splits do not match")
     if (out.shape[0] != n_rows or out.shape[1] != X.shape[1] or out.shape[2] != n_classes
             or feature.shape[0] != n_nodes or threshold.shape[0] != n_nodes
             or missing_left.shape[0] != n_nodes or ratio.shape[0] != n_nodes
@@ -344,6 +366,8 @@ def add_shap_values(const float[:, ::1] X, const Py_ssize_t[::1] offsets,
         tree.feature = &feature[first]
         tree.threshold = &threshold[first]
         tree.missing_left = &missing_left[first]
+        tree.categorical = &categorical[first]
+        tree.left_levels = &left_levels[0, 0]
         tree.ratio = &ratio[first]
         tree.value = &value[first, 0]
         with nogil:

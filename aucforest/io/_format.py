@@ -45,6 +45,15 @@ Layout (format version 1)
     concatenated; integer arrays as int64, the others in their own dtype
     (``value`` has one column per class, the node's class proportions).
     Node indices are local to their tree.
+``categorical_split``, ``left_levels``, ``is_categorical``
+    Optional, present together when a tree has categorical splits (files
+    without them load as forests without categorical features):
+    ``categorical_split`` uint8 per node (1 where the node splits a
+    categorical feature by a set of levels), ``left_levels`` uint64 (one row
+    of 4 words per categorical split, the trees' rows end to end in node
+    order; bit c set when level c goes left), ``is_categorical`` uint8 per
+    feature (the forest's ``is_categorical_``; also written alone when no
+    tree split on a categorical feature).
 """
 import numpy as np
 
@@ -56,7 +65,8 @@ FORMAT_VERSION = 1
 _FOREST_ARRAYS = {"metadata": "u1", "classes": None, "class_prior": "f8",
                   "tree_offsets": "i8", "tree_max_depth": "i8", "tree_random_state": "i8"}
 _OPTIONAL_ARRAYS = {"feature_names_in": "U", "oob_decision_function": "f8", "oob_labels": "i8",
-                    "oob_min_samples_scores": "f8", "oob_min_samples_gmeans": "f8"}
+                    "oob_min_samples_scores": "f8", "oob_min_samples_gmeans": "f8",
+                    "categorical_split": "u1", "left_levels": "u8", "is_categorical": "u1"}
 # per-candidate out-of-bag tables of predict_min_samples="oob": attribute -> array
 _MIN_SAMPLES_TABLES = {"oob_scores_by_min_samples_": "oob_min_samples_scores",
                        "oob_gmeans_by_min_samples_": "oob_min_samples_gmeans"}
@@ -101,11 +111,19 @@ def _encode_param(value):
         if any(part is _UNSTORABLE for item in items for part in item):
             return _UNSTORABLE
         return {"dict_items": items}
+    if isinstance(value, (list, tuple, np.ndarray)) and np.ndim(value) == 1:
+        # e.g. categorical_features: indices, a boolean mask or names
+        items = [_encode_param(item) for item in value]
+        if any(item is _UNSTORABLE or isinstance(item, dict) for item in items):
+            return _UNSTORABLE
+        return {"list_items": items}
     return _UNSTORABLE
 
 
 def _decode_param(value):
     if isinstance(value, dict):
+        if "list_items" in value:
+            return list(value["list_items"])
         return {key: item for key, item in value["dict_items"]}
     return value
 

@@ -286,6 +286,7 @@ def _model_from_arrays(arrays):
     forest.predict_min_samples_ = (_positive_int(metadata, "predict_min_samples")
                                    if "predict_min_samples" in metadata else 1)
     forest.max_bins_ = _checked_max_bins(metadata.get("max_bins", forest.max_bins))
+    forest.is_categorical_ = _checked_is_categorical(arrays, n_features)
     forest.estimators_ = _trees_from_arrays(arrays, forest, metadata["n_trees"])
     for estimator in forest.estimators_:  # earlier files hold the trees as grown
         estimator.tree_ = collapsed(estimator.tree_, forest.predict_min_samples_,
@@ -413,10 +414,15 @@ def _trees_from_arrays(arrays, forest, n_trees):
     offsets = _checked_offsets(arrays, n_trees)
     params = dict(tree_params(forest), max_bins=forest.max_bins_)
     names = list(node_array_dtypes())
+    set_offsets = _checked_categorical_splits(arrays, offsets)
     trees = []
     for index in range(n_trees):
         nodes = slice(offsets[index], offsets[index + 1])
         node_arrays = {name: arrays[name][nodes] for name in names}
+        if set_offsets is not None:
+            node_arrays["categorical_split"] = arrays["categorical_split"][nodes]
+            node_arrays["left_levels"] = arrays["left_levels"][
+                set_offsets[index]:set_offsets[index + 1]]
         depth = int(arrays["tree_max_depth"][index])
         if not 0 <= depth < node_arrays["children_left"].shape[0]:
             raise ModelFileError(f"tree {index}: depth {depth} is impossible")
@@ -429,6 +435,40 @@ def _trees_from_arrays(arrays, forest, n_trees):
         trees.append(fitted_tree(tree_, forest.classes_, forest.n_features_in_,
                                  seed if seed >= 0 else None, params))
     return trees
+
+
+def _checked_categorical_splits(arrays, offsets):
+    """The first row of ``left_levels`` of each tree (and the total), or None
+    for a file without categorical splits; the per-node flags and the rows
+    must agree (each tree's `Tree` checks its own share again)."""
+    present = [name for name in ("categorical_split", "left_levels") if name in arrays]
+    if not present:
+        return None
+    if len(present) == 1:
+        raise ModelFileError(f"array {present[0]!r} needs its companion "
+                             "('categorical_split' and 'left_levels' come together)")
+    flags, sets = arrays["categorical_split"], arrays["left_levels"]
+    if flags.shape != (offsets[-1],):
+        raise ModelFileError(f"array 'categorical_split' has shape {flags.shape}, "
+                             f"expected {offsets[-1]} nodes")
+    if np.any(flags > 1):
+        raise ModelFileError("array 'categorical_split' holds values other than 0 and 1")
+    counts = np.concatenate([[0], np.cumsum(flags, dtype=np.int64)])[offsets]
+    if sets.ndim != 2 or sets.shape != (counts[-1], 4):
+        raise ModelFileError(f"array 'left_levels' has shape {sets.shape}, expected "
+                             f"({int(counts[-1])}, 4): one row per categorical split")
+    return counts
+
+
+def _checked_is_categorical(arrays, n_features):
+    """The forest's ``is_categorical_`` (all False for a file without it)."""
+    if "is_categorical" not in arrays:
+        return np.zeros(n_features, dtype=bool)
+    flags = arrays["is_categorical"]
+    if flags.shape != (n_features,) or np.any(flags > 1):
+        raise ModelFileError(f"array 'is_categorical' must hold 0 or 1 for each of the "
+                             f"{n_features} features; got shape {flags.shape}")
+    return flags.astype(bool)
 
 
 def _checked_offsets(arrays, n_trees):

@@ -128,6 +128,9 @@ def forest_to_arrays(forest, *, extra=None):
             arrays[name] = np.array(list(getattr(forest, attribute).items()),
                                     dtype=np.float64).reshape(-1, 2)
     arrays.update(_tree_arrays(forest.estimators_))
+    is_categorical = getattr(forest, "is_categorical_", None)
+    if is_categorical is not None and np.any(is_categorical):
+        arrays["is_categorical"] = np.asarray(is_categorical, dtype=np.uint8)
     arrays["metadata"] = np.frombuffer(json.dumps(metadata).encode("utf-8"), dtype=np.uint8)
     return arrays
 
@@ -232,7 +235,8 @@ def _storable_params(params):
         if name in _NOT_STORED_PARAMS:
             continue
         encoded = _encode_param(value)
-        if encoded is _UNSTORABLE or _decode_param(json.loads(json.dumps(encoded))) != value:
+        if encoded is _UNSTORABLE or not _same_param(
+                _decode_param(json.loads(json.dumps(encoded))), value):
             dropped.append(name)
             continue
         stored[name] = encoded
@@ -242,6 +246,15 @@ def _storable_params(params):
             "as their defaults; the trees and predictions are stored unchanged.",
             UserWarning, stacklevel=4)
     return stored, dropped
+
+
+def _same_param(decoded, value):
+    """Whether a parameter read back from JSON is the one stored (an array
+    comes back as the list of its items)."""
+    if isinstance(value, np.ndarray):
+        return np.asarray(decoded).dtype.kind == value.dtype.kind and np.array_equal(decoded,
+                                                                                      value)
+    return decoded == value
 
 
 def _plain_extra(extra):
@@ -269,6 +282,11 @@ def _tree_arrays(estimators):
     nodes = [tree.node_arrays() for tree in trees]
     for name, dtype in node_array_dtypes().items():
         arrays[name] = np.concatenate([n[name] for n in nodes]).astype(dtype)
+    if any("left_levels" in n for n in nodes):  # trees with categorical splits
+        arrays["categorical_split"] = np.concatenate(
+            [tree.categorical_split for tree in trees]).astype(np.uint8)
+        arrays["left_levels"] = np.concatenate(
+            [tree.left_levels for tree in trees]).astype(np.uint64).reshape(-1, 4)
     return arrays
 
 
