@@ -222,7 +222,7 @@ def check_categorical_codes(X, is_categorical, feature_names=None):
     that does not."""
     if is_categorical is None:
         return
-    if is_sparse(X):
+    if is_sparse(X) and np.any(is_categorical):
         raise ValueError("categorical_features are not supported with a sparse X; pass "
                          "X.toarray() or a dense array")
     for f in np.flatnonzero(is_categorical):
