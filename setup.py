@@ -35,7 +35,8 @@ extensions = [
         extra_compile_args=compile_args,
         extra_link_args=link_args,
     )
-    for name in ("_criterion", "_sort", "_split", "_binned", "_tree", "_dask_kernels",
+    for name in ("_criterion", "_sort", "_split", "_binned", "_sparse_split", "_tree",
+                 "_dask_kernels",
                  "inspection/_permute",
                  "inspection/_treeshap", "metrics/_rank_sums")
 ]

@@ -17,6 +17,9 @@ from ._binned import BinnedSplitter
 from ._binning import MAX_BINS, BinnedData, bin_features
 from ._compat import (Interval, InvalidParameterError, RealNotInt, StrOptions,
                       check_sample_weight, validate_data)
+from ._sparse import (SparseBinnedData, SparseColumns, bin_sparse_features, canonical,
+                      is_sparse, sparse_distinct_value_tables)
+from ._sparse_split import SparseBinnedSplitter, SparseExactSplitter
 from ._split import CRITERIA, ExactSplitter
 from ._pruning import pruned
 from ._tree import MAX_CATEGORIES, build_tree, build_tree_best_first
@@ -132,14 +135,18 @@ def validate_training_data(estimator, X, y, sample_weight):
     """Validate fit inputs with scikit-learn's utilities.
 
     Returns X as float32 in Fortran order (columns contiguous, what the
-    splitter scans), y, the encoded classes, and the sample weights rescaled
+    splitter scans; a sparse X as a canonical CSC matrix, its columns' stored
+    entries), y, the encoded classes, and the sample weights rescaled
     to a maximum of 1 (None when none were given: all one, and no n-sized
     vector of ones). NaN in X marks a missing value; raises ValueError for
     infinite X, fewer than two classes, and negative, non-finite or all-zero
     weights.
     """
     X, y = validate_data(estimator, X, y, dtype=np.float32, order="F",
-                         ensure_all_finite="allow-nan", multi_output=False)
+                         accept_sparse="csc", ensure_all_finite="allow-nan",
+                         multi_output=False)
+    if is_sparse(X):
+        X = canonical(X, "csc")
     check_classification_targets(y)
     classes, y_encoded = np.unique(y, return_inverse=True)
     if classes.shape[0] < 2:
@@ -174,13 +181,17 @@ def resolve_max_bins(max_bins, n_samples):
 
 def training_matrix(X, max_bins, random_state, is_categorical=None):
     """What the trees of one fit grow on: X itself (exact splitter, max_bins=None)
-    or its bin codes (binned splitter), computed once per fit.
+    or its bin codes (binned splitter), computed once per fit; for a sparse X
+    its stored entries (`SparseColumns`) or their codes (`SparseBinnedData`).
 
     random_state (a numpy RandomState) draws the rows used for the quantiles
     when X has many rows; it is not used when max_bins is None. The
     categorical features (``is_categorical``, a boolean mask or None) get one
     bin per level.
     """
+    if is_sparse(X):
+        return SparseColumns(X) if max_bins is None else bin_sparse_features(X, max_bins,
+                                                                            random_state)
     if max_bins is None:
         return X
     return bin_features(X, max_bins, random_state, is_categorical)
@@ -220,6 +231,9 @@ def check_categorical_codes(X, is_categorical, feature_names=None):
     that does not."""
     if is_categorical is None:
         return
+    if is_sparse(X) and np.any(is_categorical):
+        raise ValueError("categorical_features are not supported with a sparse X; pass "
+                         "X.toarray() or a dense array")
     for f in np.flatnonzero(is_categorical):
         column = np.asarray(X[:, f])
         observed = column[~np.isnan(column)]
@@ -250,6 +264,10 @@ def distinct_value_tables(X):
     uniformly gives a distinct value drawn uniformly, exactly so without
     ties). Computed once per fit.
     """
+    if is_sparse(X):
+        X = SparseColumns(X)
+    if isinstance(X, SparseColumns):
+        return sparse_distinct_value_tables(X, TIED_SHARE)
     tables = []
     for j in range(X.shape[1]):
         column = np.sort(X[:, j])  # NaN last
@@ -287,7 +305,8 @@ def grow_tree(X, y_encoded, weights, n_classes, *, criterion, max_features, max_
               tables=None, is_categorical=None, min_samples_split=2, max_leaf_nodes=None,
               min_impurity_decrease=0.0, ccp_alpha=0.0, splitter="best"):
     """Grow one compiled tree on float32 Fortran-ordered X (exact splitter) or
-    on `BinnedData` from `training_matrix` (binned splitter). ``tables``: the
+    on `BinnedData` from `training_matrix` (binned splitter), or on their
+    sparse counterparts `SparseColumns` and `SparseBinnedData`. ``tables``: the
     `distinct_value_tables` of X when nsplit is set (computed here if None).
     ``is_categorical``: boolean mask of the categorical features (their
     values level codes, checked by `check_categorical_codes`; binned with
@@ -317,7 +336,7 @@ def grow_tree(X, y_encoded, weights, n_classes, *, criterion, max_features, max_
     # a node has at most n distinct values: more draws than n scan them all too, and
     # the splitters' buffers grow with nsplit
     nsplit = min(nsplit, weights.shape[0]) if nsplit else 0
-    if splitter == "random" and (nsplit or isinstance(X, BinnedData)):
+    if splitter == "random" and (nsplit or isinstance(X, (BinnedData, SparseBinnedData))):
         raise ValueError("splitter='random' draws one threshold per feature between the "
                          "node's smallest and largest value; it needs max_bins=None and "
                          "nsplit=None")
@@ -334,6 +353,21 @@ def grow_tree(X, y_encoded, weights, n_classes, *, criterion, max_features, max_
             raise ValueError("the binned data were not binned with these categorical features")
         node_splitter = BinnedSplitter(X.codes, X.edges, X.n_bins, y_encoded, weights,
                                        *settings, nsplit=nsplit, **categorical)
+    elif isinstance(X, (SparseBinnedData, SparseColumns)) and is_categorical is not None:
+        raise ValueError("categorical_features are not supported with a sparse X; pass "
+                         "X.toarray() or a dense array")
+    elif isinstance(X, SparseBinnedData):
+        node_splitter = SparseBinnedSplitter(X.entry_codes, X.indices, X.indptr,
+                                             *X.row_structure, X.zero_codes, X.edges,
+                                             X.n_bins, X.shape[0], y_encoded, weights,
+                                             *settings, nsplit=nsplit)
+    elif isinstance(X, SparseColumns):
+        if nsplit and tables is None:
+            tables = distinct_value_tables(X)
+        node_splitter = SparseExactSplitter(X.data, X.indices, X.indptr, *X.row_structure,
+                                            X.shape[0], y_encoded, weights, *settings,
+                                            nsplit=nsplit, tables=tables,
+                                            random_threshold=splitter == "random")
     else:
         if nsplit and tables is None:
             tables = distinct_value_tables(X)

@@ -23,5 +23,14 @@ cdef class BinnedSplitter(Splitter):
     cdef unsigned char* drawn_flags    # (N_CODES,) 1 at the drawn positions during a draw, else 0
     cdef uint8_t* bin_target           # (N_CODES,) bin whose histogram entry takes a code's cases:
                                        #   the code itself, or its bucket's bin during a draw
+    cdef void _init_binned(self, idx_t n_rows, idx_t n_features, const double[:, ::1] edges,
+                           const idx_t[::1] n_bins, const idx_t[::1] y, const double[::1] w,
+                           idx_t n_classes, int criterion, idx_t max_features,
+                           idx_t min_samples_leaf, double min_weight_leaf, uint64_t seed,
+                           idx_t nsplit, is_categorical, bint order_once,
+                           bint rank_classes) except *
+    cdef int _scan_histogram(self, idx_t feature, idx_t start, idx_t end, idx_t n_occupied,
+                             idx_t* buckets, idx_t n_buckets, bint drawn,
+                             SplitRecord* best) noexcept nogil
     cdef idx_t _list_occupied_bins(self, uint64_t* occupied) noexcept nogil
     cdef idx_t _draw_bins(self, idx_t n_occupied) noexcept nogil

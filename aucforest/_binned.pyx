@@ -73,16 +73,29 @@ cdef class BinnedSplitter(Splitter):
                  idx_t min_samples_leaf, double min_weight_leaf, uint64_t seed, *,
                  idx_t nsplit=0, is_categorical=None, bint order_once=False,
                  bint rank_classes=True):
-        if edges.shape[0] != codes.shape[1] or n_bins.shape[0] != codes.shape[1]:
+        self.codes = codes
+        self._init_binned(codes.shape[0], codes.shape[1], edges, n_bins, y, w, n_classes,
+                          criterion, max_features, min_samples_leaf, min_weight_leaf, seed,
+                          nsplit, is_categorical, order_once, rank_classes)
+
+    cdef void _init_binned(self, idx_t n_rows, idx_t n_features, const double[:, ::1] edges,
+                           const idx_t[::1] n_bins, const idx_t[::1] y, const double[::1] w,
+                           idx_t n_classes, int criterion, idx_t max_features,
+                           idx_t min_samples_leaf, double min_weight_leaf, uint64_t seed,
+                           idx_t nsplit, is_categorical, bint order_once,
+                           bint rank_classes) except *:
+        """What every binned splitter sets up, whatever holds the codes (the
+        dense code matrix here, the stored entries' codes in
+        `aucforest._sparse_split`): the bins and the histograms."""
+        if edges.shape[0] != n_features or n_bins.shape[0] != n_features:
             raise ValueError("edges and n_bins must have one row per feature")
         cdef int code
         if nsplit < 0:
             raise ValueError(f"nsplit must be >= 0; got {nsplit}")
         self.nsplit = nsplit
-        self.codes = codes
         self.edges = edges
         self.n_bins = n_bins
-        self._init_common(codes.shape[0], codes.shape[1], y, w, n_classes, criterion,
+        self._init_common(n_rows, n_features, y, w, n_classes, criterion,
                           max_features, min_samples_leaf, min_weight_leaf, seed)
         self._set_categorical(is_categorical, nsplit, order_once, rank_classes)
         self.hist_weight = <double*> calloc(N_CODES * n_classes, sizeof(double))
@@ -125,8 +138,7 @@ cdef class BinnedSplitter(Splitter):
         bins, the draw assigns each to the bucket that takes it (`_draw_bins`),
         and the histogram pass adds each case straight into its bucket.
         """
-        cdef idx_t K = self.n_classes, i, s, b, k, n_occupied, n_missing
-        cdef int missing_left
+        cdef idx_t K = self.n_classes, i, s, n_occupied
         cdef const uint8_t* column = &self.codes[0, 0] + feature * self.n_rows
         cdef const idx_t* y = &self.y[0]
         cdef const double* w = &self.w[0]
@@ -169,6 +181,22 @@ cdef class BinnedSplitter(Splitter):
             for i in range(start, end):
                 s = samples[i]
                 hist_classes[bin_target[column[s]]] |= (<uint64_t> 1) << y[s]
+        return self._scan_histogram(feature, start, end, n_occupied, buckets, n_buckets,
+                                    drawn, best)
+
+    cdef int _scan_histogram(self, idx_t feature, idx_t start, idx_t end, idx_t n_occupied,
+                             idx_t* buckets, idx_t n_buckets, bint drawn,
+                             SplitRecord* best) noexcept nogil:
+        """Scan the histogram of the node's cases filled by `_examine_feature`
+        (n_occupied value bins, taken as the n_buckets ``buckets``, drawn ones
+        when ``drawn``), then clear it; 0 when the feature is constant."""
+        cdef idx_t K = self.n_classes, i, b, k, n_missing
+        cdef int missing_left
+        cdef double* hist_weight = self.hist_weight
+        cdef idx_t* hist_count = self.hist_count
+        cdef uint64_t* hist_classes = self.hist_classes
+        cdef bint track_classes = CLASS_MASK_MIN_CLASSES <= K <= CLASS_MASK_MAX_CLASSES
+        cdef uint8_t* bin_target = self.bin_target
         n_missing = hist_count[MISSING_CODE]
         if n_occupied > 1 or (n_occupied == 1 and n_missing > 0):
             # split after each bucket (codes <= b left), as the exact scan does

@@ -59,6 +59,13 @@ def bin_edges(values, max_bins):
     """float32 upper edges (at most max_bins - 1) of one feature's observed values."""
     values = np.sort(values)
     distinct = values[np.concatenate(([True], values[1:] != values[:-1]))] if values.size else values
+    return edges_of_sorted(values.__getitem__, values.size, distinct, max_bins)
+
+
+def edges_of_sorted(value_at, n_values, distinct, max_bins):
+    """`bin_edges` of n_values sorted values, given by ``value_at(indices)``
+    (so that they need not be stored: the zeros of a sparse column), whose
+    distinct values are ``distinct`` (sorted)."""
     if distinct.size <= 1:
         return np.empty(0, dtype=np.float32)
     if distinct.size <= max_bins:
@@ -69,9 +76,9 @@ def bin_edges(values, max_bins):
         edges = np.where(edges < distinct[1:], edges, distinct[:-1])
         return edges
     # quantiles of the sorted values, numpy's "midpoint" method
-    position = np.linspace(0, 1, max_bins + 1)[1:-1] * (values.size - 1)
-    below = values[np.floor(position).astype(np.intp)].astype(np.float64)
-    above = values[np.ceil(position).astype(np.intp)].astype(np.float64)
+    position = np.linspace(0, 1, max_bins + 1)[1:-1] * (n_values - 1)
+    below = value_at(np.floor(position).astype(np.intp)).astype(np.float64)
+    above = value_at(np.ceil(position).astype(np.intp)).astype(np.float64)
     edges = np.unique((below / 2 + above / 2).astype(np.float32))
     return edges[edges < distinct[-1]]   # no empty bin above the largest value
 

@@ -30,6 +30,7 @@ from ._prediction import decide_classes, mean_tree_proba
 from ._progress import progress
 from ._sampling import (TreeSampler, check_class_weight_dict, seeded_rng, tree_growth_seed,
                         weight_product)
+from ._sparse import SparseRows, is_sparse
 from .tree import AUCTreeClassifier, fitted_tree
 
 
@@ -260,7 +261,9 @@ default="from_dtype"
     NaN in X marks a missing value, handled natively by the trees (see
     `AUCTreeClassifier`); infinite values raise ValueError. X given as a dask
     array or DataFrame trains with its rows on the dask workers and predicts
-    lazily.
+    lazily. A scipy sparse X trains on its columns' stored entries (CSC) and
+    predicts from its rows (CSR), growing the trees grown on ``X.toarray()``;
+    `aucforest.inspection` takes dense X only.
 
     The forest is a sequence of its trees: ``len(forest)``, ``forest[i]`` and
     iteration, as scikit-learn's ensembles. Tree i grows from its own
@@ -279,8 +282,8 @@ default="from_dtype"
     (``criterion="gini", max_features="sqrt", nsplit=None, replacement=True,
     max_bins=None, decision="argmax", predict_min_samples=1`` are
     scikit-learn's); the AUC criterion ignores weights that are equal within a
-    class (``class_weight``); y with a single class is refused; X must be
-    dense, y one column.
+    class (``class_weight``); y with a single class is refused; y must be
+    one column.
 
     References
     ----------
@@ -374,7 +377,7 @@ default="from_dtype"
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Training data; NaN marks a missing value.
         y : array-like of shape (n_samples,)
             Class labels.
@@ -651,15 +654,21 @@ default="from_dtype"
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = True
+        tags.input_tags.sparse = True
         return tags
 
     # -------------------------------------------------------------- predict
 
-    def _validate_X_predict(self, X):
+    def _validate_X_predict(self, X, accept_sparse=True):
+        """X as the trees read it: float32 in C order, or a sparse X as
+        `SparseRows` (``accept_sparse=False``: scikit-learn's TypeError instead)."""
         check_is_fitted(self)
         X = predict_codes(self, X)  # a DataFrame's categories mapped by value
         X = validate_data(self, X, dtype=np.float32, order="C", reset=False,
+                          accept_sparse="csr" if accept_sparse else False,
                           ensure_all_finite="allow-nan")
+        if is_sparse(X):
+            return SparseRows(X)  # converted once for every tree
         check_categorical_codes(X, getattr(self, "is_categorical_", None),
                                 getattr(self, "feature_names_in_", None))
         return X
@@ -674,7 +683,7 @@ default="from_dtype"
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             NaN marks a missing value.
 
         Returns
@@ -694,7 +703,7 @@ default="from_dtype"
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             The rows; NaN marks a missing value.
 
         Returns
@@ -710,7 +719,7 @@ default="from_dtype"
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             The rows; NaN marks a missing value.
 
         Returns
@@ -734,7 +743,7 @@ default="from_dtype"
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             The rows; NaN marks a missing value.
 
         Returns
@@ -754,7 +763,7 @@ default="from_dtype"
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             The rows; NaN marks a missing value.
 
         Returns

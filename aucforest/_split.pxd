@@ -144,6 +144,14 @@ cdef class ExactSplitter(Splitter):
     cdef double* bucket_counts        # (nsplit + 2, n_classes) class weights between thresholds,
     cdef idx_t* bucket_cases          # (nsplit + 2,) and cases; the last bucket: missing values
 
+    cdef void _init_exact(self, idx_t n_rows, idx_t n_features, const idx_t[::1] y,
+                          const double[::1] w, idx_t n_classes, int criterion,
+                          idx_t max_features, idx_t min_samples_leaf, double min_weight_leaf,
+                          uint64_t seed, idx_t nsplit, tables, is_categorical,
+                          bint order_once, bint rank_classes) except *
+    cdef idx_t _gather(self, idx_t feature, idx_t start, idx_t end, X_t* lo,
+                       X_t* hi) noexcept nogil
+    cdef void _sort_node(self, idx_t start, idx_t end) noexcept nogil
     cdef void _move_missing_last(self, idx_t start, idx_t end) noexcept nogil
     cdef void _draw_distinct_cases(self, idx_t start, idx_t observed_end) noexcept nogil
     cdef void _draw_ranks(self, idx_t n_distinct) noexcept nogil
@@ -152,6 +160,18 @@ cdef class ExactSplitter(Splitter):
                                         idx_t observed_end) noexcept nogil
     cdef void _scan_drawn_thresholds(self, idx_t start, idx_t end, idx_t n_missing,
                                      idx_t feature, SplitRecord* best) noexcept nogil
+
+
+cdef inline double _midpoint(double a, double b) noexcept nogil:
+    """Threshold between distinct values a < b such that a <= t < b.
+
+    a/2 + b/2 avoids overflow; when it rounds up to b (adjacent doubles) the
+    lower value is used, so that the split still separates a from b.
+    """
+    cdef double t = a / 2.0 + b / 2.0
+    if not (t >= a and t < b):
+        t = a
+    return t
 
 
 # Two candidate proxies closer than this (relative to their scale) are a tie,

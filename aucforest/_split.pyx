@@ -55,18 +55,6 @@ ctypedef fused X_or_idx_t:  # what _insert_sorted holds: drawn values or their r
     idx_t
 
 
-cdef inline double _midpoint(double a, double b) noexcept nogil:
-    """Threshold between distinct values a < b such that a <= t < b.
-
-    a/2 + b/2 avoids overflow; when it rounds up to b (adjacent doubles) the
-    lower value is used, so that the split still separates a from b.
-    """
-    cdef double t = a / 2.0 + b / 2.0
-    if not (t >= a and t < b):
-        t = a
-    return t
-
-
 cdef inline bint _take_if_better(Criterion* crit, double min_weight_leaf, double scale,
                                  idx_t feature, bint missing_left, idx_t n_missing,
                                  SplitRecord* best) noexcept nogil:
@@ -808,24 +796,35 @@ cdef class ExactSplitter(Splitter):
                  idx_t nsplit=0, tables=None, is_categorical=None, bint order_once=False,
                  bint rank_classes=True, bint random_threshold=False):
         self.X = X
-        self._init_common(X.shape[0], X.shape[1], y, w, n_classes, criterion, max_features,
+        self._init_exact(X.shape[0], X.shape[1], y, w, n_classes, criterion, max_features,
+                         min_samples_leaf, min_weight_leaf, seed, nsplit, tables,
+                         is_categorical, order_once, rank_classes)
+        if random_threshold and nsplit > 0:
+            raise ValueError("random_threshold draws one threshold per feature; nsplit must be 0")
+        self.random_threshold = random_threshold
+
+    cdef void _init_exact(self, idx_t n_rows, idx_t n_features, const idx_t[::1] y,
+                          const double[::1] w, idx_t n_classes, int criterion,
+                          idx_t max_features, idx_t min_samples_leaf, double min_weight_leaf,
+                          uint64_t seed, idx_t nsplit, tables, is_categorical,
+                          bint order_once, bint rank_classes) except *:
+        """What every exact splitter sets up, whatever holds X (the dense
+        matrix here, its stored entries in `aucforest._sparse_split`)."""
+        self._init_common(n_rows, n_features, y, w, n_classes, criterion, max_features,
                           min_samples_leaf, min_weight_leaf, seed)
         if nsplit < 0:
             raise ValueError(f"nsplit must be >= 0; got {nsplit}")
         self._set_categorical(is_categorical, nsplit, order_once, rank_classes)
         self.nsplit = nsplit
-        if random_threshold and nsplit > 0:
-            raise ValueError("random_threshold draws one threshold per feature; nsplit must be 0")
-        self.random_threshold = random_threshold
         self.sort_always = tables is None
-        values, offsets = (np.zeros(0, np.float32), np.zeros(X.shape[1] + 1, np.intp)) \
+        values, offsets = (np.zeros(0, np.float32), np.zeros(n_features + 1, np.intp)) \
             if tables is None else tables
         self.table_values = values
         self.table_offsets = offsets
-        if offsets.shape[0] != X.shape[1] + 1 or offsets[-1] != values.shape[0]:
+        if offsets.shape[0] != n_features + 1 or offsets[-1] != values.shape[0]:
             raise ValueError("tables must hold one table per feature")
         cdef idx_t j, longest = 1
-        for j in range(X.shape[1]):
+        for j in range(n_features):
             longest = max(longest, self.table_offsets[j + 1] - self.table_offsets[j])
         self.present = <unsigned char*> malloc(longest)
         self.xf = <X_t*> malloc(max(self.n_active, 1) * sizeof(X_t))
@@ -853,17 +852,9 @@ cdef class ExactSplitter(Splitter):
         more than nsplit + 1 distinct observed values, evaluate thresholds
         drawn among them (missing cases moved last), else sort and scan every
         threshold; missing cases sent right and then left. 0 when constant."""
-        cdef const X_t* column = &self.X[0, 0] + feature * self.n_rows
-        cdef idx_t i, n_missing = 0, observed_end, n_table
-        cdef X_t v, lo = INFINITY, hi = -INFINITY
-        for i in range(start, end):
-            v = column[self.samples[i]]
-            self.xf[i] = v
-            if v != v:
-                n_missing += 1
-            else:
-                lo = min(lo, v)
-                hi = max(hi, v)
+        cdef idx_t n_missing, observed_end, n_table
+        cdef X_t lo, hi
+        n_missing = self._gather(feature, start, end, &lo, &hi)
         if n_missing == end - start or (hi <= lo and n_missing == 0):
             return 0
         if self.random_threshold:
@@ -882,8 +873,7 @@ cdef class ExactSplitter(Splitter):
             self.node_max = hi
             n_table = self.table_offsets[feature + 1] - self.table_offsets[feature]
             if self.sort_always or n_table > 4 * (end - start):
-                sort_by_value(self.xf + start, self.samples + start, end - start,
-                              self.sort_keys, self.sort_scratch, self.sort_histogram)
+                self._sort_node(start, end)
                 if self._draw_distinct_sorted(start, end - n_missing):
                     self._scan_drawn_thresholds(start, end, n_missing, feature, best)
                     return 1
@@ -898,12 +888,36 @@ cdef class ExactSplitter(Splitter):
                 self._scan_drawn_thresholds(start, end, n_missing, feature, best)
                 return 1
         else:
-            sort_by_value(self.xf + start, self.samples + start, end - start,
-                          self.sort_keys, self.sort_scratch, self.sort_histogram)
+            self._sort_node(start, end)
         self._scan_sorted(start, end, n_missing, False, feature, best)
         if n_missing > 0:
             self._scan_sorted(start, end, n_missing, True, feature, best)
         return 1
+
+    cdef idx_t _gather(self, idx_t feature, idx_t start, idx_t end, X_t* lo,
+                       X_t* hi) noexcept nogil:
+        """xf[start:end] = the feature's values of samples[start:end]; lo and
+        hi get the smallest and largest observed value; returns the number of
+        missing (NaN) values."""
+        cdef const X_t* column = &self.X[0, 0] + feature * self.n_rows
+        cdef idx_t i, n_missing = 0
+        cdef X_t v, smallest = INFINITY, largest = -INFINITY
+        for i in range(start, end):
+            v = column[self.samples[i]]
+            self.xf[i] = v
+            if v != v:
+                n_missing += 1
+            else:
+                smallest = min(smallest, v)
+                largest = max(largest, v)
+        lo[0] = smallest
+        hi[0] = largest
+        return n_missing
+
+    cdef void _sort_node(self, idx_t start, idx_t end) noexcept nogil:
+        """Sort xf[start:end] ascending (NaN last), samples alike (`sort_by_value`)."""
+        sort_by_value(self.xf + start, self.samples + start, end - start,
+                      self.sort_keys, self.sort_scratch, self.sort_histogram)
 
     cdef void _move_missing_last(self, idx_t start, idx_t end) noexcept nogil:
         """Move the cases whose value is NaN to the end of xf[start:end] (samples alike)."""

@@ -29,6 +29,8 @@ from ._criterion cimport (CRITERION_AUC, CRITERION_AUC_ECP, CRITERION_GINI, Crit
                           idx_t, node_impurity)
 from ._split cimport SplitRecord, Splitter
 
+from ._sparse import SparseRows, is_sparse
+
 cnp.import_array()
 
 TREE_LEAF = -1          # children_left / children_right of a leaf
@@ -721,8 +723,10 @@ cdef class Tree:
         return int(np.count_nonzero(self._nodes["feature"] < 0))
 
     def apply(self, X):
-        """Index of the leaf each row of X (float32, C order, n_features columns)
-        falls in."""
+        """Index of the leaf each row of X (float32, C order, n_features columns;
+        or a sparse matrix) falls in."""
+        if is_sparse(X) or isinstance(X, SparseRows):
+            return _sparse_apply(self, _check_predict_input(X, self.n_features))
         cdef const X_t[:, ::1] Xv = _check_predict_input(X, self.n_features)
         cdef idx_t[::1] out = np.empty(Xv.shape[0], dtype=np.intp)
         cdef const Node* nodes = <const Node*> cnp.PyArray_DATA(self._nodes)
@@ -745,6 +749,8 @@ cdef class Tree:
             ``indicator[i, j]`` is 1 where row i passes through node j, as in
             scikit-learn's ``decision_path``.
         """
+        if is_sparse(X) or isinstance(X, SparseRows):
+            return _sparse_decision_path(self, _check_predict_input(X, self.n_features))
         cdef const X_t[:, ::1] Xv = _check_predict_input(X, self.n_features)
         cdef const Node* nodes = <const Node*> cnp.PyArray_DATA(self._nodes)
         cdef const uint64_t* sets = _level_sets(self)
@@ -1087,7 +1093,13 @@ def _check_min_samples(min_samples):
 
 
 def _check_predict_input(X, n_features):
-    """X as float32 C order; ValueError unless 2-d with n_features columns (None: any)."""
+    """X as float32 C order (a sparse X as `SparseRows`); ValueError unless 2-d
+    with n_features columns (None: any)."""
+    if is_sparse(X) or isinstance(X, SparseRows):
+        X = X if isinstance(X, SparseRows) else SparseRows(X)
+        if n_features is not None and X.shape[1] != n_features:
+            raise ValueError(f"X must have shape (n_samples, {n_features}); got {X.shape}")
+        return X
     X = np.ascontiguousarray(X, dtype=np.float32)
     if X.ndim != 2 or (n_features is not None and X.shape[1] != n_features):
         raise ValueError(f"X must have shape (n_samples, {n_features}); got {X.shape}")
@@ -1111,7 +1123,10 @@ def accumulate_proba(X, trees, double[:, ::1] out, const unsigned char[::1] stop
 
     Runs without the GIL per tree, so row blocks can be predicted in threads.
     """
-    cdef const X_t[:, ::1] Xv = _check_predict_input(X, _common_n_features(trees))
+    X = _check_predict_input(X, _common_n_features(trees))
+    if isinstance(X, SparseRows):
+        return _accumulate_sparse_proba(X, trees, out, stop)
+    cdef const X_t[:, ::1] Xv = X
     cdef Tree tree
     cdef const Node* nodes
     cdef const uint64_t* sets
@@ -1150,7 +1165,7 @@ def _common_n_features(trees):
     return counts.pop() if counts else None
 
 
-def accumulate_oob_proba(Tree tree, const X_t[::1, :] X, const idx_t[::1] counts,
+def accumulate_oob_proba(Tree tree, X, const idx_t[::1] counts,
                          min_samples, double[:, :, ::1] out, double[::1] n_trees):
     """For the tree's out-of-bag rows of X (``counts == 0``), add the class
     proportions the tree gives each row to ``out[c, row]`` for each candidate
@@ -1166,7 +1181,8 @@ def accumulate_oob_proba(Tree tree, const X_t[::1, :] X, const idx_t[::1] counts
     Parameters
     ----------
     tree : Tree
-    X : float32 (n_samples, n_features), Fortran order (the fit's training matrix)
+    X : float32 (n_samples, n_features), Fortran order (the fit's training
+        matrix), or `SparseRows`
     counts : intp (n_samples,), the tree's multiplicity of each row (0: out of bag)
     min_samples : increasing positive ints, the candidate node sizes (an
         int32 array is taken as it is: the forest calls this once per tree)
@@ -1182,6 +1198,12 @@ def accumulate_oob_proba(Tree tree, const X_t[::1, :] X, const idx_t[::1] counts
     cdef idx_t[::1] rows, leaves
     cdef idx_t[:, ::1] node_for
     cdef idx_t i, c, k, row, node, leaf, side, child
+    cdef const X_t[::1, :] dense
+    cdef SparseWalk rows_of = None
+    if isinstance(X, SparseRows):
+        rows_of = SparseWalk(X)
+    else:
+        dense = X
     if (X.shape[1] != tree.n_features or out.shape[0] != n_candidates
             or out.shape[1] != n_rows or out.shape[2] != n_classes):
         raise ValueError("X and out do not match the tree and the candidates")
@@ -1214,7 +1236,10 @@ def accumulate_oob_proba(Tree tree, const X_t[::1, :] X, const idx_t[::1] counts
                 for c in range(n_candidates):
                     node_for[child, c] = (child if nodes[child].n_samples >= sizes[c]
                                           else node_for[node, c])
-        _walk_rows(&X[0, 0], &rows[0], n_oob, 1, n_rows, 0, nodes, sets, &leaves[0])
+        if rows_of is None:
+            _walk_rows(&dense[0, 0], &rows[0], n_oob, 1, n_rows, 0, nodes, sets, &leaves[0])
+        else:
+            _walk_sparse_rows(rows_of, &rows[0], n_oob, nodes, sets, &leaves[0])
     if n_classes > SPARSE_OOB_MIN_CLASSES:
         _add_sparse(value, node_for, rows[:n_oob], leaves[:n_oob], out, n_trees)
         return
@@ -1277,3 +1302,123 @@ cdef _add_sparse(const double[:, ::1] value, const idx_t[:, ::1] node_for,
                 node = node_for[leaf, c]
                 for e in range(start[node], start[node + 1]):
                     out[c, row, klass[e]] += share[e]
+
+
+# ---------------------------------------------------------------------------
+# Traversal of sparse rows (CSR)
+# ---------------------------------------------------------------------------
+
+cdef class SparseWalk:
+    """Typed views of `SparseRows`' arrays, for the nogil traversal."""
+    cdef const X_t[::1] data
+    cdef const idx_t[::1] indices
+    cdef const idx_t[::1] indptr
+
+    def __init__(self, rows):
+        self.data = rows.data
+        self.indices = rows.indices
+        self.indptr = rows.indptr
+
+
+cdef inline X_t _sparse_value(SparseWalk X, idx_t row, idx_t feature) noexcept nogil:
+    """X[row, feature]: the stored value (a binary search among the row's
+    ascending columns), or 0."""
+    cdef idx_t lo = X.indptr[row], hi = X.indptr[row + 1], mid
+    cdef idx_t end = hi
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if X.indices[mid] < feature:
+            lo = mid + 1
+        else:
+            hi = mid
+    if lo < end and X.indices[lo] == feature:
+        return X.data[lo]
+    return 0.0
+
+
+cdef inline idx_t _sparse_child(const Node* nodes, const uint64_t* sets, idx_t node,
+                                SparseWalk X, idx_t row) noexcept nogil:
+    """`_child_of` for a row of a sparse X (its one value the node reads)."""
+    cdef X_t value = _sparse_value(X, row, nodes[node].feature)
+    return _child_of(nodes, sets, node, &value, 0)
+
+
+cdef void _walk_sparse_rows(SparseWalk X, const idx_t* rows, idx_t n, const Node* nodes,
+                            const uint64_t* sets, idx_t* out) noexcept nogil:
+    """For i < n, the leaf where the path of row rows[i] (i when rows is NULL) ends."""
+    cdef idx_t i, row, node
+    for i in range(n):
+        row = rows[i] if rows != NULL else i
+        node = 0
+        while nodes[node].feature >= 0:
+            node = _sparse_child(nodes, sets, node, X, row)
+        out[i] = node
+
+
+def _sparse_apply(Tree tree, rows):
+    """`Tree.apply` of `SparseRows`."""
+    cdef SparseWalk X = SparseWalk(rows)
+    cdef idx_t n = rows.shape[0]
+    cdef idx_t[::1] out = np.empty(max(n, 1), dtype=np.intp)
+    cdef const Node* nodes = <const Node*> cnp.PyArray_DATA(tree._nodes)
+    cdef const uint64_t* sets = _level_sets(tree)
+    with nogil:
+        _walk_sparse_rows(X, NULL, n, nodes, sets, &out[0])
+    return np.asarray(out)[:n]
+
+
+def _sparse_decision_path(Tree tree, rows):
+    """`Tree.decision_path` of `SparseRows`."""
+    cdef SparseWalk X = SparseWalk(rows)
+    cdef const uint64_t* sets = _level_sets(tree)
+    cdef idx_t n = rows.shape[0], i, node, position
+    cdef const Node* nodes = <const Node*> cnp.PyArray_DATA(tree._nodes)
+    indptr_array = np.zeros(n + 1, dtype=np.intp)
+    if n > 0:  # a path's length is its leaf's depth + 1
+        np.cumsum(tree.node_depths()[_sparse_apply(tree, rows)] + 1, out=indptr_array[1:])
+    cdef idx_t[::1] indptr = indptr_array
+    cdef idx_t[::1] indices = np.empty(max(indptr_array[-1], 1), dtype=np.intp)
+    with nogil:
+        for i in range(n):
+            node = 0
+            position = indptr[i]
+            indices[position] = 0
+            while nodes[node].feature >= 0:
+                node = _sparse_child(nodes, sets, node, X, i)
+                position += 1
+                indices[position] = node
+    n_paths = int(indptr_array[-1])
+    return csr_matrix((np.ones(n_paths, dtype=np.intp), np.asarray(indices)[:n_paths],
+                       indptr_array), shape=(n, tree.node_count))
+
+
+def _accumulate_sparse_proba(rows, trees, double[:, ::1] out, const unsigned char[::1] stop):
+    """`accumulate_proba` of `SparseRows`."""
+    cdef SparseWalk X = SparseWalk(rows)
+    cdef Tree tree
+    cdef const uint64_t* sets
+    cdef const Node* nodes
+    cdef const double[:, ::1] value
+    cdef idx_t i, k, leaf, n = rows.shape[0], n_classes = out.shape[1]
+    cdef idx_t[::1] leaves = np.empty(max(n, 1), dtype=np.intp)
+    if out.shape[0] != n:
+        raise ValueError(f"out has {out.shape[0]} rows, X has {n}")
+    for tree in trees:
+        if tree.max_n_classes != n_classes:
+            raise ValueError(f"a tree has {tree.max_n_classes} classes, out has {n_classes} "
+                             "columns")
+    if n == 0:
+        return
+    for tree in trees:
+        if stop is not None and stop[0]:
+            return
+        nodes = <const Node*> cnp.PyArray_DATA(tree._nodes)
+        sets = _level_sets(tree)
+        value = tree.proba
+        with nogil:
+            _walk_sparse_rows(X, NULL, n, nodes, sets, &leaves[0])
+            for i in range(n):
+                leaf = leaves[i]
+                for k in range(n_classes):
+                    out[i, k] += value[leaf, k]
+        PyErr_CheckSignals()

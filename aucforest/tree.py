@@ -14,6 +14,7 @@ from ._categories import fit_categories, predict_codes, resolve_fitted
 from ._compat import StrOptions, fit_context, validate_data
 from ._pruning import cost_complexity_path
 from ._sampling import check_class_weight_dict, tree_growth_seed
+from ._sparse import SparseRows, is_sparse
 
 
 def fitted_tree(tree_, classes, n_features_in, random_state, params):
@@ -159,6 +160,11 @@ default="from_dtype"
     (``tree_.missing_go_to_left``); a node that saw no missing value at fit
     time sends them to the child with more training weight.
 
+    X may be a scipy sparse matrix or array: fit reads its columns (CSC, the
+    zeros not stored), prediction its rows (CSR), each converted once, as in
+    scikit-learn; the tree is the one grown on ``X.toarray()``, and NaN stored
+    in the matrix is a missing value.
+
     Examples
     --------
     >>> from sklearn.datasets import load_iris
@@ -204,7 +210,7 @@ default="from_dtype"
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Training data; NaN marks a missing value.
         y : array-like of shape (n_samples,)
             Class labels.
@@ -277,13 +283,16 @@ default="from_dtype"
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = True
+        tags.input_tags.sparse = True
         return tags
 
     def _validate_X_predict(self, X):
         check_is_fitted(self)
         X = predict_codes(self, X)  # a DataFrame's categories mapped by value
         X = validate_data(self, X, dtype=np.float32, order="C", reset=False,
-                          ensure_all_finite="allow-nan")
+                          accept_sparse="csr", ensure_all_finite="allow-nan")
+        if is_sparse(X):
+            return SparseRows(X)  # converted once for every tree
         check_categorical_codes(X, getattr(self, "is_categorical_", None),
                                 getattr(self, "feature_names_in_", None))
         return X
@@ -293,7 +302,7 @@ default="from_dtype"
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             The rows; NaN marks a missing value.
 
         Returns
@@ -309,7 +318,7 @@ default="from_dtype"
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             The rows; NaN marks a missing value.
 
         Returns
@@ -325,7 +334,7 @@ default="from_dtype"
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             The rows; NaN marks a missing value.
 
         Returns
@@ -341,7 +350,7 @@ default="from_dtype"
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             The rows; NaN marks a missing value.
 
         Returns
@@ -357,7 +366,7 @@ default="from_dtype"
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             The rows; NaN marks a missing value.
 
         Returns

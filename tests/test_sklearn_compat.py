@@ -17,6 +17,8 @@ EXPECTED_FAILED_CHECKS = {
     # forests are marked the same way).
     "check_sample_weight_equivalence_on_dense_data":
         "bootstrap draws and min_samples_leaf count distinct cases, not weights",
+    "check_sample_weight_equivalence_on_sparse_data":
+        "bootstrap draws and min_samples_leaf count distinct cases, not weights",
 }
 
 

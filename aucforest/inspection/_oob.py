@@ -70,7 +70,9 @@ class OutOfBag:
             raise ValueError("out-of-bag quantities need a forest fitted with bootstrap=True "
                              "(every tree saw every case)")
         self.forest = forest
-        self.X = forest._validate_X_predict(X)  # float32, C order: rows gather contiguously
+        # float32, C order: rows gather contiguously; columns are permuted in place,
+        # so a sparse X is refused (scikit-learn's TypeError says to call toarray)
+        self.X = forest._validate_X_predict(X, accept_sparse=False)
         self.y = column_or_1d(y, warn=True)
         check_consistent_length(self.X, self.y)
         self.y_encoded = _encode(self.y, forest.classes_)

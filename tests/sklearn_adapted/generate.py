@@ -186,12 +186,18 @@ SKLEARN_ESTIMATOR_REASON = "runs a scikit-learn regressor named in the parameter
 
 # parametrizations that check a documented difference: xfail(strict=False)
 KNOWN_DIFFERENCES = {
+    ("forest", "test_sparse_input["): MULTI_OUTPUT + " (sparse X with a multilabel y)",
+    ("forest", "test_forest_y_sparse["): MULTI_OUTPUT + " (a sparse multilabel y)",
+    ("tree", "test_min_weight_fraction_leaf_on_sparse_input["): (
+        MULTI_OUTPUT + " (sparse X with a multilabel y)"),
+    ("tree", "test_min_weight_fraction_leaf_with_min_samples_leaf_on_sparse_input["): (
+        MULTI_OUTPUT + " (sparse X with a multilabel y)"),
     ("forest", "test_forest_classifier_oob[True-"): (
         "oob_score_ is the OOB AUC, compared here with the test accuracy "
         "(documented difference; the callable oob_score case checks the accuracy)"),
 }
 
-SPARSE_XFAIL_REASON = "sparse input: branch sparse"
+SPARSE_XFAIL_REASON = ""  # sparse input is supported: the sparse cases run
 # tests that build sparse matrices themselves (no sparse parameter to recognise)
 SPARSE_TESTS = {
     "forest": {"test_forest_y_sparse", "test_read_only_buffer",
