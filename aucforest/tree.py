@@ -116,8 +116,8 @@ default="from_dtype"
         and the leaf-size bounds, not which split wins.
     ccp_alpha : float, default=0.0
         Minimal cost-complexity pruning (Breiman et al. 1984, chapter 3): the
-        grown tree is pruned to the smallest subtree minimizing R(T) + alpha
-        |leaves(T)|, R(T) the sum over leaves of the node's weight share times
+        grown tree is pruned to the smallest subtree minimizing
+        ``R(T) + alpha * n_leaves(T)``, R(T) the sum over leaves of the node's weight share times
         its impurity (the impurity of ``min_impurity_decrease``: Gini under
         the AUC criteria, since theta gives no node risk to add up). 0: no
         pruning. See `cost_complexity_pruning_path`.
