@@ -197,34 +197,6 @@ def training_matrix(X, max_bins, random_state, is_categorical=None):
     return bin_features(X, max_bins, random_state, is_categorical)
 
 
-def resolve_categorical_features(categorical_features, n_features):
-    """The boolean mask (n_features,) of the categorical features given as
-    None (none), an array of feature indices or a boolean mask; ValueError
-    for indices out of range or a mask of the wrong length."""
-    mask = np.zeros(n_features, dtype=bool)
-    if categorical_features is None:
-        return mask
-    given = np.asarray(categorical_features)
-    if given.ndim != 1:
-        raise ValueError("categorical_features must be None, an array of feature indices or "
-                         f"a boolean mask; got an array of shape {given.shape}")
-    if given.dtype.kind == "b":
-        if given.shape[0] != n_features:
-            raise ValueError(f"categorical_features as a boolean mask must have one entry per "
-                             f"feature ({n_features}); got {given.shape[0]}")
-        return given.copy()
-    if given.size == 0:
-        return mask
-    if given.dtype.kind not in "iu":
-        raise ValueError("categorical_features must be None, an array of feature indices or "
-                         f"a boolean mask; got values of dtype {given.dtype}")
-    if given.min() < 0 or given.max() >= n_features:
-        raise ValueError(f"categorical_features holds feature indices out of range for "
-                         f"{n_features} features: {given.tolist()}")
-    mask[given] = True
-    return mask
-
-
 def check_categorical_codes(X, is_categorical, feature_names=None):
     """Check that the categorical columns of X hold level codes: integers in
     0..MAX_CATEGORIES - 1 (NaN: missing); ValueError naming the first feature
