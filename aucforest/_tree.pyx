@@ -1111,7 +1111,7 @@ def accumulate_proba(X, trees, double[:, ::1] out, const unsigned char[::1] stop
 
     Parameters
     ----------
-    X : float32 array (n_samples, n_features), C order
+    X : float32 array (n_samples, n_features), C order, or `SparseRows`
     trees : sequence of Tree
         Each must have n_features features and out.shape[1] classes
         (ValueError otherwise, checked before any row is read).
@@ -1124,22 +1124,25 @@ def accumulate_proba(X, trees, double[:, ::1] out, const unsigned char[::1] stop
     Runs without the GIL per tree, so row blocks can be predicted in threads.
     """
     X = _check_predict_input(X, _common_n_features(trees))
+    cdef const X_t[:, ::1] Xv
+    cdef SparseWalk rows_of = None
     if isinstance(X, SparseRows):
-        return _accumulate_sparse_proba(X, trees, out, stop)
-    cdef const X_t[:, ::1] Xv = X
+        rows_of = SparseWalk(X)
+    else:
+        Xv = X
     cdef Tree tree
     cdef const Node* nodes
     cdef const uint64_t* sets
     cdef const double[:, ::1] value
-    cdef idx_t i, k, leaf, n_classes = out.shape[1]
-    cdef idx_t[::1] leaves = np.empty(max(Xv.shape[0], 1), dtype=np.intp)
-    if out.shape[0] != Xv.shape[0]:
-        raise ValueError(f"out has {out.shape[0]} rows, X has {Xv.shape[0]}")
+    cdef idx_t i, k, leaf, n = X.shape[0], n_classes = out.shape[1]
+    cdef idx_t[::1] leaves = np.empty(max(n, 1), dtype=np.intp)
+    if out.shape[0] != n:
+        raise ValueError(f"out has {out.shape[0]} rows, X has {n}")
     for tree in trees:
         if tree.max_n_classes != n_classes:
             raise ValueError(f"a tree has {tree.max_n_classes} classes, out has {n_classes} "
                              "columns")
-    if Xv.shape[0] == 0:
+    if n == 0:
         return
     for tree in trees:
         if stop is not None and stop[0]:
@@ -1148,8 +1151,11 @@ def accumulate_proba(X, trees, double[:, ::1] out, const unsigned char[::1] stop
         sets = _level_sets(tree)
         value = tree.proba
         with nogil:
-            _apply_rows(Xv, nodes, sets, &leaves[0])
-            for i in range(Xv.shape[0]):
+            if rows_of is None:
+                _apply_rows(Xv, nodes, sets, &leaves[0])
+            else:
+                _walk_sparse_rows(rows_of, NULL, n, nodes, sets, &leaves[0])
+            for i in range(n):
                 leaf = leaves[i]
                 for k in range(n_classes):
                     out[i, k] += value[leaf, k]
@@ -1391,34 +1397,3 @@ def _sparse_decision_path(Tree tree, rows):
     return csr_matrix((np.ones(n_paths, dtype=np.intp), np.asarray(indices)[:n_paths],
                        indptr_array), shape=(n, tree.node_count))
 
-
-def _accumulate_sparse_proba(rows, trees, double[:, ::1] out, const unsigned char[::1] stop):
-    """`accumulate_proba` of `SparseRows`."""
-    cdef SparseWalk X = SparseWalk(rows)
-    cdef Tree tree
-    cdef const uint64_t* sets
-    cdef const Node* nodes
-    cdef const double[:, ::1] value
-    cdef idx_t i, k, leaf, n = rows.shape[0], n_classes = out.shape[1]
-    cdef idx_t[::1] leaves = np.empty(max(n, 1), dtype=np.intp)
-    if out.shape[0] != n:
-        raise ValueError(f"out has {out.shape[0]} rows, X has {n}")
-    for tree in trees:
-        if tree.max_n_classes != n_classes:
-            raise ValueError(f"a tree has {tree.max_n_classes} classes, out has {n_classes} "
-                             "columns")
-    if n == 0:
-        return
-    for tree in trees:
-        if stop is not None and stop[0]:
-            return
-        nodes = <const Node*> cnp.PyArray_DATA(tree._nodes)
-        sets = _level_sets(tree)
-        value = tree.proba
-        with nogil:
-            _walk_sparse_rows(X, NULL, n, nodes, sets, &leaves[0])
-            for i in range(n):
-                leaf = leaves[i]
-                for k in range(n_classes):
-                    out[i, k] += value[leaf, k]
-        PyErr_CheckSignals()
