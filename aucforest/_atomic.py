@@ -24,9 +24,14 @@ Destinations
 
 Signals: while a write is in progress in the main thread, SIGTERM and SIGHUP
 (when they have their default action, which kills the process without any
-cleanup) remove the temporary file first and then end the process with the
-same signal; the previous handlers are restored afterwards. In other threads,
-and for signals with a handler of their own, nothing is changed.
+cleanup) get a handler that removes the temporary files of every write in
+progress and then ends the process with the same signal; the previous
+handlers are restored afterwards. The handler does its work itself rather
+than raising an exception, so a signal that arrives at any point of a write,
+even after the rename while the handlers are being restored, ends the process
+by that signal. Writes in other threads register their temporary files too,
+but only the main thread installs the handler; signals with a handler of
+their own are left alone.
 """
 import contextlib
 import os
@@ -105,11 +110,12 @@ def atomic_output(path, mode="wb", *, what="output file", **open_options):
     """
     target = output_target(path, what)
     folder = os.path.dirname(target)
-    with _termination_removes(), contextlib.ExitStack() as cleanup:
+    with _termination_removes_temporaries(), contextlib.ExitStack() as cleanup:
         try:
             descriptor, temporary = _create_temporary(folder)
         except OSError as error:
             raise _naming(error, path, what) from error
+        cleanup.callback(_IN_PROGRESS.discard, temporary)
         cleanup.callback(_remove, temporary)  # until the rename succeeds
         try:
             stream = os.fdopen(descriptor, mode, **open_options)
@@ -126,7 +132,8 @@ def atomic_output(path, mode="wb", *, what="output file", **open_options):
         except OSError as error:
             raise _naming(error, path, what) from error
         cleanup.pop_all()
-    _sync_folder(folder)
+        _IN_PROGRESS.discard(temporary)
+        _sync_folder(folder)
 
 
 def save_figure(figure, path):
@@ -153,43 +160,41 @@ def figure_format(path):
     return extension
 
 
-class _Terminated(BaseException):
-    """A terminating signal arrived during a write (raised by the handler)."""
+# Temporary files of the writes in progress (all threads), which the handler of
+# `_termination_removes_temporaries` removes before the process ends. A name
+# is registered before its file is created, so no file escapes it; a name
+# registered but not created is harmless (removing it finds nothing).
+_IN_PROGRESS = set()
 
-    def __init__(self, signum):
-        super().__init__(signum)
-        self.signum = signum
 
-
-def _raise_terminated(signum, frame):
-    signal.signal(signum, signal.SIG_IGN)  # a second signal must not cut the cleanup short
-    raise _Terminated(signum)
+def _remove_temporaries_and_end(signum, frame):
+    """Handler of SIGTERM and SIGHUP during a write: remove the temporary files,
+    then end the process by the same signal with its default action."""
+    for temporary in list(_IN_PROGRESS):
+        try:
+            os.remove(temporary)
+        except OSError:
+            pass  # not created yet, already renamed, or already removed
+    signal.signal(signum, signal.SIG_DFL)
+    signal.raise_signal(signum)
 
 
 @contextlib.contextmanager
-def _termination_removes():
-    """Within the block, SIGTERM and SIGHUP raise `_Terminated` (so the write's
-    cleanup runs); the process then ends by the same signal. Only in the main
-    thread, and only for signals with their default action."""
-    previous = {}
+def _termination_removes_temporaries():
+    """Within the block, SIGTERM and SIGHUP remove the temporary files and end
+    the process by the same signal. Only in the main thread, and only for
+    signals with their default action; the previous handlers are restored."""
+    borrowed = []
     if threading.current_thread() is threading.main_thread():
         for signum in _TERMINATING:
             if signal.getsignal(signum) == signal.SIG_DFL:
-                previous[signum] = signal.signal(signum, _raise_terminated)
+                signal.signal(signum, _remove_temporaries_and_end)
+                borrowed.append(signum)
     try:
         yield
-    except _Terminated as terminated:
-        _restore(previous)
-        signal.raise_signal(terminated.signum)  # the default action: the process ends
-        raise  # pragma: no cover (only if the signal is handled after all)
     finally:
-        _restore(previous)
-
-
-def _restore(handlers):
-    while handlers:
-        signum, handler = handlers.popitem()
-        signal.signal(signum, handler)
+        for signum in borrowed:
+            signal.signal(signum, signal.SIG_DFL)
 
 
 def _create_temporary(folder):
@@ -198,11 +203,14 @@ def _create_temporary(folder):
     while True:
         temporary = os.path.join(folder, f"{TEMPORARY_PREFIX}{secrets.token_hex(4)}"
                                          f"{TEMPORARY_SUFFIX}")
+        _IN_PROGRESS.add(temporary)  # before the file exists: a signal cannot miss it
         try:
             flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
             return os.open(temporary, flags, 0o666), temporary
-        except FileExistsError:
-            continue
+        except BaseException as error:
+            _IN_PROGRESS.discard(temporary)  # not ours: another write's file
+            if not isinstance(error, FileExistsError):
+                raise
 
 
 def _remove(temporary):

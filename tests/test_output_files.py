@@ -200,51 +200,71 @@ def test_plot_format_follows_the_extension_and_unknown_ones_fail_first(capsys, t
 
 # ------------------------------------------------------------ signals during a save
 
+# The child pauses at one moment of a real save and says so; the parent then
+# sends the signal. "written": the model is in the temporary file, not yet
+# renamed; "renamed": the new file is in place, the write's signal handling not
+# yet undone (the last moment at which aucforest's handler is the one that runs).
 SAVE_SCRIPT = textwrap.dedent("""
-    import sys
+    import sys, time
     import numpy as np
     import aucforest
+    from aucforest import _atomic
+    from aucforest.io import _write
 
-    rng = np.random.default_rng(0)
-    X, y = rng.normal(size=(2000, 5)), rng.integers(0, 2, 2000)
-    forest = aucforest.AUCForestClassifier(10, max_bins=None, predict_min_samples=1,
-                                           random_state=0, n_jobs=1).fit(X, y)
-    forest.estimators_ = forest.estimators_ * 15  # a save of about half a second
-    print("saving", flush=True)
-    aucforest.save(forest, sys.argv[1])
+    path, moment = sys.argv[1], sys.argv[2]
+
+    def pause(original):
+        def paused(*args):
+            original(*args)
+            print(moment, flush=True)
+            time.sleep(120)
+        return paused
+
+    if moment == "written":
+        _write._write_loadable = pause(_write._write_loadable)
+    else:
+        _atomic._sync_folder = pause(_atomic._sync_folder)
+    X, y = np.eye(12), np.arange(12) % 2
+    forest = aucforest.AUCForestClassifier(4, random_state=1, n_jobs=1).fit(X, y)
+    aucforest.save(forest, path)
     print("saved", flush=True)
 """)
 
 
 @needs_posix
+@pytest.mark.parametrize("moment", ["written", "renamed"])
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
-def test_a_signal_during_a_save_leaves_the_old_file_and_no_temporary(tmp_path, signum):
+def test_a_signal_during_a_save_leaves_one_whole_file_and_no_temporary(tmp_path, signum, moment):
+    """Before the rename the old file stays; after it the new one is whole. Either
+    way no temporary file is left, and SIGTERM ends the process as it would
+    without aucforest (by the signal, not by an exception)."""
     path = tmp_path / "model.npz"
-    forest = aucforest.AUCForestClassifier(3, random_state=0).fit(np.eye(10), np.arange(10) % 2)
-    aucforest.save(forest, path)
+    old = aucforest.AUCForestClassifier(3, random_state=0).fit(np.eye(10), np.arange(10) % 2)
+    aucforest.save(old, path)
     before = path.read_bytes()
-    child = subprocess.Popen([sys.executable, "-c", SAVE_SCRIPT, str(path)], cwd=tmp_path,
-                             env=package_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             text=True)
+    child = subprocess.Popen([sys.executable, "-c", SAVE_SCRIPT, str(path), moment],
+                             cwd=tmp_path, env=package_env(), stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
     try:
-        assert child.stdout.readline() == "saving\n"
-        deadline = time.monotonic() + 60
-        while not temporaries(tmp_path):  # the save's temporary file exists: mid-save
-            assert child.poll() is None and time.monotonic() < deadline, "save not caught"
-            time.sleep(0.002)
+        assert child.stdout.readline() == f"{moment}\n"
+        assert (len(temporaries(tmp_path)) == 1) == (moment == "written")
         child.send_signal(signum)
         out, err = child.communicate(timeout=60)
     finally:
         child.kill()
-    assert "saved" not in out, "the save finished before the signal"
+    assert "saved" not in out
     if signum == signal.SIGTERM:
-        assert child.returncode == -signal.SIGTERM  # ended by the signal, as without aucforest
+        assert child.returncode == -signal.SIGTERM, err  # ended by the signal
     else:
         assert child.returncode != 0 and "KeyboardInterrupt" in err
     assert temporaries(tmp_path) == []
-    assert path.read_bytes() == before
-    np.testing.assert_array_equal(aucforest.load(path).predict_proba(np.eye(10)),
-                                  forest.predict_proba(np.eye(10)))
+    loaded = aucforest.load(path)
+    if moment == "written":
+        assert path.read_bytes() == before
+        np.testing.assert_array_equal(loaded.predict_proba(np.eye(10)),
+                                      old.predict_proba(np.eye(10)))
+    else:
+        assert loaded.n_features_in_ == 12 and len(loaded.estimators_) == 4  # the new model
 
 
 def test_signal_handlers_are_only_borrowed_during_a_write(tmp_path):
