@@ -131,18 +131,33 @@ def resolve_max_features(max_features, n_features):
     return max(1, min(count, n_features))
 
 
-def validate_training_data(estimator, X, y, sample_weight):
+def training_layout(max_bins, X):
+    """The memory order `validate_training_data` gives a dense X: "F" (columns
+    contiguous) when the fit grows its trees with the exact splitter
+    (``max_bins`` None, or "auto" below AUTO_BINNED_ROWS rows), which scans
+    the columns of X; None (X's own order, no copy of a float32 X) for the
+    binned splitter, which scans bin codes and reads X only to bin it and to
+    walk its rows for the out-of-bag sums."""
+    try:
+        n_rows = X.shape[0] if hasattr(X, "shape") else len(X)
+    except TypeError:  # not array-like: validation names the problem
+        return "F"
+    return "F" if resolve_max_bins(max_bins, n_rows) is None else None
+
+
+def validate_training_data(estimator, X, y, sample_weight, order="F"):
     """Validate fit inputs with scikit-learn's utilities.
 
-    Returns X as float32 in Fortran order (columns contiguous, what the
-    splitter scans; a sparse X as a canonical CSC matrix, its columns' stored
-    entries), y, the encoded classes, and the sample weights rescaled
+    Returns X as float32 in the given order ("F": columns contiguous, what
+    the exact splitter scans; None: as it came, see `training_layout`; a
+    sparse X as a canonical CSC matrix, its columns' stored entries), y, the
+    encoded classes, and the sample weights rescaled
     to a maximum of 1 (None when none were given: all one, and no n-sized
     vector of ones). NaN in X marks a missing value; raises ValueError for
     infinite X, fewer than two classes, and negative, non-finite or all-zero
     weights.
     """
-    X, y = validate_data(estimator, X, y, dtype=np.float32, order="F",
+    X, y = validate_data(estimator, X, y, dtype=np.float32, order=order,
                          accept_sparse="csc", ensure_all_finite="allow-nan",
                          multi_output=False)
     if is_sparse(X):

@@ -29,6 +29,8 @@ cdef struct Criterion:
     double weight_left
     double weight_right
     double abs_diff_sum            # AUC: S = sum_{i<j} |r_i - r_j| over present classes
+    double* sorted_shares          # (n_classes,) work space of criterion_recompute_auc
+    idx_t bulk_min_moves           # AUC: from this many classes moved at once, recompute S
     double sq_left                 # Gini: sum_k count_left[k]^2
     double sq_right
     double xlogx_left              # entropy: sum_k count_left[k] log count_left[k]
@@ -43,6 +45,7 @@ cdef double criterion_improvement(Criterion* c, const double* left,
 cdef double auc_statistic(const double* left, const double* right, idx_t n_classes,
                           double* shares) noexcept nogil
 cdef double node_impurity(const double* counts, idx_t n_classes, int criterion) noexcept nogil
+cdef double sorted_abs_diff_sum(double* values, idx_t n) noexcept nogil
 
 
 cdef inline double _xlogx(double x) noexcept nogil:
@@ -120,6 +123,27 @@ cdef inline void criterion_move_left(Criterion* c, idx_t cls, double weight) noe
         _gini_move_left(c, weight, old_left, new_left, old_right, new_right)
     else:
         _entropy_move_left(c, old_left, new_left, old_right, new_right)
+
+
+cdef inline void criterion_move_left_deferred(Criterion* c, idx_t cls,
+                                             double weight) noexcept nogil:
+    """As `criterion_move_left` under the AUC criteria, but S is left stale until
+    `criterion_recompute_auc`: for a bucket that moves many classes at once."""
+    cdef double new_right = c.count_right[cls] - weight
+    c.count_left[cls] += weight
+    c.count_right[cls] = new_right
+    c.weight_left += weight
+    c.weight_right -= weight
+    c.share_right[c.compact[cls]] = new_right * c.inv_class_total[cls]
+
+
+cdef inline void criterion_recompute_auc(Criterion* c) noexcept nogil:
+    """S from the current shares in O(K log K) (`sorted_abs_diff_sum`), after
+    `criterion_move_left_deferred`; m single moves would cost O(m K)."""
+    cdef idx_t k
+    for k in range(c.n_present):
+        c.sorted_shares[k] = c.share_right[k]
+    c.abs_diff_sum = sorted_abs_diff_sum(c.sorted_shares, c.n_present)
 
 
 cdef inline double criterion_proxy(Criterion* c) noexcept nogil:

@@ -20,7 +20,8 @@ from sklearn.utils.validation import check_is_fitted
 from ._base import (MAX_SEED, TREE_PARAMETER_CONSTRAINTS, check_counts_are_not_booleans,
                     check_categorical_codes, collapsed, distinct_value_tables,
                     fit_atomically, grow_tree, resolve_max_bins,
-                    training_matrix, tree_params, trees_per_task, validate_training_data)
+                    training_layout, training_matrix, tree_params, trees_per_task,
+                    validate_training_data)
 from ._categories import fit_categories, predict_codes, resolve_fitted
 from ._compat import Interval, RealNotInt, StrOptions, fit_context, validate_data
 from ._decision import validate_decision
@@ -414,7 +415,8 @@ default="from_dtype"
         self._check_sampling_params()
         X, is_categorical, categories = fit_categories(X, self.categorical_features)
         X, y, self.classes_, y_encoded, sample_weight = validate_training_data(
-            self, X, y, sample_weight)  # sample_weight None: all one
+            self, X, y, sample_weight,  # sample_weight None: all one
+            order=training_layout(self.max_bins, X))
         self.n_classes_ = n_classes = self.classes_.shape[0]
         validate_decision(self.decision, n_classes)
         class_weights = self._class_weights(y)

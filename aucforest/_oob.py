@@ -80,12 +80,12 @@ class OutOfBagSums:
 
     def __init__(self, X, n_classes, min_samples, rows=None):
         self.rows = rows
-        # rows are gathered per tree: no C-ordered copy of all of X; a sparse X
-        # is walked by rows (CSR)
+        # X itself, or a copy of the choosing rows, in either memory order (the
+        # walk follows the strides); a sparse X is walked by rows (CSR)
         if is_sparse(X):
             self.X = SparseRows(X if rows is None else X[rows])
         else:
-            self.X = X if rows is None else np.asfortranarray(X[rows])
+            self.X = X if rows is None else X[rows]
         self.min_samples = min_samples
         self._sizes = np.array(min_samples, dtype=np.int32)  # converted once, not per tree
         self.proba_sum = np.zeros((len(min_samples), self.X.shape[0], n_classes))

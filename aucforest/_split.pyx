@@ -31,11 +31,13 @@ from libc.stdint cimport uint64_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memset
 
-from ._criterion cimport (CRITERION_AUC, CRITERION_AUC_ECP,
+from ._criterion cimport (CRITERION_AUC, CRITERION_AUC_ECP, Criterion,
                           criterion_alloc, criterion_free, criterion_improvement,
-                          criterion_init, criterion_move_left, criterion_proxy,
-                          criterion_proxy_scale, criterion_reset)
+                          criterion_init, criterion_move_left, criterion_move_left_deferred,
+                          criterion_proxy, criterion_proxy_scale, criterion_recompute_auc,
+                          criterion_reset)
 from ._sort cimport RADIX_BUCKETS, sort_by_value
+from ._bits cimport bit_count as _bit_count
 from ._bits cimport lowest_bit as _lowest_bit
 from ._random cimport random_below as _random_below
 from ._random cimport splitmix64
@@ -53,6 +55,47 @@ cdef inline double _random_unit(uint64_t* state) noexcept nogil:
 ctypedef fused X_or_idx_t:  # what _insert_sorted holds: drawn values or their ranks
     X_t
     idx_t
+
+
+cdef inline bint _recompute_auc_for(Criterion* crit, idx_t n_moves) noexcept nogil:
+    """Whether a bucket moving n_moves classes at once is cheaper with S
+    recomputed after all of them (AUC criteria, many classes in the bucket)."""
+    return ((crit.kind == CRITERION_AUC or crit.kind == CRITERION_AUC_ECP)
+            and n_moves >= crit.bulk_min_moves)
+
+
+cdef inline void _move_bucket_left(Criterion* crit, const double* weights) noexcept nogil:
+    """Move a bucket's class weights (every class with positive weight) left."""
+    cdef idx_t k, n_moves = 0
+    for k in range(crit.n_classes):
+        n_moves += weights[k] > 0.0
+    if _recompute_auc_for(crit, n_moves):
+        for k in range(crit.n_classes):
+            if weights[k] > 0.0:
+                criterion_move_left_deferred(crit, k, weights[k])
+        criterion_recompute_auc(crit)
+        return
+    for k in range(crit.n_classes):
+        if weights[k] > 0.0:
+            criterion_move_left(crit, k, weights[k])
+
+
+cdef inline void _move_present_left(Criterion* crit, const double* weights,
+                                    uint64_t present) noexcept nogil:
+    """Move the weights of the classes whose bits are set in `present` left,
+    in ascending class order (at most 64 classes)."""
+    cdef idx_t k
+    if _recompute_auc_for(crit, _bit_count(present)):
+        while present:
+            k = _lowest_bit(present)
+            present &= present - 1
+            criterion_move_left_deferred(crit, k, weights[k])
+        criterion_recompute_auc(crit)
+        return
+    while present:
+        k = _lowest_bit(present)
+        present &= present - 1
+        criterion_move_left(crit, k, weights[k])
 
 
 cdef inline bint _take_if_better(Criterion* crit, double min_weight_leaf, double scale,
@@ -357,24 +400,17 @@ cdef class Splitter:
         is evaluated too. An improving split records its bucket in best.bin and
         `_bucket_threshold` gives its threshold.
         """
-        cdef idx_t K = self.n_classes, i, b, k, n_left = 0
+        cdef idx_t K = self.n_classes, i, b, n_left = 0
         cdef idx_t n_candidates = n_buckets if (n_missing > 0 and not missing_left) else n_buckets - 1
-        cdef double scale = criterion_proxy_scale(&self.crit), weight
-        cdef uint64_t present
+        cdef double scale = criterion_proxy_scale(&self.crit)
         criterion_reset(&self.crit)
         if missing_left:
-            for k in range(K):
-                weight = missing_weights[k]
-                if weight > 0.0:
-                    criterion_move_left(&self.crit, k, weight)
+            _move_bucket_left(&self.crit, missing_weights)
             n_left = n_missing
         if classes == NULL:
             for i in range(n_candidates):
                 b = order[i] if order != NULL else i
-                for k in range(K):
-                    weight = weights[b * K + k]
-                    if weight > 0.0:
-                        criterion_move_left(&self.crit, k, weight)
+                _move_bucket_left(&self.crit, &weights[b * K])
                 n_left += cases[b]
                 if _bucket_ends_scan(self, b, n_left, n_cases, scale, feature, missing_left,
                                      n_missing, best):
@@ -382,11 +418,7 @@ cdef class Splitter:
         else:  # the same moves, in the same (ascending) class order
             for i in range(n_candidates):
                 b = order[i] if order != NULL else i
-                present = classes[b]
-                while present:
-                    k = _lowest_bit(present)
-                    present &= present - 1
-                    criterion_move_left(&self.crit, k, weights[b * K + k])
+                _move_present_left(&self.crit, &weights[b * K], classes[b])
                 n_left += cases[b]
                 if _bucket_ends_scan(self, b, n_left, n_cases, scale, feature, missing_left,
                                      n_missing, best):

@@ -21,6 +21,7 @@ from libc.stdint cimport int32_t, uint64_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcpy
 from cpython.exc cimport PyErr_CheckSignals
+from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_New
 
 from ._prefetch cimport prefetch
 from libc.float cimport DBL_EPSILON
@@ -185,15 +186,30 @@ cdef class _NodeBuffer:
         return arrays
 
 
+cdef void _free_buffer(object capsule) noexcept:
+    free(PyCapsule_GetPointer(capsule, NULL))
+
+
 cdef _moved(void** source, idx_t n, dtype):
-    """A new numpy array holding the first n items of *source, which is freed
-    (and set to NULL)."""
-    target = np.empty(n, dtype=dtype)
-    if n > 0:
-        memcpy(cnp.PyArray_DATA(target), source[0], n * target.itemsize)
-    free(source[0])
+    """A numpy array of the first n items of *source that takes the buffer
+    over, without a copy: the buffer is shrunk to n items (realloc) and freed
+    with the array; *source is set to NULL. (A copy would fault in and zero a
+    second buffer of the tree's size: 2 KiB per node at 256 classes.)"""
+    cdef cnp.npy_intp length = n
+    cdef void* shrunk
+    dtype = np.dtype(dtype)
+    if n == 0:
+        free(source[0])
+        source[0] = NULL
+        return np.empty(0, dtype=dtype)
+    shrunk = realloc(source[0], n * dtype.itemsize)
+    if shrunk != NULL:  # else the larger buffer is kept whole
+        source[0] = shrunk
+    owner = PyCapsule_New(source[0], NULL, _free_buffer)
     source[0] = NULL
-    return target
+    array = cnp.PyArray_SimpleNewFromData(1, &length, dtype.num, PyCapsule_GetPointer(owner, NULL))
+    cnp.set_array_base(array, owner)
+    return array
 
 
 cdef struct GrowthLimits:
@@ -205,6 +221,8 @@ cdef struct GrowthLimits:
     double min_impurity_decrease  # a split decreasing the impurity less is not made
     double root_weight          # the root's weight: impurity decreases are weighted by
                                 #   the node's share of it, as scikit-learn's
+    bint uses_decrease          # the decrease is needed: min_impurity_decrease > 0, or
+                                #   best-first growth (its priority)
 
 
 cdef double _impurity_decrease(Splitter splitter) noexcept nogil:
@@ -247,7 +265,7 @@ cdef double _split_or_leaf(Splitter splitter, idx_t start, idx_t end, idx_t dept
             or splitter.crit.node_weight < 2.0 * limits.min_weight_leaf):
         return 0.0
     splitter.node_split(start, end, split)
-    if split.feature < 0:
+    if split.feature < 0 or not limits.uses_decrease:
         return 0.0
     decrease = _impurity_decrease(splitter) * splitter.crit.node_weight / limits.root_weight
     if decrease + DBL_EPSILON < limits.min_impurity_decrease:
@@ -257,8 +275,9 @@ cdef double _split_or_leaf(Splitter splitter, idx_t start, idx_t end, idx_t dept
 
 
 cdef GrowthLimits _growth_limits(Splitter splitter, idx_t max_depth, idx_t min_samples_split,
-                                 double min_impurity_decrease):
+                                 double min_impurity_decrease, bint best_first):
     cdef GrowthLimits limits
+    limits.uses_decrease = best_first or min_impurity_decrease > 0.0
     limits.max_depth = max_depth
     limits.min_samples_split = min_samples_split
     limits.min_samples_leaf = splitter.min_samples_leaf
@@ -294,6 +313,7 @@ def build_tree(Splitter splitter, idx_t max_depth, idx_t min_samples_split=2,
     """
     cdef idx_t n_classes = splitter.n_classes
     cdef int criterion = splitter.crit.kind
+    cdef bint auc = criterion == CRITERION_AUC or criterion == CRITERION_AUC_ECP  # theta later
     cdef _NodeBuffer nodes = _NodeBuffer(n_classes)
     cdef idx_t stack_capacity = 64, stack_size = 0, node, tree_depth = 0
     cdef StackRecord* stack = <StackRecord*> malloc(stack_capacity * sizeof(StackRecord))
@@ -308,7 +328,8 @@ def build_tree(Splitter splitter, idx_t max_depth, idx_t min_samples_split=2,
     if splitter.n_active == 0:
         free(stack)
         raise ValueError("no sample has a positive weight")
-    limits = _growth_limits(splitter, max_depth, min_samples_split, min_impurity_decrease)
+    limits = _growth_limits(splitter, max_depth, min_samples_split, min_impurity_decrease,
+                            False)
 
     with nogil:
         stack[0].start = 0
@@ -321,7 +342,8 @@ def build_tree(Splitter splitter, idx_t max_depth, idx_t min_samples_split=2,
             stack_size -= 1
             rec = stack[stack_size]
             _split_or_leaf(splitter, rec.start, rec.end, rec.depth, &limits, &split)
-            impurity = node_impurity(splitter.crit.node_counts, n_classes, criterion)
+            impurity = 0.0 if auc else node_impurity(splitter.crit.node_counts, n_classes,
+                                                     criterion)
             node = nodes.add_node(rec.parent, rec.is_left, &split, splitter.crit.node_counts,
                                   splitter.crit.node_weight, rec.end - rec.start, impurity)
             if node < 0:
@@ -444,7 +466,7 @@ def build_tree_best_first(Splitter splitter, idx_t max_depth, idx_t max_leaf_nod
     if splitter.n_active == 0:
         raise ValueError("no sample has a positive weight")
     cdef GrowthLimits limits = _growth_limits(splitter, max_depth, min_samples_split,
-                                              min_impurity_decrease)
+                                              min_impurity_decrease, True)
     # a tree of L leaves has 2 L - 1 nodes: every buffer is allocated once
     cdef idx_t capacity = 2 * min(max_leaf_nodes, splitter.n_active) - 1
     cdef FrontierRecord* records = <FrontierRecord*> malloc(capacity * sizeof(FrontierRecord))
@@ -1187,8 +1209,8 @@ def accumulate_oob_proba(Tree tree, X, const idx_t[::1] counts,
     Parameters
     ----------
     tree : Tree
-    X : float32 (n_samples, n_features), Fortran order (the fit's training
-        matrix), or `SparseRows`
+    X : float32 (n_samples, n_features), any memory order (the fit's training
+        matrix or its choosing rows), or `SparseRows`
     counts : intp (n_samples,), the tree's multiplicity of each row (0: out of bag)
     min_samples : increasing positive ints, the candidate node sizes (an
         int32 array is taken as it is: the forest calls this once per tree)
@@ -1204,12 +1226,15 @@ def accumulate_oob_proba(Tree tree, X, const idx_t[::1] counts,
     cdef idx_t[::1] rows, leaves
     cdef idx_t[:, ::1] node_for
     cdef idx_t i, c, k, row, node, leaf, side, child
-    cdef const X_t[::1, :] dense
+    cdef const X_t[:, :] dense
+    cdef idx_t row_stride = 0, col_stride = 0
     cdef SparseWalk rows_of = None
     if isinstance(X, SparseRows):
         rows_of = SparseWalk(X)
     else:
         dense = X
+        row_stride = dense.strides[0] // <idx_t> sizeof(X_t)
+        col_stride = dense.strides[1] // <idx_t> sizeof(X_t)
     if (X.shape[1] != tree.n_features or out.shape[0] != n_candidates
             or out.shape[1] != n_rows or out.shape[2] != n_classes):
         raise ValueError("X and out do not match the tree and the candidates")
@@ -1243,7 +1268,8 @@ def accumulate_oob_proba(Tree tree, X, const idx_t[::1] counts,
                     node_for[child, c] = (child if nodes[child].n_samples >= sizes[c]
                                           else node_for[node, c])
         if rows_of is None:
-            _walk_rows(&dense[0, 0], &rows[0], n_oob, 1, n_rows, 0, nodes, sets, &leaves[0])
+            _walk_rows(&dense[0, 0], &rows[0], n_oob, row_stride, col_stride,
+                       tree.n_features if col_stride == 1 else 0, nodes, sets, &leaves[0])
         else:
             _walk_sparse_rows(rows_of, &rows[0], n_oob, nodes, sets, &leaves[0])
     if n_classes > SPARSE_OOB_MIN_CLASSES:

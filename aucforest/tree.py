@@ -228,7 +228,7 @@ default="from_dtype"
         check_counts_are_not_booleans(self)
         X, is_categorical, categories = fit_categories(X, self.categorical_features)
         X, y, self.classes_, y_encoded, weights = validate_training_data(
-            self, X, y, sample_weight)
+            self, X, y, sample_weight, order="F" if self.max_bins is None else None)
         if weights is None:
             weights = np.ones(X.shape[0])
         if self.class_weight is not None:

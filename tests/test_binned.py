@@ -50,8 +50,32 @@ def test_root_split_reaches_brute_force_over_bin_edges(seed, criterion, msl, max
     np.testing.assert_array_equal(tree.apply(X) == t.children_left[0], left)
 
 
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), criterion=st.sampled_from(["auc", "auc_ecp"]),
+       n_classes=st.sampled_from([24, 40, 70]), max_bins=st.integers(2, 6))
+def test_many_classes_per_bin_reach_brute_force(seed, criterion, n_classes, max_bins):
+    """Bins holding most of 24-70 classes: the scan recomputes the AUC statistic
+    after a whole bin (from 20 classes moved at once at 24 present, 28 at 70)
+    instead of class by class; above 64 classes without the class bitmask."""
+    rng = np.random.default_rng(seed)
+    n, p = 12 * n_classes, 2
+    X = rng.standard_normal((n, p)).astype(np.float32)
+    X[rng.random((n, p)) < 0.1] = np.nan
+    y = np.concatenate([np.arange(n_classes), rng.integers(0, n_classes, n - n_classes)])
+    w = rng.uniform(0.2, 2.0, size=n)
+    binned = bin_features(np.asfortranarray(X), max_bins, np.random.RandomState(0))
+    best = brute_force_best_over_edges(X, y, w, criterion, 1, binned)
+    tree = AUCTreeClassifier(criterion=criterion, max_depth=1, max_bins=max_bins,
+                             random_state=seed).fit(X, y, sample_weight=w)
+    t = tree.tree_
+    x = X[:, t.feature[0]]
+    left = np.where(np.isnan(x), bool(t.missing_go_to_left[0]), x <= t.threshold[0])
+    assert split_value(table_of(left, y, w, n_classes), criterion) == pytest.approx(
+        best, rel=1e-9, abs=1e-12)
+
+
 @pytest.mark.parametrize("criterion", ["auc", "gini", "entropy"])
-@pytest.mark.parametrize("n_classes", [2, 5])
+@pytest.mark.parametrize("n_classes", [2, 5, 40, 70])
 def test_binned_tree_equals_exact_tree_when_values_fit_in_bins(criterion, n_classes):
     rng = np.random.default_rng(n_classes)
     X = rng.integers(0, 40, size=(1500, 6)).astype(np.float32)  # 40 distinct values < 64 bins
@@ -189,3 +213,27 @@ def test_auto_max_bins_bins_from_the_row_threshold_on(monkeypatch, tmp_path):
     assert (loaded.max_bins, loaded.max_bins_) == ("auto", 255)
     assert all(tree.max_bins == 255 for tree in loaded.estimators_)
     np.testing.assert_array_equal(loaded.predict_proba(X), auto.predict_proba(X))
+
+
+@pytest.mark.parametrize("oob_score", [False, True])
+def test_memory_order_of_X_does_not_change_the_forest(oob_score):
+    """The binned fit reads X as it comes (no Fortran copy): C-ordered, Fortran-
+    ordered and strided X give the same forest, out-of-bag figures included
+    (with oob_score the walk of all rows, without it the node-size choice's
+    gathered rows)."""
+    rng = np.random.default_rng(7)
+    X = rng.standard_normal((3000, 8)).astype(np.float32)
+    X[rng.random(X.shape) < 0.05] = np.nan
+    y = (np.nan_to_num(X[:, 0]) + rng.normal(0, 1, 3000) > 0.5).astype(int) + (X[:, 1] > 1)
+    strided = np.empty((3000, 16), dtype=np.float32)[:, ::2]
+    strided[...] = X
+    params = dict(n_estimators=6, max_bins=32, oob_score=oob_score, random_state=0)
+    forests = [AUCForestClassifier(**params).fit(data, y)
+               for data in (X, np.asfortranarray(X), strided)]
+    for other in forests[1:]:
+        assert other.predict_min_samples_ == forests[0].predict_min_samples_
+        np.testing.assert_array_equal(other.predict_proba(X), forests[0].predict_proba(X))
+        assert other.oob_scores_by_min_samples_ == forests[0].oob_scores_by_min_samples_
+        if oob_score:
+            np.testing.assert_array_equal(other.oob_decision_function_,
+                                          forests[0].oob_decision_function_)
