@@ -190,7 +190,8 @@ cdef class BinnedSplitter(Splitter):
         """Scan the histogram of the node's cases filled by `_examine_feature`
         (n_occupied value bins, taken as the n_buckets ``buckets``, drawn ones
         when ``drawn``), then clear it; 0 when the feature is constant."""
-        cdef idx_t K = self.n_classes, i, b, k, n_missing
+        cdef idx_t K = self.n_classes, i, j, b, n_missing
+        cdef const idx_t* present = self.crit.present_classes
         cdef int missing_left
         cdef double* hist_weight = self.hist_weight
         cdef idx_t* hist_count = self.hist_count
@@ -206,20 +207,22 @@ cdef class BinnedSplitter(Splitter):
                                    hist_classes if track_classes else NULL, buckets, n_buckets,
                                    hist_weight + MISSING_CODE * K, n_missing,
                                    end - start, missing_left, best)
+        # only the node's classes have weight in its histogram (when few of many
+        # classes are present, clearing the others would dominate a small node)
         for i in range(n_buckets):
             b = buckets[i]
             hist_count[b] = 0
             hist_classes[b] = 0
-            for k in range(K):
-                hist_weight[b * K + k] = 0.0
+            for j in range(self.crit.n_present):
+                hist_weight[b * K + present[j]] = 0.0
         if drawn:
             for i in range(n_occupied):
                 b = self.occupied_bins[i]
                 bin_target[b] = <uint8_t> b
         hist_count[MISSING_CODE] = 0
         hist_classes[MISSING_CODE] = 0
-        for k in range(K):
-            hist_weight[MISSING_CODE * K + k] = 0.0
+        for j in range(self.crit.n_present):
+            hist_weight[MISSING_CODE * K + present[j]] = 0.0
         return n_occupied > 1 or (n_occupied == 1 and n_missing > 0)
 
     cdef int _examine_levels(self, idx_t feature, idx_t start, idx_t end,

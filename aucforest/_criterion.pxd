@@ -21,6 +21,7 @@ cdef struct Criterion:
     double node_weight             # their sum
     idx_t n_present                # classes with positive weight in the node
     idx_t* compact                 # (n_classes,) class -> index among present classes, -1 if absent
+    idx_t* present_classes         # (n_classes,) the n_present classes present, ascending
     double* inv_class_total        # (n_classes,) 1 / node_counts[k] (0 for absent classes)
     # scan state (criterion_reset, criterion_move_left)
     double* count_left             # (n_classes,) weighted class counts left of the scan position

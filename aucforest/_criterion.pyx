@@ -62,9 +62,10 @@ cdef int criterion_alloc(Criterion* c, idx_t n_classes, int kind) noexcept nogil
     c.share_right = <double*> malloc(n_classes * sizeof(double))
     c.compact = <idx_t*> malloc(n_classes * sizeof(idx_t))
     c.sorted_shares = <double*> malloc(n_classes * sizeof(double))
+    c.present_classes = <idx_t*> malloc(n_classes * sizeof(idx_t))
     if (c.node_counts == NULL or c.count_left == NULL or c.count_right == NULL
             or c.inv_class_total == NULL or c.share_right == NULL or c.compact == NULL
-            or c.sorted_shares == NULL):
+            or c.sorted_shares == NULL or c.present_classes == NULL):
         return -1
     return 0
 
@@ -77,8 +78,10 @@ cdef void criterion_free(Criterion* c) noexcept nogil:
     free(c.share_right)
     free(c.compact)
     free(c.sorted_shares)
+    free(c.present_classes)
     c.node_counts = c.count_left = c.count_right = c.inv_class_total = c.share_right = NULL
     c.sorted_shares = NULL
+    c.present_classes = NULL
     c.compact = NULL
 
 
@@ -92,6 +95,7 @@ cdef idx_t criterion_init(Criterion* c) noexcept nogil:
         c.node_weight += c.node_counts[k]
         if c.node_counts[k] > 0.0:
             c.compact[k] = c.n_present
+            c.present_classes[c.n_present] = k
             c.inv_class_total[k] = 1.0 / c.node_counts[k]
             c.n_present += 1
         else:

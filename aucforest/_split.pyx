@@ -65,17 +65,22 @@ cdef inline bint _recompute_auc_for(Criterion* crit, idx_t n_moves) noexcept nog
 
 
 cdef inline void _move_bucket_left(Criterion* crit, const double* weights) noexcept nogil:
-    """Move a bucket's class weights (every class with positive weight) left."""
-    cdef idx_t k, n_moves = 0
-    for k in range(crit.n_classes):
-        n_moves += weights[k] > 0.0
+    """Move a bucket's class weights (every class with positive weight) left.
+    Only the node's present classes are looked at: a bucket holds the node's
+    cases, so the weights of the other classes are zero."""
+    cdef idx_t j, k, n_moves = 0
+    cdef const idx_t* present = crit.present_classes
+    for j in range(crit.n_present):
+        n_moves += weights[present[j]] > 0.0
     if _recompute_auc_for(crit, n_moves):
-        for k in range(crit.n_classes):
+        for j in range(crit.n_present):
+            k = present[j]
             if weights[k] > 0.0:
                 criterion_move_left_deferred(crit, k, weights[k])
         criterion_recompute_auc(crit)
         return
-    for k in range(crit.n_classes):
+    for j in range(crit.n_present):
+        k = present[j]
         if weights[k] > 0.0:
             criterion_move_left(crit, k, weights[k])
 

@@ -14,7 +14,8 @@ From the repository root:
 ``--issue26`` measures, each system's test AUC beside its time: predict_proba of
 200,000 rows (both systems at their default n_jobs, then both at n_jobs=2);
 fit with one and two threads at 300k x 20; the peak resident memory of a fit
-above the data (a fresh process per system, /proc VmHWM); and K = 64 and 256
+above the data at 1e6 and 1e7 rows (a fresh process per system, /proc VmHWM;
+scikit-learn at 1e6 only); and K = 64 and 256
 fits against scikit-learn, with the share of aucforest's fit spent on the
 out-of-bag node-size choice (sums per candidate size, AUC and G-mean).
 """
@@ -37,7 +38,9 @@ ROWS = FULL_ROWS[:4]  # the table of issue 14
 # issue 26: (training rows, features, classes, trees) and the rows predicted
 PREDICT_SHAPES = [((30_000, 16, 3, 30), 200_000), ((300_000, 20, 2, 6), 200_000)]
 THREADS_SHAPE = (300_000, 20, 2, 8)
-MEMORY_SHAPE = (1_000_000, 20, 10)  # rows, features, trees; two classes
+MEMORY_ROWS = (1_000_000, 10_000_000)  # x 20 float32 features, 10 trees, two classes
+MEMORY_FEATURES, MEMORY_TREES = 20, 10
+MEMORY_SKLEARN_MAX_ROWS = 1_000_000  # scikit-learn's 1e7-row fit alone takes most of an hour
 MANY_CLASSES = [(20_000, 20, 64, 20), (20_000, 20, 256, 20)]
 PARTS = ("predict", "threads", "memory", "classes")
 
@@ -152,15 +155,20 @@ print(json.dumps({"X": X.nbytes, "growth": peak_rss() - before}))
 """
 
 
-def memory():
+def memory(rows=MEMORY_ROWS):
     """Peak resident memory of a fit above the data, a fresh process per system."""
-    n, p, trees = MEMORY_SHAPE
-    for name in ("aucforest", "oneDAL", "scikit-learn"):
-        out = subprocess.run([sys.executable, "-c", MEMORY_PROBE, str(n), str(p), str(trees),
-                              name], check=True, capture_output=True, text=True).stdout
-        result = json.loads(out)
-        print(f"peak fit memory above the data, {n:,} x {p} float32 ({result['X'] / 2**20:.0f}"
-              f" MiB), {trees} trees, {name}: {result['growth'] / 2**20:.0f} MiB", flush=True)
+    p, trees = MEMORY_FEATURES, MEMORY_TREES
+    for n in rows:
+        systems = ("aucforest", "oneDAL") + (
+            ("scikit-learn",) if n <= MEMORY_SKLEARN_MAX_ROWS else ())
+        for name in systems:
+            out = subprocess.run([sys.executable, "-c", MEMORY_PROBE, str(n), str(p),
+                                  str(trees), name],
+                                 check=True, capture_output=True, text=True).stdout
+            result = json.loads(out)
+            print(f"peak fit memory above the data, {n:,} x {p} float32 "
+                  f"({result['X'] / 2**20:.0f} MiB), {trees} trees, {name}: "
+                  f"{result['growth'] / 2**20:.0f} MiB", flush=True)
 
 
 class ChoiceClock:
@@ -229,6 +237,8 @@ def main(argv=None):
                         help="the table of issue 26 instead of the rows of issue 14")
     parser.add_argument("--only", default=",".join(PARTS),
                         help=f"with --issue26, comma-separated parts of {PARTS}")
+    parser.add_argument("--memory-rows", default=",".join(map(str, MEMORY_ROWS)),
+                        help="with --issue26, comma-separated training rows of the memory part")
     args = parser.parse_args(argv)
     sklearnex_rf()  # fails first, with the install line, when oneDAL is missing
     if not args.issue26:
@@ -243,7 +253,8 @@ def main(argv=None):
     for part in PARTS:
         if part in parts:
             {"predict": lambda: predict(args.rounds), "threads": lambda: threads(args.rounds),
-             "memory": memory, "classes": lambda: classes(args.rounds)}[part]()
+             "memory": lambda: memory([int(n) for n in args.memory_rows.split(",")]),
+             "classes": lambda: classes(args.rounds)}[part]()
 
 
 if __name__ == "__main__":
