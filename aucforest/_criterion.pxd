@@ -31,7 +31,8 @@ cdef struct Criterion:
     double weight_right
     double abs_diff_sum            # AUC: S = sum_{i<j} |r_i - r_j| over present classes
     double* sorted_shares          # (n_classes,) work space of criterion_recompute_auc
-    idx_t bulk_min_moves           # AUC: from this many classes moved at once, recompute S
+    idx_t bulk_min_moves           # from this many classes moved at once, recompute S (AUC;
+                                   #   above n_classes for Gini and entropy: never)
     double sq_left                 # Gini: sum_k count_left[k]^2
     double sq_right
     double xlogx_left              # entropy: sum_k count_left[k] log count_left[k]

@@ -13,8 +13,10 @@ classes present in the node (absent classes are left out; DESIGN section 2).
 A splitter scans candidate thresholds in ascending order and moves cases
 from the right child to the left one (`criterion_move_left`, in the .pxd so
 that it is inlined): moving weight of class c changes r_c only, so S is
-updated in O(K); Gini and entropy keep sums of squares and of n log n,
-updated in O(1). `criterion_proxy` ranks candidates. The exact statistic of
+updated in O(K); a bucket of the binned scan that moves m classes at once
+(m of order log K or more) instead recomputes S from the sorted shares in
+O(K log K) (`criterion_recompute_auc`). Gini and entropy keep sums of
+squares and of n log n, updated in O(1). `criterion_proxy` ranks candidates. The exact statistic of
 the chosen split is recomputed from its class-count table
 (`criterion_improvement`), so the incremental sums never drift into the
 stored result.
@@ -102,8 +104,11 @@ cdef idx_t criterion_init(Criterion* c) noexcept nogil:
             c.compact[k] = -1
             c.inv_class_total[k] = 0.0
     # m single moves cost about m K steps, a recomputation about 4 K log2 K
-    # (the sort dominates; measured at K = 16..256)
-    c.bulk_min_moves = 4 * (<idx_t> log2(c.n_present + 1.0) + 1) if c.n_present > 0 else 1
+    # (the sort dominates); never for Gini and entropy (O(1) moves)
+    if c.kind == CRITERION_AUC or c.kind == CRITERION_AUC_ECP:
+        c.bulk_min_moves = 4 * (<idx_t> log2(c.n_present + 1.0) + 1)
+    else:
+        c.bulk_min_moves = c.n_classes + 1
     return c.n_present
 
 

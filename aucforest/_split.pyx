@@ -57,28 +57,24 @@ ctypedef fused X_or_idx_t:  # what _insert_sorted holds: drawn values or their r
     idx_t
 
 
-cdef inline bint _recompute_auc_for(Criterion* crit, idx_t n_moves) noexcept nogil:
-    """Whether a bucket moving n_moves classes at once is cheaper with S
-    recomputed after all of them (AUC criteria, many classes in the bucket)."""
-    return ((crit.kind == CRITERION_AUC or crit.kind == CRITERION_AUC_ECP)
-            and n_moves >= crit.bulk_min_moves)
-
-
 cdef inline void _move_bucket_left(Criterion* crit, const double* weights) noexcept nogil:
     """Move a bucket's class weights (every class with positive weight) left.
     Only the node's present classes are looked at: a bucket holds the node's
-    cases, so the weights of the other classes are zero."""
+    cases, so the weights of the other classes are zero. When the bucket
+    moves many classes (`Criterion.bulk_min_moves`, AUC only), S is
+    recomputed once after all of them."""
     cdef idx_t j, k, n_moves = 0
     cdef const idx_t* present = crit.present_classes
-    for j in range(crit.n_present):
-        n_moves += weights[present[j]] > 0.0
-    if _recompute_auc_for(crit, n_moves):
+    if crit.n_present >= crit.bulk_min_moves:
         for j in range(crit.n_present):
-            k = present[j]
-            if weights[k] > 0.0:
-                criterion_move_left_deferred(crit, k, weights[k])
-        criterion_recompute_auc(crit)
-        return
+            n_moves += weights[present[j]] > 0.0
+        if n_moves >= crit.bulk_min_moves:
+            for j in range(crit.n_present):
+                k = present[j]
+                if weights[k] > 0.0:
+                    criterion_move_left_deferred(crit, k, weights[k])
+            criterion_recompute_auc(crit)
+            return
     for j in range(crit.n_present):
         k = present[j]
         if weights[k] > 0.0:
@@ -90,7 +86,7 @@ cdef inline void _move_present_left(Criterion* crit, const double* weights,
     """Move the weights of the classes whose bits are set in `present` left,
     in ascending class order (at most 64 classes)."""
     cdef idx_t k
-    if _recompute_auc_for(crit, _bit_count(present)):
+    if _bit_count(present) >= crit.bulk_min_moves:
         while present:
             k = _lowest_bit(present)
             present &= present - 1
