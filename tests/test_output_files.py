@@ -205,12 +205,16 @@ def test_plot_format_follows_the_extension_and_unknown_ones_fail_first(capsys, t
 # renamed; "renamed": the new file is in place, the write's signal handling not
 # yet undone (the last moment at which aucforest's handler is the one that runs).
 SAVE_SCRIPT = textwrap.dedent("""
-    import sys, time
+    import signal, sys, time
     import numpy as np
     import aucforest
     from aucforest import _atomic
     from aucforest.io import _write
 
+    # the dispositions of an interactive Python, whatever this process inherited
+    # (a background job of a shell starts with SIGINT ignored)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     path, moment = sys.argv[1], sys.argv[2]
 
     def pause(original):
