@@ -336,7 +336,6 @@ def build_tree(Splitter splitter, idx_t max_depth, idx_t min_samples_split=2,
     """
     cdef idx_t n_classes = splitter.n_classes
     cdef int criterion = splitter.crit.kind
-    cdef bint auc = criterion == CRITERION_AUC or criterion == CRITERION_AUC_ECP  # theta later
     cdef _NodeBuffer nodes = _NodeBuffer(n_classes)
     cdef idx_t stack_capacity = 64, stack_size = 0, node, tree_depth = 0
     cdef StackRecord* stack = <StackRecord*> malloc(stack_capacity * sizeof(StackRecord))
@@ -365,8 +364,7 @@ def build_tree(Splitter splitter, idx_t max_depth, idx_t min_samples_split=2,
             stack_size -= 1
             rec = stack[stack_size]
             _split_or_leaf(splitter, rec.start, rec.end, rec.depth, &limits, &split)
-            impurity = 0.0 if auc else node_impurity(splitter.crit.node_counts, n_classes,
-                                                     criterion)
+            impurity = _stored_impurity(splitter)
             node = nodes.add_node(rec.parent, rec.is_left, &split, splitter.crit.node_counts,
                                   splitter.crit.node_weight, rec.end - rec.start, impurity)
             if node < 0:
@@ -399,6 +397,16 @@ def build_tree(Splitter splitter, idx_t max_depth, idx_t min_samples_split=2,
     if failed:
         raise MemoryError("out of memory while growing the tree")
     return _finished_tree(splitter, nodes, tree_depth)
+
+
+cdef inline double _stored_impurity(Splitter splitter) noexcept nogil:
+    """The impurity a builder stores for the node whose counts the splitter
+    holds: the criterion's (Gini, entropy); 0 under the AUC criteria, whose
+    ``impurity`` `_finished_tree` fills with theta afterwards."""
+    cdef int kind = splitter.crit.kind
+    if kind == CRITERION_AUC or kind == CRITERION_AUC_ECP:
+        return 0.0
+    return node_impurity(splitter.crit.node_counts, splitter.n_classes, kind)
 
 
 cdef _finished_tree(Splitter splitter, _NodeBuffer nodes, idx_t tree_depth):
@@ -553,9 +561,7 @@ def build_tree_best_first(Splitter splitter, idx_t max_depth, idx_t max_leaf_nod
                 -1 if parents[stack_size] < 0 else parents[stack_size] >> 1,
                 (parents[stack_size] & 1) == 1 if parents[stack_size] >= 0 else False,
                 &rec.split if rec.left >= 0 else &leaf, splitter.crit.node_counts,
-                splitter.crit.node_weight, rec.end - rec.start,
-                node_impurity(splitter.crit.node_counts, splitter.n_classes,
-                              splitter.crit.kind))
+                splitter.crit.node_weight, rec.end - rec.start, _stored_impurity(splitter))
             if node < 0:
                 failed = True
                 break

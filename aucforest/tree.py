@@ -8,7 +8,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._base import (MAX_SEED, TREE_PARAMETER_CONSTRAINTS, check_categorical_codes,
                     check_counts_are_not_booleans, fit_atomically, grow_tree,
-                    resolve_max_features, training_matrix, tree_params,
+                    resolve_max_features, training_layout, training_matrix, tree_params,
                     validate_training_data)
 from ._categories import fit_categories, predict_codes, resolve_fitted
 from ._compat import StrOptions, fit_context, validate_data
@@ -228,7 +228,7 @@ default="from_dtype"
         check_counts_are_not_booleans(self)
         X, is_categorical, categories = fit_categories(X, self.categorical_features)
         X, y, self.classes_, y_encoded, weights = validate_training_data(
-            self, X, y, sample_weight, order="F" if self.max_bins is None else None)
+            self, X, y, sample_weight, order=training_layout(self.max_bins, X))
         if weights is None:
             weights = np.ones(X.shape[0])
         if self.class_weight is not None:
