@@ -10,7 +10,7 @@ import math
 from numbers import Integral, Real
 
 import numpy as np
-from joblib import effective_n_jobs
+from joblib import cpu_count, effective_n_jobs
 from sklearn.utils.multiclass import check_classification_targets
 
 from ._binned import BinnedSplitter
@@ -194,7 +194,7 @@ def resolve_max_bins(max_bins, n_samples):
     return MAX_BINS if n_samples >= AUTO_BINNED_ROWS else None
 
 
-def training_matrix(X, max_bins, random_state, is_categorical=None):
+def training_matrix(X, max_bins, random_state, is_categorical=None, n_jobs=None):
     """What the trees of one fit grow on: X itself (exact splitter, max_bins=None)
     or its bin codes (binned splitter), computed once per fit; for a sparse X
     its stored entries (`SparseColumns`) or their codes (`SparseBinnedData`).
@@ -202,14 +202,16 @@ def training_matrix(X, max_bins, random_state, is_categorical=None):
     random_state (a numpy RandomState) draws the rows used for the quantiles
     when X has many rows; it is not used when max_bins is None. The
     categorical features (``is_categorical``, a boolean mask or None) get one
-    bin per level.
+    bin per level. A dense X is binned by the fit's threads (``n_jobs``, at
+    most the machine's cores); the codes do not depend on their number.
     """
     if is_sparse(X):
         return SparseColumns(X) if max_bins is None else bin_sparse_features(X, max_bins,
                                                                             random_state)
     if max_bins is None:
         return X
-    return bin_features(X, max_bins, random_state, is_categorical)
+    return bin_features(X, max_bins, random_state, is_categorical,
+                        n_threads=max(1, min(effective_n_jobs(n_jobs), cpu_count())))
 
 
 def check_categorical_codes(X, is_categorical, feature_names=None):

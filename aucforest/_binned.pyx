@@ -29,6 +29,8 @@ from libc.stdint cimport uint64_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy
 
+import numpy as np
+
 from ._bits cimport lowest_bit as _lowest_bit
 from ._criterion cimport X_t
 from ._split cimport level_goes_left
@@ -322,28 +324,88 @@ cdef class BinnedSplitter(Splitter):
         best.pos = lo
 
 
-def encode_column(const X_t[::1] column, const X_t[::1] edges, uint8_t[::1] codes):
+cdef enum:
+    # rows whose bin codes are searched side by side: their searches are
+    # independent, so the processor overlaps the loads of one with the others'
+    ENCODE_LANES = 16
+    # a feature's edges padded with +inf to this many entries, so that every
+    # search takes the same eight halving steps (codes 0..254)
+    N_PADDED = 256
+    SEARCH_STEPS = 8          # log2(N_PADDED)
+
+PADDED_EDGES = N_PADDED  # for Python callers
+
+
+cdef inline void _encode_lanes(X_t* values, idx_t n, const X_t* padded,
+                               uint8_t* codes) noexcept nogil:
+    """codes[j] = number of entries of ``padded`` below values[j] (j < n <=
+    ENCODE_LANES), MISSING_CODE for NaN: eight branch-free halving steps, the
+    lanes side by side (a fixed count, so that the compiler unrolls them; the
+    lanes from n on search a dummy 0)."""
+    cdef idx_t position[ENCODE_LANES]
+    cdef idx_t j, halving, step
+    for j in range(n, ENCODE_LANES):
+        values[j] = 0
+    for j in range(ENCODE_LANES):
+        position[j] = 0
+    for halving in range(SEARCH_STEPS):
+        step = (N_PADDED // 2) >> halving
+        for j in range(ENCODE_LANES):  # independent searches, one step each
+            position[j] += step * (padded[position[j] + step - 1] < values[j])
+    for j in range(n):
+        codes[j] = MISSING_CODE if values[j] != values[j] else <uint8_t> position[j]
+
+
+def padded_edges(edges):
+    """float32 (PADDED_EDGES,) copy of ascending ``edges`` (fewer than 255) with
+    +inf after them: the table `encode_column` and `encode_features` search."""
+    edges = np.asarray(edges, dtype=np.float32)
+    if edges.ndim != 1 or edges.shape[0] >= MISSING_CODE:
+        raise ValueError("there must be fewer than 255 edges")
+    padded = np.full(PADDED_EDGES, np.inf, dtype=np.float32)
+    padded[:edges.shape[0]] = edges
+    return padded
+
+
+def encode_column(const X_t[::1] column, edges, uint8_t[::1] codes):
     """codes[i] = number of edges below column[i] (so code <= b <=> x <= edges[b]),
     MISSING_CODE for NaN; edges ascending, at most 254 of them. Branch-free
-    binary search (conditional moves), nogil."""
-    cdef idx_t i, half, length, n_edges = edges.shape[0]
-    cdef const X_t* base
-    cdef X_t x
-    if codes.shape[0] != column.shape[0] or n_edges >= MISSING_CODE:
-        raise ValueError("codes must match column and there must be fewer than 255 edges")
-    if n_edges == 0:
-        for i in range(column.shape[0]):
-            codes[i] = MISSING_CODE if column[i] != column[i] else 0
-        return
+    binary search over the edges padded with +inf, nogil."""
+    cdef const X_t[::1] padded = padded_edges(edges)
+    cdef idx_t i = 0, j, m, n = column.shape[0]
+    cdef X_t values[ENCODE_LANES]
+    if codes.shape[0] != n:
+        raise ValueError("codes must match column")
     with nogil:
-        for i in range(column.shape[0]):
-            x = column[i]
-            base = &edges[0]
-            length = n_edges
-            while length > 1:
-                half = length >> 1
-                base += half * (base[half - 1] < x)  # arithmetic, not a branch
-                length -= half
-            codes[i] = <uint8_t> ((base - &edges[0]) + (base[0] < x))
-            if x != x:
-                codes[i] = MISSING_CODE
+        while i < n:
+            m = min(<idx_t> ENCODE_LANES, n - i)
+            for j in range(m):
+                values[j] = column[i + j]
+            _encode_lanes(values, m, &padded[0], &codes[i])
+            i += ENCODE_LANES
+
+
+def encode_features(const X_t[:, :] X, const X_t[:, ::1] padded, const idx_t[::1] features,
+                    uint8_t[::1, :] codes, idx_t start, idx_t end):
+    """codes[i, f] for rows start <= i < end and each f in ``features``: the
+    number of entries of padded[f] (`padded_edges`) below X[i, f], MISSING_CODE
+    for NaN. X in any memory order: a block of rows is read once for all
+    features. nogil, so that threads can encode disjoint row ranges."""
+    cdef idx_t i = start, j, m, f, t, n_features = features.shape[0]
+    cdef X_t values[ENCODE_LANES]
+    if codes.shape[0] != X.shape[0] or codes.shape[1] != X.shape[1] \
+            or padded.shape[0] != X.shape[1] or padded.shape[1] != N_PADDED \
+            or not 0 <= start <= end <= X.shape[0]:
+        raise ValueError("X, padded edges, codes and the row range do not match")
+    for t in range(n_features):
+        if not 0 <= features[t] < X.shape[1]:
+            raise ValueError("feature index out of range")
+    with nogil:
+        while i < end:
+            m = min(<idx_t> ENCODE_LANES, end - i)
+            for t in range(n_features):
+                f = features[t]
+                for j in range(m):
+                    values[j] = X[i + j, f]
+                _encode_lanes(values, m, &padded[f, 0], &codes[i, f])
+            i += ENCODE_LANES

@@ -13,9 +13,11 @@ bin per level whatever `max_bins`: its code is the level itself (levels
 absent from the data leave empty bins), missing values the missing code. Its
 splits are level sets, so its edges are not used (+inf).
 """
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 
-from ._binned import encode_column
+from ._binned import PADDED_EDGES, encode_column, encode_features
 
 MISSING_CODE = 255
 MAX_BINS = 255
@@ -57,7 +59,11 @@ class BinnedData:
 
 def bin_edges(values, max_bins):
     """float32 upper edges (at most max_bins - 1) of one feature's observed values."""
-    values = np.sort(values)
+    return bin_edges_of_sorted(np.sort(values), max_bins)
+
+
+def bin_edges_of_sorted(values, max_bins):
+    """`bin_edges` of sorted values (no NaN)."""
     distinct = values[np.concatenate(([True], values[1:] != values[:-1]))] if values.size else values
     return edges_of_sorted(values.__getitem__, values.size, distinct, max_bins)
 
@@ -85,8 +91,7 @@ def edges_of_sorted(value_at, n_values, distinct, max_bins):
 
 def _codes(column, edges):
     codes = np.empty(column.shape[0], dtype=np.uint8)
-    encode_column(np.ascontiguousarray(column, dtype=np.float32),
-                  np.ascontiguousarray(edges, dtype=np.float32), codes)
+    encode_column(np.ascontiguousarray(column, dtype=np.float32), edges, codes)
     return codes
 
 
@@ -98,13 +103,22 @@ def _level_codes(column):
     return np.where(missing, MISSING_CODE, np.where(missing, 0, column)).astype(np.uint8)
 
 
-def bin_features(X, max_bins, random_state, is_categorical=None):
+# bin_features gathers the sampled rows of this many values at a time (a range
+# of features), so that a wide X is never copied whole
+_SAMPLE_GATHER_VALUES = 1 << 23
+
+
+def bin_features(X, max_bins, random_state, is_categorical=None, n_threads=1):
     """Bin float32 X (n_samples, n_features) into at most max_bins bins per feature.
 
     Edges come from the quantiles of each feature's non-missing values, computed
     on at most QUANTILE_SAMPLE rows drawn without replacement from random_state
     (a numpy RandomState) when there are more rows. The features marked in
-    ``is_categorical`` (bool array or None) get one bin per level.
+    ``is_categorical`` (bool array or None) get one bin per level. X may be in
+    either memory order: the sampled rows are gathered once for a range of
+    features, and the codes are computed over blocks of rows, all features at
+    once. ``n_threads`` threads sort the features' samples and encode ranges
+    of rows; the result does not depend on it.
     """
     n_samples, n_features = X.shape
     rows = None
@@ -113,18 +127,40 @@ def bin_features(X, max_bins, random_state, is_categorical=None):
     codes = np.empty((n_samples, n_features), dtype=np.uint8, order="F")
     edges = np.full((n_features, max_bins), np.inf)
     n_bins = np.empty(n_features, dtype=np.intp)
-    for f in range(n_features):
-        column = X[:, f]
-        if is_categorical is not None and is_categorical[f]:
-            codes[:, f] = _level_codes(column)
-            observed = codes[:, f][codes[:, f] != MISSING_CODE]
-            n_bins[f] = int(observed.max()) + 1 if observed.size else 1
-            continue
-        values = column if rows is None else column[rows]
-        feature_edges = bin_edges(values[~np.isnan(values)], max_bins)
+    categorical = np.zeros(n_features, dtype=bool) if is_categorical is None \
+        else np.asarray(is_categorical, dtype=bool)
+    for f in np.flatnonzero(categorical):
+        codes[:, f] = _level_codes(X[:, f])
+        observed = codes[:, f][codes[:, f] != MISSING_CODE]
+        n_bins[f] = int(observed.max()) + 1 if observed.size else 1
+    ordinal = np.flatnonzero(~categorical)
+    padded = np.full((n_features, PADDED_EDGES), np.inf, dtype=np.float32)
+
+    n_sampled = n_samples if rows is None else rows.size
+    features_per_gather = max(1, _SAMPLE_GATHER_VALUES // n_sampled)
+    sample = {}  # the sampled values of a range of features, gathered at once
+
+    def find_edges(f):  # numpy sorts without the GIL
+        values = np.sort(sample["values"][:, f - sample["first"]])
+        feature_edges = bin_edges_of_sorted(values[:np.searchsorted(np.isnan(values), True)],
+                                            max_bins)
         n_bins[f] = feature_edges.size + 1
         edges[f, :feature_edges.size] = feature_edges
         edges[f, feature_edges.size] = LAST_EDGE
-        codes[:, f] = _codes(column, feature_edges)
+        padded[f, :feature_edges.size] = feature_edges
+
+    def encode(bounds):
+        encode_features(X, padded, ordinal, codes, *bounds)
+
+    cuts = np.linspace(0, n_samples, max(1, n_threads) + 1).astype(np.intp)
+    if ordinal.size:
+        with ThreadPoolExecutor(max(1, n_threads)) as threads:
+            for first in range(0, n_features, features_per_gather):
+                last = min(first + features_per_gather, n_features)
+                sample.update(first=first, values=X[:, first:last] if rows is None
+                              else X[rows, first:last])
+                list(threads.map(find_edges, ordinal[(ordinal >= first) & (ordinal < last)]))
+            sample.clear()
+            list(threads.map(encode, zip(cuts[:-1], cuts[1:])))
     return BinnedData(codes, edges, n_bins,
-                      None if is_categorical is None else np.asarray(is_categorical, dtype=bool))
+                      None if is_categorical is None else categorical)

@@ -437,7 +437,7 @@ default="from_dtype"
         candidates = node_size_candidates(self.predict_min_samples, self.bootstrap,
                                           np.bincount(positive, minlength=n_classes))
         fit_X = training_matrix(X, self.max_bins_, random_state,  # bin codes when max_bins_ is set
-                                self.is_categorical_)
+                                self.is_categorical_, self.n_jobs)
         tables = distinct_value_tables(X) if self.max_bins_ is None and self.nsplit else None
         oob = None
         if self.oob_score:

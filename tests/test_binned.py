@@ -237,3 +237,67 @@ def test_memory_order_of_X_does_not_change_the_forest(oob_score):
         if oob_score:
             np.testing.assert_array_equal(other.oob_decision_function_,
                                           forests[0].oob_decision_function_)
+
+
+def reference_binning(X, max_bins, seed, is_categorical):
+    """Edges and codes by the definition: edges from each feature's sorted
+    sample (the seeded subsample above QUANTILE_SAMPLE rows), a value's code the
+    number of edges below it (np.searchsorted), 255 for NaN; a categorical
+    feature's code its level."""
+    n, p = X.shape
+    rows = np.arange(n)
+    if n > _binning.QUANTILE_SAMPLE:
+        rows = np.sort(np.random.RandomState(seed).choice(n, _binning.QUANTILE_SAMPLE,
+                                                          replace=False))
+    codes = np.empty(X.shape, dtype=np.uint8)
+    edges = []
+    for f in range(p):
+        column = X[:, f]
+        if is_categorical[f]:
+            codes[:, f] = np.where(np.isnan(column), MISSING_CODE, np.nan_to_num(column))
+            edges.append(None)
+            continue
+        values = column[rows]
+        feature_edges = _binning.bin_edges(values[~np.isnan(values)], max_bins)
+        codes[:, f] = np.where(np.isnan(column), MISSING_CODE,
+                               np.searchsorted(feature_edges, column, side="left"))
+        edges.append(feature_edges)
+    return codes, edges
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), max_bins=st.sampled_from([2, 3, 16, 255]),
+       n_threads=st.integers(1, 3), order=st.sampled_from("CF"),
+       gather_values=st.sampled_from([1, 7, 1 << 23]))
+def test_bin_codes_count_the_edges_below_each_value(seed, max_bins, n_threads, order,
+                                                    gather_values):
+    """Codes in any memory order, by any number of threads and any size of
+    sample gathers equal the definition; the subsample (QUANTILE_SAMPLE made
+    small) gives the edges; ties, infinities, NaN, a constant feature and a
+    categorical one included."""
+    rng = np.random.default_rng(seed)
+    n, p = int(rng.integers(1, 400)), int(rng.integers(1, 7))
+    X = rng.standard_normal((n, p)).astype(np.float32)
+    X[:, 0] = np.round(X[:, 0] * rng.integers(1, 200)) / 7          # ties
+    X[rng.random((n, p)) < 0.05] = np.inf
+    X[rng.random((n, p)) < 0.05] = -np.inf
+    X[rng.random((n, p)) < 0.1] = np.nan
+    if p > 2:
+        X[:, 2] = 1.5                                                  # constant
+    is_categorical = np.zeros(p, dtype=bool)
+    if p > 3:
+        X[:, 3] = np.where(np.isnan(X[:, 3]), np.nan, rng.integers(0, 9, n))
+        is_categorical[3] = True
+    X = np.asarray(X, order=order)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_binning, "QUANTILE_SAMPLE", 150)
+        patch.setattr(_binning, "_SAMPLE_GATHER_VALUES", gather_values)
+        binned = bin_features(X, max_bins, np.random.RandomState(seed % 1000),
+                              is_categorical, n_threads=n_threads)
+        codes, edges = reference_binning(X, max_bins, seed % 1000, is_categorical)
+    np.testing.assert_array_equal(binned.codes, codes)
+    assert binned.codes.flags.f_contiguous
+    for f, feature_edges in enumerate(edges):
+        if feature_edges is not None:
+            assert binned.n_bins[f] == feature_edges.size + 1
+            np.testing.assert_array_equal(binned.edges[f, :feature_edges.size], feature_edges)
