@@ -26,7 +26,7 @@ from ._categories import fit_categories, predict_codes, resolve_fitted
 from ._compat import Interval, RealNotInt, StrOptions, fit_context, validate_data
 from ._decision import validate_decision
 from ._oob import (OutOfBagSums, cases_choosing_node_size, node_size_candidates, oob_auc,
-                   oob_gmean)
+                   oob_gmean, rows_with_oob)
 from ._prediction import decide_classes, mean_tree_proba
 from ._progress import progress
 from ._sampling import (TreeSampler, check_class_weight_dict, seeded_rng, tree_growth_seed,
@@ -612,8 +612,9 @@ default="from_dtype"
         decisions = oob.decision_functions(warn_missing=bool(self.oob_score))
 
         def figures(proba):  # OOB AUC, and OOB G-mean when there is a choice
-            return (oob_auc(y_encoded, proba, self.classes_),
-                    oob_gmean(y_encoded, proba, self.class_prior_, self.decision)
+            proba, codes = rows_with_oob(proba, y_encoded)  # one copy for both figures
+            return (oob_auc(codes, proba, self.classes_),
+                    oob_gmean(codes, proba, self.class_prior_, self.decision)
                     if len(decisions) > 1 else None)
 
         with warnings.catch_warnings():

@@ -129,7 +129,7 @@ def oob_auc(y_encoded, proba, classes):
     (they cost more than the AUCs of the node-size choice) unless a class has
     no OOB case: multiclass_auc then leaves it out with a warning.
     """
-    proba, codes = _rows_with_oob(proba, y_encoded)
+    proba, codes = rows_with_oob(proba, y_encoded)
     present = np.bincount(codes, minlength=classes.shape[0]) > 0
     if present.sum() < 2:
         return np.nan
@@ -144,7 +144,7 @@ def oob_gmean(y_encoded, proba, prior, decision):
     """OOB G-mean (geometric mean of the per-class recalls, over the classes
     with OOB cases) of the classes `decide` predicts from the OOB
     probabilities; NaN when fewer than two classes have OOB cases."""
-    proba, codes = _rows_with_oob(proba, y_encoded)
+    proba, codes = rows_with_oob(proba, y_encoded)
     cases = np.bincount(codes, minlength=prior.shape[0])
     if np.count_nonzero(cases) < 2:
         return np.nan
@@ -156,7 +156,7 @@ def oob_gmean(y_encoded, proba, prior, decision):
     return _geometric_mean(hits[cases > 0] / cases[cases > 0])
 
 
-def _rows_with_oob(proba, y_encoded):
+def rows_with_oob(proba, y_encoded):
     """proba and y_encoded without the rows that have no OOB prediction (NaN),
     as given (no copy) when every row has one."""
     has_oob = ~np.isnan(proba[:, 0])

@@ -878,10 +878,11 @@ cdef class Tree:
         # (an ancestor of a node that is not small is neither)
         present = np.ones(self.node_count, dtype=bool)
         present[1:] = ~small[parent[1:]] & ~collapse[parent[1:]]
-        proba = self.proba.copy()
         borrows = present & small
         borrows[0] = False
-        proba[borrows] = self.proba[parent[borrows]]
+        # the node whose proportions each kept node predicts: its own or its parent's
+        # (one gather of the kept rows: at many classes the proportions are most of a tree)
+        source = np.where(borrows, parent, index)[present]
         leaf = ~split | collapse
         new_index = np.cumsum(present) - 1
         kept = lambda array: np.ascontiguousarray(array[present])
@@ -892,7 +893,7 @@ cdef class Tree:
             "threshold": kept(np.where(leaf, _UNDEFINED, self.threshold)),
             "missing_go_to_left": kept(np.where(leaf, 0, self.missing_go_to_left)
                                        .astype(np.uint8)),
-            "value": kept(proba),
+            "value": np.take(self.proba, source, axis=0),
             "improvement": kept(np.where(leaf, 0.0, self.improvement)),
         }
         for name in ("n_node_samples", "weighted_n_node_samples"):
