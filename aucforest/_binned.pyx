@@ -409,3 +409,23 @@ def encode_features(const X_t[:, :] X, const X_t[:, ::1] padded, const idx_t[::1
                     values[j] = X[i + j, f]
                 _encode_lanes(values, m, &padded[f, 0], &codes[i, f])
             i += ENCODE_LANES
+
+
+def gather_columns(const X_t[:, :] X, const idx_t[::1] rows, idx_t first, idx_t last):
+    """float32 array (last - first, len(rows)): column f of X[rows] in row
+    f - first, the features first..last - 1; X in any memory order, each row
+    read once (a feature's values, contiguous, for sorting)."""
+    cdef idx_t i, f, row, n = rows.shape[0]
+    if not 0 <= first <= last <= X.shape[1]:
+        raise ValueError("features out of range")
+    for i in range(n):
+        if not 0 <= rows[i] < X.shape[0]:
+            raise ValueError("row index out of range")
+    columns = np.empty((last - first, n), dtype=np.float32)
+    cdef X_t[:, ::1] out = columns
+    with nogil:
+        for i in range(n):
+            row = rows[i]
+            for f in range(first, last):
+                out[f - first, i] = X[row, f]
+    return columns

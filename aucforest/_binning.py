@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from ._binned import PADDED_EDGES, encode_column, encode_features
+from ._binned import PADDED_EDGES, encode_column, encode_features, gather_columns
 
 MISSING_CODE = 255
 MAX_BINS = 255
@@ -103,8 +103,8 @@ def _level_codes(column):
     return np.where(missing, MISSING_CODE, np.where(missing, 0, column)).astype(np.uint8)
 
 
-# bin_features gathers the sampled rows of this many values at a time (a range
-# of features), so that a wide X is never copied whole
+# bin_features gathers the sampled values of this many features x rows at a
+# time (a range of features), so that a wide X is never copied whole
 _SAMPLE_GATHER_VALUES = 1 << 23
 
 
@@ -116,14 +116,15 @@ def bin_features(X, max_bins, random_state, is_categorical=None, n_threads=1):
     (a numpy RandomState) when there are more rows. The features marked in
     ``is_categorical`` (bool array or None) get one bin per level. X may be in
     either memory order: the sampled rows are gathered once for a range of
-    features, and the codes are computed over blocks of rows, all features at
-    once. ``n_threads`` threads sort the features' samples and encode ranges
-    of rows; the result does not depend on it.
+    features, each feature's values contiguous, and the codes are computed
+    over blocks of rows, all features at once. ``n_threads`` threads sort the
+    features' samples and encode ranges of rows; the result does not depend
+    on their number.
     """
     n_samples, n_features = X.shape
-    rows = None
+    sampled = np.arange(n_samples)
     if n_samples > QUANTILE_SAMPLE:
-        rows = np.sort(random_state.choice(n_samples, QUANTILE_SAMPLE, replace=False))
+        sampled = np.sort(random_state.choice(n_samples, QUANTILE_SAMPLE, replace=False))
     codes = np.empty((n_samples, n_features), dtype=np.uint8, order="F")
     edges = np.full((n_features, max_bins), np.inf)
     n_bins = np.empty(n_features, dtype=np.intp)
@@ -136,12 +137,8 @@ def bin_features(X, max_bins, random_state, is_categorical=None, n_threads=1):
     ordinal = np.flatnonzero(~categorical)
     padded = np.full((n_features, PADDED_EDGES), np.inf, dtype=np.float32)
 
-    n_sampled = n_samples if rows is None else rows.size
-    features_per_gather = max(1, _SAMPLE_GATHER_VALUES // n_sampled)
-    sample = {}  # the sampled values of a range of features, gathered at once
-
-    def find_edges(f):  # numpy sorts without the GIL
-        values = np.sort(sample["values"][:, f - sample["first"]])
+    def find_edges(f, values):  # values: f's sampled values, sorted in place
+        values.sort()  # NaN last; numpy sorts without the GIL
         feature_edges = bin_edges_of_sorted(values[:np.searchsorted(np.isnan(values), True)],
                                             max_bins)
         n_bins[f] = feature_edges.size + 1
@@ -152,15 +149,15 @@ def bin_features(X, max_bins, random_state, is_categorical=None, n_threads=1):
     def encode(bounds):
         encode_features(X, padded, ordinal, codes, *bounds)
 
+    per_gather = max(1, _SAMPLE_GATHER_VALUES // sampled.size)
     cuts = np.linspace(0, n_samples, max(1, n_threads) + 1).astype(np.intp)
     if ordinal.size:
         with ThreadPoolExecutor(max(1, n_threads)) as threads:
-            for first in range(0, n_features, features_per_gather):
-                last = min(first + features_per_gather, n_features)
-                sample.update(first=first, values=X[:, first:last] if rows is None
-                              else X[rows, first:last])
-                list(threads.map(find_edges, ordinal[(ordinal >= first) & (ordinal < last)]))
-            sample.clear()
+            for first in range(0, n_features, per_gather):
+                last = min(first + per_gather, n_features)
+                values = gather_columns(X, sampled, first, last)
+                wanted = ordinal[(ordinal >= first) & (ordinal < last)]
+                list(threads.map(find_edges, wanted, (values[f - first] for f in wanted)))
             list(threads.map(encode, zip(cuts[:-1], cuts[1:])))
     return BinnedData(codes, edges, n_bins,
                       None if is_categorical is None else categorical)

@@ -468,10 +468,10 @@ default="from_dtype"
         if oob is not None:
             self._set_oob_estimates(oob.labels(y_encoded), oob)
         # the trees are the model: each predicts from the node size chosen
-        self.estimators_ = [
-            fitted_tree(collapsed(tree_, self.predict_min_samples_, tree_params_["criterion"]),
-                        self.classes_, X.shape[1], tree_seed, tree_params_)
-            for tree_seed, tree_params_, tree_ in grown]
+        self.estimators_ = Parallel(n_jobs=self.n_jobs, require="sharedmem")(
+            delayed(_predicting_tree)(tree_, self.predict_min_samples_, self.classes_,
+                                      X.shape[1], tree_seed, tree_params_)
+            for tree_seed, tree_params_, tree_ in grown)
         if self.warm_start and self.predict_min_samples_ > 1:  # to choose again later
             self._grown_trees_ = [tree_ for _, _, tree_ in grown]
 
@@ -620,7 +620,9 @@ default="from_dtype"
         with warnings.catch_warnings():
             if not self.oob_score:  # an internal choice: its caveats are not the user's
                 warnings.simplefilter("ignore", UserWarning)
-            scores, gmeans = zip(*map(figures, decisions))
+            # the candidates in the fit's threads (numpy sorts without the GIL)
+            scores, gmeans = zip(*Parallel(n_jobs=self.n_jobs, require="sharedmem")(
+                delayed(figures)(proba) for proba in decisions))
         best = 0
         if len(scores) > 1:
             self.oob_scores_by_min_samples_ = dict(zip(oob.min_samples, scores))
@@ -838,6 +840,12 @@ def _fit_tree(sampler, X, y_encoded, n_classes, params, seed, tables=None, count
                       seed=tree_growth_seed(seeded_rng(seed)), tables=tables,
                       is_categorical=is_categorical, **params)
     return tree_, kept
+
+
+def _predicting_tree(tree_, min_samples, classes, n_features, seed, params):
+    """The fitted `AUCTreeClassifier` of a grown tree, collapsed to min_samples."""
+    return fitted_tree(collapsed(tree_, min_samples, params["criterion"]), classes,
+                       n_features, seed, params)
 
 
 def _from_dtype(categorical_features):
