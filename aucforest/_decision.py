@@ -7,6 +7,8 @@ threshold on the probability of the second class.
 """
 import numpy as np
 
+from ._rfq import rfq_classes
+
 
 def validate_decision(decision, n_classes):
     """Raise ValueError when a threshold decision is used with K != 2 classes."""
@@ -45,8 +47,5 @@ def _rfq(proba, prior):
         if prior[minority] <= 0:  # a class the trees never saw is never predicted
             return np.full(proba.shape[0], 1 - minority, dtype=np.intp)
         return np.where(proba[:, minority] >= prior[minority], minority, 1 - minority)
-    # stable order by prior: among tied scores argmax takes the smallest prior
-    order = np.argsort(prior, kind="stable")
-    with np.errstate(divide="ignore", invalid="ignore"):
-        scores = np.where(prior[order] > 0, proba[:, order] / prior[order], -np.inf)
-    return order[np.argmax(scores, axis=1)]
+    # argmax of p_k / pi_k, ties to the smaller prior: one compiled pass
+    return rfq_classes(np.ascontiguousarray(proba), prior)

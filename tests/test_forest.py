@@ -1,6 +1,8 @@
 """AUCForestClassifier: determinism, aggregation, sampling, decisions, accuracy."""
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sklearn.datasets import load_breast_cancer, load_digits, load_iris, load_wine, make_classification
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.metrics import roc_auc_score
@@ -154,6 +156,38 @@ def test_rfq_ties_go_to_the_smaller_prior():
     proba = np.array([[0.5, 0.3, 0.2], [0.2, 0.2, 0.6]])
     prior = np.array([0.5, 0.3, 0.2])  # every ratio equals 1 in row 0
     np.testing.assert_array_equal(decide(proba, prior, "rfq"), [2, 2])
+
+
+def rfq_written_out(proba, prior):
+    """RFQ's class for each row, one row at a time: the largest p_k / pi_k
+    over the classes of positive prior, the smaller prior (then the smaller
+    index) among equal ones; a NaN quotient is taken as numpy's argmax takes
+    it (the first, in that order)."""
+    order = sorted(range(prior.size), key=lambda k: (prior[k], k))
+    classes = []
+    for row in proba:
+        scores = [row[k] / prior[k] if prior[k] > 0 else -np.inf for k in order]
+        nan = [j for j, score in enumerate(scores) if np.isnan(score)]
+        classes.append(order[nan[0]] if nan else order[int(np.argmax(scores))])
+    return np.array(classes)
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n_classes=st.integers(3, 9))
+def test_rfq_decision_equals_the_rule_written_out(seed, n_classes):
+    """The compiled RFQ decision, on proportions with exact ties, zeros, zero
+    priors and NaN rows, against a per-row reference."""
+    from aucforest._decision import decide
+    rng = np.random.default_rng(seed)
+    proba = rng.integers(0, 4, (50, n_classes)).astype(float)
+    proba /= np.maximum(proba.sum(axis=1, keepdims=True), 1)
+    proba[rng.random(50) < 0.1] = np.nan
+    prior = rng.integers(0, 4, n_classes).astype(float)
+    prior[rng.integers(n_classes)] += 1
+    prior /= prior.sum()
+    np.testing.assert_array_equal(decide(proba, prior, "rfq"), rfq_written_out(proba, prior))
+    np.testing.assert_array_equal(decide(np.asfortranarray(proba[:, ::-1])[:, ::-1], prior,
+                                         "rfq"), rfq_written_out(proba, prior))
 
 
 # ----------------------------------------------------------------- sampling
