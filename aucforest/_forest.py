@@ -468,7 +468,9 @@ default="from_dtype"
         if oob is not None:
             self._set_oob_estimates(oob.labels(y_encoded), oob)
         # the trees are the model: each predicts from the node size chosen
-        self.estimators_ = Parallel(n_jobs=self.n_jobs, require="sharedmem")(
+        nodes = sum(tree_.node_count for _, _, tree_ in grown) * (n_classes + 8)
+        self.estimators_ = Parallel(n_jobs=_tail_jobs(self.n_jobs, nodes),
+                                    require="sharedmem")(
             delayed(_predicting_tree)(tree_, self.predict_min_samples_, self.classes_,
                                       X.shape[1], tree_seed, tree_params_)
             for tree_seed, tree_params_, tree_ in grown)
@@ -621,7 +623,8 @@ default="from_dtype"
             if not self.oob_score:  # an internal choice: its caveats are not the user's
                 warnings.simplefilter("ignore", UserWarning)
             # the candidates in the fit's threads (numpy sorts without the GIL)
-            scores, gmeans = zip(*Parallel(n_jobs=self.n_jobs, require="sharedmem")(
+            n_jobs = _tail_jobs(self.n_jobs, sum(proba.size for proba in decisions))
+            scores, gmeans = zip(*Parallel(n_jobs=n_jobs, require="sharedmem")(
                 delayed(figures)(proba) for proba in decisions))
         best = 0
         if len(scores) > 1:
@@ -840,6 +843,18 @@ def _fit_tree(sampler, X, y_encoded, n_classes, params, seed, tables=None, count
                       seed=tree_growth_seed(seeded_rng(seed)), tables=tables,
                       is_categorical=is_categorical, **params)
     return tree_, kept
+
+
+# The parts of a fit after the trees grow (the node-size choice's figures,
+# collapsing the trees) run in the fit's threads from this many values on (OOB
+# proportions, or nodes x (classes + 8)): below, starting the threads costs
+# more than they save (at 20,000 rows, K = 3, two threads were slower than one).
+TAIL_THREADS_MIN_VALUES = 1_000_000
+
+
+def _tail_jobs(n_jobs, n_values):
+    """n_jobs for a part of the fit's tail over n_values values (1: in turn)."""
+    return n_jobs if n_values >= TAIL_THREADS_MIN_VALUES else 1
 
 
 def _predicting_tree(tree_, min_samples, classes, n_features, seed, params):
