@@ -121,6 +121,7 @@ def bin_features(X, max_bins, random_state, is_categorical=None, n_threads=1):
     features' samples and encode ranges of rows; the result does not depend
     on their number.
     """
+    X = np.asarray(X, dtype=np.float32)  # the kernels read float32 (no copy when it is)
     n_samples, n_features = X.shape
     sampled = np.arange(n_samples)
     if n_samples > QUANTILE_SAMPLE:
@@ -149,7 +150,7 @@ def bin_features(X, max_bins, random_state, is_categorical=None, n_threads=1):
     def encode(bounds):
         encode_features(X, padded, ordinal, codes, *bounds)
 
-    per_gather = max(1, _SAMPLE_GATHER_VALUES // sampled.size)
+    per_gather = max(1, _SAMPLE_GATHER_VALUES // max(sampled.size, 1))
     cuts = np.linspace(0, n_samples, max(1, n_threads) + 1).astype(np.intp)
     if ordinal.size:
         with ThreadPoolExecutor(max(1, n_threads)) as threads:
