@@ -72,7 +72,7 @@ from ._prediction import decide_classes, mean_tree_proba
 from ._sampling import CaseDraws, check_class_weight_dict
 from ._split import CRITERIA
 from ._tree import Tree, accumulate_oob_proba
-from .tree import fitted_tree
+from .tree import feature_attributes, fitted_tree
 
 # A node with at most this many distinct rows (of positive weight) in its tree is
 # finished in memory on one worker: the bound of the working set gathered there.
@@ -920,7 +920,7 @@ class _Fit:
         params = dict(tree_params(forest), max_bins=self.max_bins)
         forest.estimators_ = [
             fitted_tree(collapsed(tree_, forest.predict_min_samples_, forest.criterion),
-                        self.classes, self.p, int(seed), params)
+                        self.classes, self.p, int(seed), params, feature_attributes(forest))
             for seed, tree_ in zip(self.seeds, self.trees)]
         if self.oob is not None and forest.oob_score:
             forest._saved_oob_gmean = oob_gmean(labels, forest.oob_decision_function_,

@@ -32,7 +32,7 @@ from ._progress import progress
 from ._sampling import (TreeSampler, check_class_weight_dict, seeded_rng, tree_growth_seed,
                         weight_product)
 from ._sparse import SparseRows, is_sparse
-from .tree import AUCTreeClassifier, fitted_tree
+from .tree import AUCTreeClassifier, feature_attributes, fitted_tree
 
 
 class AUCForestClassifier(ClassifierMixin, BaseEstimator):
@@ -472,7 +472,8 @@ default="from_dtype"
         self.estimators_ = Parallel(n_jobs=_tail_jobs(self.n_jobs, nodes),
                                     require="sharedmem")(
             delayed(_predicting_tree)(tree_, self.predict_min_samples_, self.classes_,
-                                      X.shape[1], tree_seed, tree_params_)
+                                      X.shape[1], tree_seed, tree_params_,
+                                      feature_attributes(self))
             for tree_seed, tree_params_, tree_ in grown)
         if self.warm_start and self.predict_min_samples_ > 1:  # to choose again later
             self._grown_trees_ = [tree_ for _, _, tree_ in grown]
@@ -857,10 +858,10 @@ def _tail_jobs(n_jobs, n_values):
     return n_jobs if n_values >= TAIL_THREADS_MIN_VALUES else 1
 
 
-def _predicting_tree(tree_, min_samples, classes, n_features, seed, params):
+def _predicting_tree(tree_, min_samples, classes, n_features, seed, params, features):
     """The fitted `AUCTreeClassifier` of a grown tree, collapsed to min_samples."""
     return fitted_tree(collapsed(tree_, min_samples, params["criterion"]), classes,
-                       n_features, seed, params)
+                       n_features, seed, params, features)
 
 
 def _from_dtype(categorical_features):

@@ -17,12 +17,25 @@ from ._sampling import check_class_weight_dict, tree_growth_seed
 from ._sparse import SparseRows, is_sparse
 
 
-def fitted_tree(tree_, classes, n_features_in, random_state, params):
-    """An AUCTreeClassifier wrapping an already grown `Tree` (forests, model files)."""
+# A forest's fitted attributes that describe its features: each of its trees
+# takes them, so that a tree reads X (column names, category columns) as the
+# forest does and per-tree predictions of a DataFrame agree with the forest's.
+FEATURE_ATTRIBUTES = ("feature_names_in_", "is_categorical_", "categories_")
+
+
+def feature_attributes(estimator):
+    """The FEATURE_ATTRIBUTES a fitted estimator has, by name."""
+    return {name: vars(estimator)[name] for name in FEATURE_ATTRIBUTES if name in vars(estimator)}
+
+
+def fitted_tree(tree_, classes, n_features_in, random_state, params, features=None):
+    """An AUCTreeClassifier wrapping an already grown `Tree` (forests, model
+    files), with the forest's `feature_attributes` ``features``."""
     tree = AUCTreeClassifier(random_state=random_state, **params)
     tree.tree_ = tree_
     tree.classes_, tree.n_classes_, tree.n_features_in_ = classes, classes.shape[0], n_features_in
     tree.max_features_ = resolve_max_features(tree.max_features, n_features_in)
+    vars(tree).update(features or {})
     return tree
 
 

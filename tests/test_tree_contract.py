@@ -51,6 +51,39 @@ def test_predict_proba_is_the_mean_of_the_trees(fitted):
     np.testing.assert_allclose(forest.predict_log_proba(X), np.log(forest.predict_proba(X)))
 
 
+@pytest.mark.parametrize("through", ["fit", "model file", "warm start"])
+def test_the_trees_read_a_dataframe_with_category_columns_as_the_forest_does(through,
+                                                                             tmp_path):
+    """Each tree takes the forest's column names and categories: the mean of
+    the trees' predict_proba of a DataFrame (categories reordered, missing
+    values) is the forest's, and a frame with other column names is refused
+    by a tree as by the forest."""
+    pandas = pytest.importorskip("pandas")
+    X, y = imbalanced_with_missing()
+    rng = np.random.default_rng(0)
+    levels = np.array(["north", "south", "east", "west"])
+    frame = pandas.DataFrame(X[:, :4], columns=["a", "b", "c", "d"])
+    frame["region"] = pandas.Categorical(levels[(y + rng.integers(0, 2, y.size)) % 4])
+    forest = AUCForestClassifier(12 if through == "warm start" else 20, warm_start=True,
+                                 random_state=0).fit(frame, y)
+    if through == "model file":
+        aucforest.save(forest, tmp_path / "model.npz")
+        forest = load(tmp_path / "model.npz")
+    elif through == "warm start":
+        forest.set_params(n_estimators=20).fit(frame, y)
+    assert forest.is_categorical_.tolist() == [False] * 4 + [True]
+    new = frame.copy()
+    new["region"] = new["region"].cat.reorder_categories(levels[::-1])
+    new.loc[:9, "region"] = np.nan
+    for data in (frame, new):
+        trees = np.mean([tree.predict_proba(data) for tree in forest], axis=0)
+        np.testing.assert_allclose(forest.predict_proba(data), trees, rtol=1e-12, atol=1e-15)
+    renamed = frame.rename(columns={"a": "z"})
+    for model in (forest, forest[0]):
+        with pytest.raises(ValueError, match="feature names"):
+            model.predict_proba(renamed)
+
+
 def test_apply_leads_to_the_values_the_trees_predict(fitted):
     forest, X, _ = fitted
     leaves = forest.apply(X)

@@ -15,7 +15,7 @@ from .._categories import checked_categories
 from .._decision import validate_decision
 from .._forest import AUCForestClassifier
 from .._tree import Tree
-from ..tree import fitted_tree
+from ..tree import feature_attributes, fitted_tree
 from ._format import (FORMAT_NAME, FORMAT_VERSION, _OPTIONAL_ARRAYS, _MIN_SAMPLES_TABLES,
                       _MAX_HEADER_SIZE, _NOT_STORED_PARAMS, _PARAMS_OF_EARLIER_FILES,
                       _MAX_METADATA_DEPTH, _INT32_MAX, _MAX_TREE_SEED, _READ_CHUNK, _decode_param,
@@ -440,7 +440,8 @@ def _trees_from_arrays(arrays, forest, n_trees):
             raise ModelFileError(f"tree {index}: {error}") from None
         seed = int(arrays["tree_random_state"][index])
         trees.append(fitted_tree(tree_, forest.classes_, forest.n_features_in_,
-                                 seed if seed >= 0 else None, params))
+                                 seed if seed >= 0 else None, params,
+                                 feature_attributes(forest)))
     return trees
 
 
