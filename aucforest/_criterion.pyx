@@ -39,7 +39,9 @@ splitter (exact, binned) then has it.
 import numpy as np
 
 from libc.math cimport log2, sqrt
-from libc.stdlib cimport free, malloc, qsort
+from libc.stdlib cimport free, malloc
+
+from ._sort cimport sort_doubles
 
 
 # "log_loss": scikit-learn's name of the entropy criterion (since 1.1)
@@ -138,12 +140,6 @@ cdef double criterion_improvement(Criterion* c, const double* left,
 # Exact statistics of a class-count table
 # ---------------------------------------------------------------------------
 
-cdef int _compare_doubles(const void* a, const void* b) noexcept nogil:
-    cdef double x = (<const double*> a)[0]
-    cdef double y = (<const double*> b)[0]
-    return (x > y) - (x < y)
-
-
 cdef double auc_statistic(const double* left, const double* right, idx_t n_classes,
                           double* shares) noexcept nogil:
     """Exact multiclass AUC split statistic theta of a K x 2 table.
@@ -172,7 +168,7 @@ cdef double sorted_abs_diff_sum(double* values, idx_t n) noexcept nogil:
     cdef double s = 0.0
     if n < 2:
         return 0.0
-    qsort(values, n, sizeof(double), _compare_doubles)
+    sort_doubles(values, n)
     for k in range(n):
         s += (2.0 * (k + 1) - n - 1.0) * values[k]
     return s

@@ -86,8 +86,9 @@ cdef inline uint64_t _median3(uint64_t a, uint64_t b, uint64_t c) noexcept nogil
 
 
 cdef void _quicksort(uint64_t* keys, idx_t n, int depth_limit) noexcept nogil:
-    """Introsort of unique keys: quicksort, heapsort past the depth limit,
-    insertion sort for short runs."""
+    """Introsort: quicksort (Hoare partition around a median of three, which
+    stops at keys equal to the pivot, so repeated keys are fine), heapsort
+    past the depth limit, insertion sort for short runs."""
     cdef uint64_t pivot
     cdef idx_t i, j
     while n > 16:
@@ -98,7 +99,7 @@ cdef void _quicksort(uint64_t* keys, idx_t n, int depth_limit) noexcept nogil:
         pivot = _median3(keys[0], keys[n // 2], keys[n - 1])
         i = 0
         j = n - 1
-        while True:  # Hoare partition; keys are unique
+        while True:  # Hoare partition
             while keys[i] < pivot:
                 i += 1
             while keys[j] > pivot:
@@ -164,6 +165,34 @@ cdef void sort_by_value(X_t* values, idx_t* samples, idx_t n, uint64_t* keys,
     for i in range(n):
         samples[i] = <idx_t> (result[i] & 0xFFFFFFFFULL)
         values[i] = _value_of(result[i])
+
+
+cdef void sort_doubles(double* values, idx_t n) noexcept nogil:
+    """Sort doubles (no NaN) ascending in place: each is mapped to an
+    unsigned 64-bit key in the same order (sign-magnitude to unsigned, as
+    `_order_key` does for float32), the keys go through the introsort above
+    (integer compares, no comparator calls) and are mapped back."""
+    cdef idx_t i
+    cdef uint64_t* keys = <uint64_t*> values  # the same 8 bytes, read as a key
+    cdef uint64_t bits
+    if n < 2:
+        return
+    for i in range(n):
+        memcpy(&bits, &values[i], sizeof(uint64_t))
+        keys[i] = ~bits if bits >> 63 else bits | 0x8000000000000000ULL
+    _quicksort(keys, n, 2 * _floor_log2(n))
+    for i in range(n):
+        bits = keys[i]
+        bits = bits & 0x7FFFFFFFFFFFFFFFULL if bits >> 63 else ~bits
+        memcpy(&values[i], &bits, sizeof(uint64_t))
+
+
+def sort_doubles_for_tests(values):
+    """Sort float64 values with `sort_doubles`; returns the sorted copy."""
+    cdef double[::1] v = np.array(values, dtype=np.float64).ravel()
+    if v.shape[0] > 0:
+        sort_doubles(&v[0], v.shape[0])
+    return np.asarray(v)
 
 
 cdef inline int _floor_log2(idx_t n) noexcept nogil:

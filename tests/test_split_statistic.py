@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from aucforest import auc_split_statistic
-from aucforest._sort import sort_for_tests
+from aucforest._sort import sort_doubles_for_tests, sort_for_tests
 from references import naive_auc_statistic
 
 counts = st.one_of(st.just(0.0), st.floats(1e-3, 1e4), st.integers(0, 50).map(float))
@@ -96,6 +96,25 @@ def test_kernel_sort_puts_nan_last_and_negative_zero_with_zero():
         np.testing.assert_array_equal(sorted_values[:finite.size], finite)
         assert np.all(np.isnan(sorted_values[finite.size:]))
         assert sorted(order) == list(range(chunk.size))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.one_of(
+    arrays(np.float64, st.integers(0, 300), elements=st.integers(-3, 3).map(float)),
+    arrays(np.float64, st.integers(0, 600),
+           elements=st.floats(allow_nan=False, allow_subnormal=True)),
+    arrays(np.float64, st.integers(17, 400), elements=st.sampled_from([0.0, -0.0, 1.0, 0.5]))))
+def test_double_sort_of_the_statistic_equals_numpy(values):
+    """The sort behind the AUC statistic's sum (shares with many exact ties,
+    signed zeros, infinities, subnormals) gives numpy's order, bit for bit up
+    to the sign of zero."""
+    np.testing.assert_array_equal(sort_doubles_for_tests(values), np.sort(values))
+
+
+def test_double_sort_on_adversarial_inputs():
+    for values in (np.arange(5000.0, 0, -1), np.zeros(5000), np.tile([2.0, 1, 3], 2000),
+                   np.repeat([1.0, 0.0], 3000)):
+        np.testing.assert_array_equal(sort_doubles_for_tests(values), np.sort(values))
 
 
 @pytest.mark.parametrize("scale", [1e-300, 1e300, 1e308])
