@@ -49,35 +49,12 @@ cdef struct StackRecord:
     bint is_left
 
 
-cdef extern from *:
-    """
-    #if defined(__linux__)
-    #include <sys/mman.h>
-    #endif
-    /* As numpy does for its arrays of 4 MiB or more: ask for transparent huge
-       pages (fewer TLB misses when a tree is walked at random), so that node
-       buffers handed to numpy without a copy behave like numpy's own. */
-    static void aucforest_advise_huge_pages(void* p, size_t size) {
-    #if defined(__linux__) && defined(MADV_HUGEPAGE)
-        if (size >= ((size_t) 1 << 22)) {
-            size_t offset = 4096u - (size_t) p % 4096u;
-            madvise((char*) p + offset, size - offset, MADV_HUGEPAGE);
-        }
-    #else
-        (void) p; (void) size;
-    #endif
-    }
-    """
-    void _advise_huge_pages "aucforest_advise_huge_pages"(void* p, size_t size) noexcept nogil
-
-
 cdef inline int _resize(void** array, size_t nbytes) noexcept nogil:
     """realloc *array to nbytes in place; -1 (array untouched) when memory runs out."""
     cdef void* grown = realloc(array[0], nbytes)
     if grown == NULL:
         return -1
     array[0] = grown
-    _advise_huge_pages(grown, nbytes)
     return 0
 
 
@@ -117,18 +94,10 @@ cdef class _NodeBuffer:
         free(self.level_sets)
 
     cdef int _grow(self) noexcept nogil:
-        """Grow every node array by half (a factor 1.5 leaves at most a third
-        unused); -1 when memory runs out."""
-        return self.reserve(self.capacity + self.capacity // 2 if self.capacity > 0 else 64)
-
-    cdef int reserve(self, idx_t cap) noexcept nogil:
-        """Make room for ``cap`` nodes (nothing when there is room); -1, the
-        capacity unchanged, when memory runs out. A large reservation is
-        address space only until nodes are written: reserving a tree's bound
-        at the start saves the copies (realloc of arrays below glibc's mmap
-        threshold, up to 32 MiB) and their page faults as the tree grows."""
-        if cap <= self.capacity:
-            return 0
+        """Grow every node array by half (large arrays are remapped by realloc,
+        not copied; a factor 1.5 leaves at most a third unused); -1 when
+        memory runs out."""
+        cdef idx_t cap = self.capacity + self.capacity // 2 if self.capacity > 0 else 64
         if (_resize(<void**> &self.left, cap * sizeof(idx_t))
                 or _resize(<void**> &self.right, cap * sizeof(idx_t))
                 or _resize(<void**> &self.feature, cap * sizeof(idx_t))
@@ -319,31 +288,6 @@ cdef GrowthLimits _growth_limits(Splitter splitter, idx_t max_depth, idx_t min_s
     return limits
 
 
-# From this many classes on, build_tree reserves its node arrays for the largest
-# tree its data allow, up to RESERVE_MAX_BYTES (address space; the pages are
-# faulted in as nodes are added): the class proportions then make most of a
-# node, and growing them by realloc copied them (7% of a K = 64 or 256 fit).
-# With fewer classes the arrays are small and growing them reuses pages the
-# previous tree freed, while a fresh reservation faults new ones (4% slower at K = 2).
-cdef idx_t RESERVE_MIN_CLASSES = 16
-cdef size_t RESERVE_MAX_BYTES = (<size_t> 1) << 30
-
-
-cdef idx_t _node_bound(Splitter splitter, idx_t max_depth, idx_t n_classes):
-    """Nodes of the largest tree the splitter's data allow (each leaf holds at
-    least min_samples_leaf distinct cases, at most 2**max_depth leaves), or 0
-    below RESERVE_MIN_CLASSES classes or when their arrays would take more
-    than RESERVE_MAX_BYTES."""
-    if n_classes < RESERVE_MIN_CLASSES:
-        return 0
-    cdef idx_t leaves = splitter.n_active // max(splitter.min_samples_leaf, 1)
-    if max_depth < 62:
-        leaves = min(leaves, (<idx_t> 1) << max_depth)
-    cdef idx_t bound = 2 * max(leaves, 1) - 1
-    cdef size_t node_bytes = 4 * sizeof(idx_t) + 2 + 4 * sizeof(double) + n_classes * sizeof(double)
-    return bound if <size_t> bound <= RESERVE_MAX_BYTES // node_bytes else 0
-
-
 def build_tree(Splitter splitter, idx_t max_depth, idx_t min_samples_split=2,
                double min_impurity_decrease=0.0):
     """Grow one tree depth first, without the GIL.
@@ -370,7 +314,6 @@ def build_tree(Splitter splitter, idx_t max_depth, idx_t min_samples_split=2,
     cdef idx_t n_classes = splitter.n_classes
     cdef int criterion = splitter.crit.kind
     cdef _NodeBuffer nodes = _NodeBuffer(n_classes)
-    nodes.reserve(_node_bound(splitter, max_depth, n_classes))  # not needed: may fail
     cdef idx_t stack_capacity = 64, stack_size = 0, node, tree_depth = 0
     cdef StackRecord* stack = <StackRecord*> malloc(stack_capacity * sizeof(StackRecord))
     cdef StackRecord rec
