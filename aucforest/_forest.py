@@ -153,8 +153,10 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         predictions and the classes the forest's ``decision`` predicts for them.
     n_jobs : int or None, default=None
         Threads used to fit and predict (joblib, ``prefer="threads"``); the
-        fitted forest does not depend on it. On small data each task grows
-        several trees (about 20,000 training rows' worth).
+        fitted forest does not depend on it. A fit uses them to grow the
+        trees, to bin X, and on large data for the node-size choice and the
+        collapsing of the trees. On small data each task grows several trees
+        (about 20,000 training rows' worth).
     random_state : int, RandomState instance or None, default=None
         Seeds the trees' seeds (each tree's draw and splits), the bin edges'
         sample and the cases that choose the node size. An int gives the same
