@@ -471,11 +471,11 @@ default="from_dtype"
             self._set_oob_estimates(oob.labels(y_encoded), oob)
         # the trees are the model: each predicts from the node size chosen
         nodes = sum(tree_.node_count for _, _, tree_ in grown) * (n_classes + 8)
+        features = feature_attributes(self)  # names and categories, as the forest reads X
         self.estimators_ = Parallel(n_jobs=_tail_jobs(self.n_jobs, nodes),
                                     require="sharedmem")(
             delayed(_predicting_tree)(tree_, self.predict_min_samples_, self.classes_,
-                                      X.shape[1], tree_seed, tree_params_,
-                                      feature_attributes(self))
+                                      X.shape[1], tree_seed, tree_params_, features)
             for tree_seed, tree_params_, tree_ in grown)
         if self.warm_start and self.predict_min_samples_ > 1:  # to choose again later
             self._grown_trees_ = [tree_ for _, _, tree_ in grown]
