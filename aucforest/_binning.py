@@ -17,7 +17,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from ._binned import PADDED_EDGES, encode_column, encode_features, gather_columns
+from ._binned import (PADDED_EDGES, encode_column, encode_features, gather_columns,
+                      padded_edges)
 
 MISSING_CODE = 255
 MAX_BINS = 255
@@ -136,7 +137,7 @@ def bin_features(X, max_bins, random_state, is_categorical=None, n_threads=1):
         observed = codes[:, f][codes[:, f] != MISSING_CODE]
         n_bins[f] = int(observed.max()) + 1 if observed.size else 1
     ordinal = np.flatnonzero(~categorical)
-    padded = np.full((n_features, PADDED_EDGES), np.inf, dtype=np.float32)
+    padded = np.full((n_features, PADDED_EDGES), np.inf, dtype=np.float32)  # categorical: unused
 
     def find_edges(f, values):  # values: f's sampled values, sorted in place
         values.sort()  # NaN last; numpy sorts without the GIL
@@ -145,7 +146,7 @@ def bin_features(X, max_bins, random_state, is_categorical=None, n_threads=1):
         n_bins[f] = feature_edges.size + 1
         edges[f, :feature_edges.size] = feature_edges
         edges[f, feature_edges.size] = LAST_EDGE
-        padded[f, :feature_edges.size] = feature_edges
+        padded[f] = padded_edges(feature_edges)
 
     def encode(bounds):
         encode_features(X, padded, ordinal, codes, *bounds)
