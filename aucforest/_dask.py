@@ -918,9 +918,10 @@ class _Fit:
             sums.proba_sum, sums.n_trees = self.oob["proba"], self.oob["n_trees"]
             forest._set_oob_estimates(labels, sums)
         params = dict(tree_params(forest), max_bins=self.max_bins)
+        features = feature_attributes(forest)
         forest.estimators_ = [
             fitted_tree(collapsed(tree_, forest.predict_min_samples_, forest.criterion),
-                        self.classes, self.p, int(seed), params, feature_attributes(forest))
+                        self.classes, self.p, int(seed), params, features)
             for seed, tree_ in zip(self.seeds, self.trees)]
         if self.oob is not None and forest.oob_score:
             forest._saved_oob_gmean = oob_gmean(labels, forest.oob_decision_function_,

@@ -420,6 +420,7 @@ def _checked_max_bins(value):
 def _trees_from_arrays(arrays, forest, n_trees):
     offsets = _checked_offsets(arrays, n_trees)
     params = dict(tree_params(forest), max_bins=forest.max_bins_)
+    features = feature_attributes(forest)
     names = list(node_array_dtypes())
     set_offsets = _checked_categorical_splits(arrays, offsets)
     trees = []
@@ -440,8 +441,7 @@ def _trees_from_arrays(arrays, forest, n_trees):
             raise ModelFileError(f"tree {index}: {error}") from None
         seed = int(arrays["tree_random_state"][index])
         trees.append(fitted_tree(tree_, forest.classes_, forest.n_features_in_,
-                                 seed if seed >= 0 else None, params,
-                                 feature_attributes(forest)))
+                                 seed if seed >= 0 else None, params, features))
     return trees
 
 
