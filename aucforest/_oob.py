@@ -28,10 +28,6 @@ MIN_CLASS_CASES_TO_CHOOSE = 15
 OOB_CHOICE_MAX_CASES = 100_000
 
 
-# oob_gmean decides on blocks of about this many values (rows x classes)
-_DECISION_BLOCK_VALUES = 1 << 16
-
-
 def node_size_candidates(predict_min_samples, bootstrap, positive_class_counts):
     """Node sizes a fit predicts from: the one given, or for "oob" the
     candidates (the leaf alone without out-of-bag cases, or when some class has
@@ -148,10 +144,7 @@ def oob_gmean(y_encoded, proba, prior, decision):
     cases = np.bincount(codes, minlength=prior.shape[0])
     if np.count_nonzero(cases) < 2:
         return np.nan
-    # blocks of rows: the decision's temporaries of n x K stay in the cache
-    block = max(1, _DECISION_BLOCK_VALUES // prior.shape[0])
-    predicted = np.concatenate([decide(proba[lo:lo + block], prior, decision)
-                                for lo in range(0, proba.shape[0], block)])
+    predicted = decide(proba, prior, decision)  # no n x K temporaries (`_rfq`)
     hits = np.bincount(codes, weights=predicted == codes, minlength=prior.shape[0])
     return _geometric_mean(hits[cases > 0] / cases[cases > 0])
 
