@@ -42,6 +42,9 @@ cdef struct Criterion:
 cdef int criterion_alloc(Criterion* c, idx_t n_classes, int kind) noexcept nogil
 cdef void criterion_free(Criterion* c) noexcept nogil
 cdef idx_t criterion_init(Criterion* c) noexcept nogil
+cdef idx_t criterion_init_cases(Criterion* c, const idx_t* y, const double* w,
+                                const idx_t* samples, idx_t n) noexcept nogil
+cdef double criterion_node_impurity(Criterion* c) noexcept nogil
 cdef double criterion_improvement(Criterion* c, const double* left,
                                   const double* right) noexcept nogil
 cdef double auc_statistic(const double* left, const double* right, idx_t n_classes,
@@ -56,21 +59,23 @@ cdef inline double _xlogx(double x) noexcept nogil:
 
 cdef inline void criterion_reset(Criterion* c) noexcept nogil:
     """Start a scan: every case of the node on the right (only the sums the
-    criterion uses are computed)."""
+    criterion uses are computed). Only the present classes are written: the
+    others are zero on both sides since the node's `criterion_init`."""
     cdef idx_t k
     c.weight_left = 0.0
     c.weight_right = c.node_weight
     c.sq_right = 0.0
     c.xlogx_right = 0.0
-    for k in range(c.n_classes):
-        c.count_left[k] = 0.0
-        c.count_right[k] = c.node_counts[k]
+    cdef const idx_t* present = c.present_classes
+    for k in range(c.n_present):  # every other class has no weight on either side
+        c.count_left[present[k]] = 0.0
+        c.count_right[present[k]] = c.node_counts[present[k]]
     if c.kind == CRITERION_GINI:
-        for k in range(c.n_classes):
-            c.sq_right += c.node_counts[k] * c.node_counts[k]
+        for k in range(c.n_present):
+            c.sq_right += c.node_counts[present[k]] * c.node_counts[present[k]]
     elif c.kind == CRITERION_ENTROPY:
-        for k in range(c.n_classes):
-            c.xlogx_right += _xlogx(c.node_counts[k])
+        for k in range(c.n_present):
+            c.xlogx_right += _xlogx(c.node_counts[present[k]])
     for k in range(c.n_present):
         c.share_right[k] = 1.0
     c.abs_diff_sum = 0.0

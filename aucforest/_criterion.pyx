@@ -41,7 +41,9 @@ import numpy as np
 from libc.math cimport log2, sqrt
 from libc.stdlib cimport free, malloc
 
-from ._sort cimport sort_doubles
+from libc.string cimport memset
+
+from ._sort cimport sort_doubles, sort_indices
 
 
 # "log_loss": scikit-learn's name of the entropy criterion (since 1.1)
@@ -55,6 +57,7 @@ CRITERIA = {"auc": CRITERION_AUC, "gini": CRITERION_GINI, "entropy": CRITERION_E
 
 cdef int criterion_alloc(Criterion* c, idx_t n_classes, int kind) noexcept nogil:
     """Allocate the per-class buffers; -1 when memory runs out (free with criterion_free)."""
+    cdef idx_t k
     c.kind = kind
     c.n_classes = n_classes
     c.n_present = 0
@@ -71,6 +74,14 @@ cdef int criterion_alloc(Criterion* c, idx_t n_classes, int kind) noexcept nogil
             or c.inv_class_total == NULL or c.share_right == NULL or c.compact == NULL
             or c.sorted_shares == NULL or c.present_classes == NULL):
         return -1
+    # every class starts absent: zero counts, no compact index (the invariant
+    # `criterion_init_cases` keeps: only the present classes hold anything)
+    memset(c.node_counts, 0, n_classes * sizeof(double))
+    memset(c.count_left, 0, n_classes * sizeof(double))
+    memset(c.count_right, 0, n_classes * sizeof(double))
+    memset(c.inv_class_total, 0, n_classes * sizeof(double))
+    for k in range(n_classes):
+        c.compact[k] = -1
     return 0
 
 
@@ -90,11 +101,13 @@ cdef void criterion_free(Criterion* c) noexcept nogil:
 
 
 cdef idx_t criterion_init(Criterion* c) noexcept nogil:
-    """Node state from c.node_counts (filled by the splitter); returns the
-    number of classes present (positive weight)."""
+    """Node state from c.node_counts (filled by the caller for every class);
+    returns the number of classes present (positive weight). O(K)."""
     cdef idx_t k
     c.node_weight = 0.0
     c.n_present = 0
+    memset(c.count_left, 0, c.n_classes * sizeof(double))
+    memset(c.count_right, 0, c.n_classes * sizeof(double))
     for k in range(c.n_classes):
         c.node_weight += c.node_counts[k]
         if c.node_counts[k] > 0.0:
@@ -105,35 +118,119 @@ cdef idx_t criterion_init(Criterion* c) noexcept nogil:
         else:
             c.compact[k] = -1
             c.inv_class_total[k] = 0.0
+    _set_bulk_min_moves(c)
+    return c.n_present
+
+
+cdef idx_t criterion_init_cases(Criterion* c, const idx_t* y, const double* w,
+                                const idx_t* samples, idx_t n) noexcept nogil:
+    """Node state of the cases samples[0:n], as filling c.node_counts and
+    `criterion_init` would give it (the same sums in the same order), for a
+    node with few cases among many classes: only the classes of these cases
+    and of the previous node are touched, O(n + m log m) for m classes
+    present instead of O(K). Returns m."""
+    cdef idx_t i, j, k, s, n_seen = 0
+    cdef idx_t* seen = c.present_classes
+    # the previous node's classes become absent: every other class already is
+    for j in range(c.n_present):
+        k = c.present_classes[j]
+        c.node_counts[k] = 0.0
+        c.count_left[k] = 0.0
+        c.count_right[k] = 0.0
+        c.inv_class_total[k] = 0.0
+        c.compact[k] = -1
+    for i in range(n):
+        s = samples[i]
+        k = y[s]
+        if c.compact[k] == -1:  # first case of class k: mark it seen
+            c.compact[k] = -2
+            seen[n_seen] = k
+            n_seen += 1
+        c.node_counts[k] += w[s]
+    sort_indices(seen, n_seen)  # ascending, as criterion_init lists them
+    c.node_weight = 0.0
+    c.n_present = 0
+    for j in range(n_seen):  # in place: the n_present written never pass j
+        k = seen[j]
+        c.node_weight += c.node_counts[k]
+        if c.node_counts[k] > 0.0:
+            c.compact[k] = c.n_present
+            c.present_classes[c.n_present] = k
+            c.inv_class_total[k] = 1.0 / c.node_counts[k]
+            c.n_present += 1
+        else:
+            c.compact[k] = -1
+    _set_bulk_min_moves(c)
+    return c.n_present
+
+
+cdef inline void _set_bulk_min_moves(Criterion* c) noexcept nogil:
     # m single moves cost about m K steps, a recomputation about 4 K log2 K
     # (the sort dominates); never for Gini and entropy (O(1) moves)
     if c.kind == CRITERION_AUC or c.kind == CRITERION_AUC_ECP:
         c.bulk_min_moves = 4 * (<idx_t> log2(c.n_present + 1.0) + 1)
     else:
         c.bulk_min_moves = c.n_classes + 1
-    return c.n_present
 
 
 cdef double criterion_improvement(Criterion* c, const double* left,
                                   const double* right) noexcept nogil:
     """Exact value of a split from its K x 2 table: theta - 1/2 under "auc",
     (theta - 1/2) / (2 sqrt(q (1 - q))) under "auc_ecp", the weighted impurity
-    decrease under "gini" and "entropy". Uses c.share_right as work space."""
-    cdef idx_t k
-    cdef double weight_left = 0.0, weight_right = 0.0, q
+    decrease under "gini" and "entropy". Only the node's present classes are
+    read (the others have no weight on either side). Uses c.share_right as
+    work space."""
+    cdef idx_t j, k
+    cdef const idx_t* present = c.present_classes
+    cdef double weight_left = 0.0, weight_right = 0.0, total, q
+    cdef idx_t n_shares = 0
+    if c.kind == CRITERION_AUC or c.kind == CRITERION_AUC_ECP:
+        for j in range(c.n_present):  # auc_statistic's shares, class order
+            k = present[j]
+            total = left[k] + right[k]
+            if total > 0.0:
+                c.share_right[n_shares] = right[k] / total
+                n_shares += 1
     if c.kind == CRITERION_AUC:
-        return auc_statistic(left, right, c.n_classes, c.share_right) - 0.5
-    for k in range(c.n_classes):
-        weight_left += left[k]
-        weight_right += right[k]
+        return _theta_of_shares(c.share_right, n_shares) - 0.5
+    for j in range(c.n_present):
+        weight_left += left[present[j]]
+        weight_right += right[present[j]]
     if c.kind == CRITERION_AUC_ECP:
         q = weight_right / (weight_left + weight_right)
-        return ((auc_statistic(left, right, c.n_classes, c.share_right) - 0.5)
+        return ((_theta_of_shares(c.share_right, n_shares) - 0.5)
                 / (2.0 * sqrt(q * (1.0 - q))))
-    return (node_impurity(c.node_counts, c.n_classes, c.kind)
-            - (weight_left * node_impurity(left, c.n_classes, c.kind)
-               + weight_right * node_impurity(right, c.n_classes, c.kind))
+    return (_present_impurity(c, c.node_counts)
+            - (weight_left * _present_impurity(c, left)
+               + weight_right * _present_impurity(c, right))
             / (weight_left + weight_right))
+
+
+cdef double criterion_node_impurity(Criterion* c) noexcept nogil:
+    """`node_impurity` of the node's counts (Gini or entropy), from its present classes."""
+    return _present_impurity(c, c.node_counts)
+
+
+cdef double _present_impurity(Criterion* c, const double* counts) noexcept nogil:
+    """`node_impurity` of counts that are zero outside the node's present
+    classes, summed over those in class order (the same sums to the bit)."""
+    cdef idx_t j
+    cdef const idx_t* present = c.present_classes
+    cdef double total = 0.0, p, acc = 0.0
+    for j in range(c.n_present):
+        total += counts[present[j]]
+    if total <= 0.0:
+        return 0.0
+    if c.kind == CRITERION_ENTROPY:
+        for j in range(c.n_present):
+            if counts[present[j]] > 0.0:
+                p = counts[present[j]] / total
+                acc -= p * log2(p)
+        return acc
+    for j in range(c.n_present):
+        p = counts[present[j]] / total
+        acc += p * p
+    return 1.0 - acc
 
 
 # ---------------------------------------------------------------------------
@@ -150,12 +247,18 @@ cdef double auc_statistic(const double* left, const double* right, idx_t n_class
     of n_classes doubles.
     """
     cdef idx_t k, n_present = 0
-    cdef double total, s = 0.0
+    cdef double total
     for k in range(n_classes):
         total = left[k] + right[k]
         if total > 0.0:
             shares[n_present] = right[k] / total
             n_present += 1
+    return _theta_of_shares(shares, n_present)
+
+
+cdef inline double _theta_of_shares(double* shares, idx_t n_present) noexcept nogil:
+    """theta = 1/2 + S / (K (K - 1)) of the present classes' shares sent right
+    (sorted in place); 1/2 for fewer than two."""
     if n_present < 2:
         return 0.5
     return 0.5 + sorted_abs_diff_sum(shares, n_present) / (<double> n_present * (n_present - 1.0))

@@ -12,3 +12,5 @@ cdef void sort_by_value(X_t* values, idx_t* samples, idx_t n, uint64_t* keys,
                         uint64_t* scratch, idx_t* histogram) noexcept nogil
 
 cdef void sort_doubles(double* values, idx_t n) noexcept nogil
+
+cdef void sort_indices(idx_t* values, idx_t n) noexcept nogil

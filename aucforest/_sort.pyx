@@ -187,6 +187,22 @@ cdef void sort_doubles(double* values, idx_t n) noexcept nogil:
         memcpy(&values[i], &bits, sizeof(uint64_t))
 
 
+cdef void sort_indices(idx_t* values, idx_t n) noexcept nogil:
+    """Sort non-negative indices ascending in place (as unsigned 64-bit keys,
+    whose order is theirs, through the introsort above)."""
+    if n < 2:
+        return
+    _quicksort(<uint64_t*> values, n, 2 * _floor_log2(n))
+
+
+def sort_indices_for_tests(values):
+    """Sort non-negative intp values with `sort_indices`; returns the sorted copy."""
+    cdef idx_t[::1] v = np.array(values, dtype=np.intp).ravel()
+    if v.shape[0] > 0:
+        sort_indices(&v[0], v.shape[0])
+    return np.asarray(v)
+
+
 def sort_doubles_for_tests(values):
     """Sort float64 values with `sort_doubles`; returns the sorted copy."""
     cdef double[::1] v = np.array(values, dtype=np.float64).ravel()

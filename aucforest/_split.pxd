@@ -22,6 +22,8 @@ cdef enum:
     N_LEVELS = 256           # level codes 0..254 (MAX_CATEGORIES = 255); 255 is never a level
     MISSING_LEVEL = 255      # NaN and codes outside 0..254 count as missing when splitting
     MAX_RANKED_CLASSES = 5   # AUC with 3..5 classes: one level order per class ranking (K!/2)
+    SPARSE_NODE_FACTOR = 4   # a node of at most K / 4 cases touches only its own classes
+                             #   (`criterion_init_cases`) instead of all K
 
 
 cdef inline void reset_split(SplitRecord* best, idx_t pos) noexcept nogil:

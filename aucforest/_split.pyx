@@ -33,7 +33,8 @@ from libc.string cimport memset
 
 from ._criterion cimport (CRITERION_AUC, CRITERION_AUC_ECP, Criterion,
                           criterion_alloc, criterion_free, criterion_improvement,
-                          criterion_init, criterion_move_left, criterion_move_left_deferred,
+                          criterion_init, criterion_init_cases, criterion_move_left,
+                          criterion_move_left_deferred,
                           criterion_proxy, criterion_proxy_scale, criterion_recompute_auc,
                           criterion_reset)
 from ._sort cimport RADIX_BUCKETS, sort_by_value
@@ -272,6 +273,8 @@ cdef class Splitter:
         cdef idx_t i, s
         cdef const idx_t* y = &self.y[0]
         cdef const double* w = &self.w[0]
+        if (end - start) * SPARSE_NODE_FACTOR <= self.n_classes:  # few cases, many classes
+            return criterion_init_cases(&self.crit, y, w, self.samples + start, end - start)
         memset(self.crit.node_counts, 0, self.n_classes * sizeof(double))
         for i in range(start, end):
             s = self.samples[i]
@@ -436,23 +439,25 @@ cdef class Splitter:
     cdef void _split_statistic(self, idx_t start, idx_t end, SplitRecord* best) noexcept nogil:
         """Class counts of both children of the partitioned node and the exact
         statistic of the split (best.improvement)."""
-        cdef idx_t i, s, k
+        cdef idx_t i, s, j
         cdef const idx_t* y = &self.y[0]
         cdef const double* w = &self.w[0]
+        cdef const idx_t* present = self.crit.present_classes
         cdef double* left = self.crit.count_left
         cdef double* right = self.crit.count_right
         cdef double weight_left = 0.0, weight_right = 0.0
-        memset(left, 0, self.n_classes * sizeof(double))
-        memset(right, 0, self.n_classes * sizeof(double))
+        for j in range(self.crit.n_present):  # the other classes are zero on both sides
+            left[present[j]] = 0.0
+            right[present[j]] = 0.0
         for i in range(start, best.pos):
             s = self.samples[i]
             left[y[s]] += w[s]
         for i in range(best.pos, end):
             s = self.samples[i]
             right[y[s]] += w[s]
-        for k in range(self.n_classes):
-            weight_left += left[k]
-            weight_right += right[k]
+        for j in range(self.crit.n_present):
+            weight_left += left[present[j]]
+            weight_right += right[present[j]]
         if best.n_missing == 0:
             # missing values never seen here go, at predict time, to the heavier child
             best.missing_left = weight_left >= weight_right

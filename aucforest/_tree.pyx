@@ -19,7 +19,7 @@ cimport numpy as cnp
 from libc.math cimport NAN
 from libc.stdint cimport int32_t, uint64_t
 from libc.stdlib cimport free, malloc, realloc
-from libc.string cimport memcpy
+from libc.string cimport memcpy, memset
 from cpython.exc cimport PyErr_CheckSignals
 from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_New
 
@@ -27,7 +27,7 @@ from ._prefetch cimport prefetch
 from libc.float cimport DBL_EPSILON
 
 from ._criterion cimport (CRITERION_AUC, CRITERION_AUC_ECP, CRITERION_GINI, Criterion, X_t,
-                          idx_t, node_impurity)
+                          criterion_node_impurity, idx_t, node_impurity)
 from ._split cimport SplitRecord, Splitter
 
 from ._sparse import SparseRows, is_sparse
@@ -114,11 +114,12 @@ cdef class _NodeBuffer:
         return 0
 
     cdef idx_t add_node(self, idx_t parent, bint is_left, SplitRecord* split,
-                        const double* counts, double weight, idx_t n_samples,
+                        const Criterion* crit, idx_t n_samples,
                         double impurity) noexcept nogil:
-        """Append a node (a leaf when split.feature < 0); returns its index or
-        -1 when memory runs out."""
-        cdef idx_t node = self.count, k, cap
+        """Append a node (a leaf when split.feature < 0) with the class
+        proportions of crit's node; returns its index or -1 when memory runs out."""
+        cdef idx_t node = self.count, k, j, cap
+        cdef double* value
         if node >= self.capacity and self._grow() != 0:
             return -1
         if parent >= 0:
@@ -151,10 +152,13 @@ cdef class _NodeBuffer:
             self.missing_left[node] = 0
             self.improvement[node] = 0.0
         self.n_samples[node] = n_samples
-        self.weighted_n_samples[node] = weight
+        self.weighted_n_samples[node] = crit.node_weight
         self.impurity[node] = impurity
-        for k in range(self.n_classes):
-            self.value[node * self.n_classes + k] = counts[k] / weight
+        value = self.value + node * self.n_classes
+        memset(value, 0, self.n_classes * sizeof(double))  # 0 / weight: absent classes
+        for j in range(crit.n_present):
+            k = crit.present_classes[j]
+            value[k] = crit.node_counts[k] / crit.node_weight
         self.count += 1
         return node
 
@@ -342,8 +346,8 @@ def build_tree(Splitter splitter, idx_t max_depth, idx_t min_samples_split=2,
             rec = stack[stack_size]
             _split_or_leaf(splitter, rec.start, rec.end, rec.depth, &limits, &split)
             impurity = _stored_impurity(splitter)
-            node = nodes.add_node(rec.parent, rec.is_left, &split, splitter.crit.node_counts,
-                                  splitter.crit.node_weight, rec.end - rec.start, impurity)
+            node = nodes.add_node(rec.parent, rec.is_left, &split, &splitter.crit,
+                                  rec.end - rec.start, impurity)
             if node < 0:
                 failed = True
                 break
@@ -383,7 +387,7 @@ cdef inline double _stored_impurity(Splitter splitter) noexcept nogil:
     cdef int kind = splitter.crit.kind
     if kind == CRITERION_AUC or kind == CRITERION_AUC_ECP:
         return 0.0
-    return node_impurity(splitter.crit.node_counts, splitter.n_classes, kind)
+    return criterion_node_impurity(&splitter.crit)
 
 
 cdef _finished_tree(Splitter splitter, _NodeBuffer nodes, idx_t tree_depth):
@@ -537,8 +541,8 @@ def build_tree_best_first(Splitter splitter, idx_t max_depth, idx_t max_leaf_nod
             node = nodes.add_node(
                 -1 if parents[stack_size] < 0 else parents[stack_size] >> 1,
                 (parents[stack_size] & 1) == 1 if parents[stack_size] >= 0 else False,
-                &rec.split if rec.left >= 0 else &leaf, splitter.crit.node_counts,
-                splitter.crit.node_weight, rec.end - rec.start, _stored_impurity(splitter))
+                &rec.split if rec.left >= 0 else &leaf, &splitter.crit,
+                rec.end - rec.start, _stored_impurity(splitter))
             if node < 0:
                 failed = True
                 break

@@ -238,3 +238,34 @@ def test_apply_sends_rows_side_by_side_to_the_nodes_of_a_plain_walk(n_rows, min_
     if min_samples == 1:
         assert collapsed is tree
         np.testing.assert_array_equal(tree.apply(rows), [walk(x) for x in rows])
+
+
+@pytest.mark.parametrize("criterion", ["auc", "gini", "entropy", "auc_ecp"])
+@pytest.mark.parametrize("max_bins", [None, 255])
+def test_nodes_of_many_classes_hold_their_cases_counts_and_split_values(criterion, max_bins):
+    # K = 90 and nodes of a few cases: the builder touches only each node's own
+    # classes (`criterion_init_cases`); every node's proportions and every
+    # split's value must still be those of the cases that reach it
+    rng = np.random.default_rng(5)
+    n, k = 900, 90
+    X = rng.normal(size=(n, 4))
+    y = rng.integers(0, k, size=n)
+    w = rng.integers(0, 4, size=n).astype(float)  # zero weights: cases the tree ignores
+    tree = AUCTreeClassifier(criterion=criterion, max_bins=max_bins, random_state=0).fit(
+        X, y, sample_weight=w)
+    t = tree.tree_
+    reaches = tree.decision_path(X).toarray().astype(bool)  # (n, nodes)
+    counts = np.stack([np.bincount(y[reaches[:, i]], weights=w[reaches[:, i]], minlength=k)
+                       for i in range(t.node_count)])
+    assert t.node_count > 100 and np.median(t.n_node_samples) < k // 4
+    scale = t.weighted_n_node_samples[0] / counts[0].sum()  # the fit rescales weights
+    np.testing.assert_allclose(t.weighted_n_node_samples, scale * counts.sum(axis=1), rtol=1e-12)
+    np.testing.assert_allclose(t.proba, counts / counts.sum(axis=1, keepdims=True),
+                               rtol=1e-12, atol=0)
+    for node in np.flatnonzero(t.children_left >= 0):
+        table = np.column_stack([counts[t.children_left[node]], counts[t.children_right[node]]])
+        value = split_value(table, criterion)
+        if criterion in ("auc", "auc_ecp"):
+            assert t.improvement[node] + 0.5 == pytest.approx(value, rel=1e-12)
+        else:
+            assert t.improvement[node] == pytest.approx(value, rel=1e-9, abs=1e-12)
