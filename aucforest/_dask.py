@@ -913,9 +913,8 @@ class _Fit:
         self.draw = (self.draw_keys, self.rates, self.poisson)
         if self.oob is not None:
             labels = self.oob["y"].astype(np.intp)
-            sums = OutOfBagSums(np.empty((labels.shape[0], 1), dtype=np.float32), self.K,
-                                self.candidates)
-            sums.proba_sum, sums.n_trees = self.oob["proba"], self.oob["n_trees"]
+            sums = OutOfBagSums.from_sums(self.oob["proba"], self.oob["n_trees"],
+                                          self.candidates)
             forest._set_oob_estimates(labels, sums)
         params = dict(tree_params(forest), max_bins=self.max_bins)
         features = feature_attributes(forest)

@@ -10,7 +10,7 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from joblib import Parallel, delayed
+from joblib import Parallel, delayed, effective_n_jobs
 from scipy import sparse
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
@@ -25,7 +25,7 @@ from ._base import (MAX_SEED, TREE_PARAMETER_CONSTRAINTS, check_counts_are_not_b
 from ._categories import fit_categories, predict_codes, resolve_fitted
 from ._compat import Interval, RealNotInt, StrOptions, fit_context, validate_data
 from ._decision import validate_decision
-from ._oob import (OutOfBagSums, cases_choosing_node_size, node_size_candidates, oob_auc,
+from ._oob import (cases_choosing_node_size, node_size_candidates, oob_auc, out_of_bag_sums,
                    oob_gmean, rows_with_oob)
 from ._prediction import decide_classes, mean_tree_proba
 from ._progress import progress
@@ -443,10 +443,10 @@ default="from_dtype"
         tables = distinct_value_tables(X) if self.max_bins_ is None and self.nsplit else None
         oob = None
         if self.oob_score:
-            oob = OutOfBagSums(X, n_classes, candidates)
+            oob = out_of_bag_sums(X, n_classes, candidates, self.n_estimators)
         elif len(candidates) > 1:
-            oob = OutOfBagSums(X, n_classes, candidates,
-                               cases_choosing_node_size(y_encoded, n_classes, random_state))
+            oob = out_of_bag_sums(X, n_classes, candidates, self.n_estimators,
+                                  cases_choosing_node_size(y_encoded, n_classes, random_state))
         # (random_state, parameters, tree as grown) of every tree, kept ones first
         grown = self._warm_start_trees(previous, X.shape[1], candidates)
         for tree_seed, _, tree_ in grown:  # their OOB sums, in the order of a single fit
@@ -614,21 +614,30 @@ default="from_dtype"
         """OOB decision function and score at the node size chosen: among
         several candidates, the one with the largest OOB AUC + OOB G-mean
         (under the forest's decision), the first of equal ones."""
-        decisions = oob.decision_functions(warn_missing=bool(self.oob_score))
+        n_candidates = len(oob.min_samples)
 
-        def figures(proba):  # OOB AUC, and OOB G-mean when there is a choice
-            proba, codes = rows_with_oob(proba, y_encoded)  # one copy for both figures
-            return (oob_auc(codes, proba, self.classes_),
-                    oob_gmean(codes, proba, self.class_prior_, self.decision)
-                    if len(decisions) > 1 else None)
+        def figures(candidates):  # OOB AUC, and OOB G-mean when there is a choice
+            buffer, found = None, []  # one n x K buffer for this thread's candidates
+            for c in candidates:
+                buffer = oob.proba(c, out=buffer)
+                proba, codes = rows_with_oob(buffer, y_encoded)  # one copy for both figures
+                found.append((c, oob_auc(codes, proba, self.classes_),
+                              oob_gmean(codes, proba, self.class_prior_, self.decision)
+                              if n_candidates > 1 else None))
+            return found
 
+        if self.oob_score:
+            oob.warn_missing()
         with warnings.catch_warnings():
             if not self.oob_score:  # an internal choice: its caveats are not the user's
                 warnings.simplefilter("ignore", UserWarning)
             # the candidates in the fit's threads (numpy sorts without the GIL)
-            n_jobs = _tail_jobs(self.n_jobs, sum(proba.size for proba in decisions))
-            scores, gmeans = zip(*Parallel(n_jobs=n_jobs, require="sharedmem")(
-                delayed(figures)(proba) for proba in decisions))
+            n_jobs = min(n_candidates, _tail_jobs(
+                effective_n_jobs(self.n_jobs),
+                n_candidates * oob.n_trees.shape[0] * oob.n_classes))
+            found = sorted(sum(Parallel(n_jobs=n_jobs, require="sharedmem")(
+                delayed(figures)(range(j, n_candidates, n_jobs)) for j in range(n_jobs)), []))
+        _, scores, gmeans = zip(*found)
         best = 0
         if len(scores) > 1:
             self.oob_scores_by_min_samples_ = dict(zip(oob.min_samples, scores))
@@ -638,11 +647,12 @@ default="from_dtype"
                 best = int(np.nanargmax(merits))
         self.predict_min_samples_ = oob.min_samples[best]
         if self.oob_score:
-            self.oob_decision_function_ = decisions[best].copy()  # not a view of all sizes
+            self.oob_decision_function_ = oob.decision_function(best)  # its own array
             self.oob_score_ = scores[best]
             self.oob_labels_ = y_encoded  # for oob_gmean_ under a later decision
             if callable(self.oob_score):
-                self.oob_score_ = self._callable_oob_score(y_encoded, decisions[best])
+                self.oob_score_ = self._callable_oob_score(y_encoded,
+                                                           self.oob_decision_function_)
 
     def _callable_oob_score(self, y_encoded, proba):
         """``oob_score(y_true, y_pred)`` over the cases with out-of-bag

@@ -7,7 +7,7 @@ from sklearn.utils.random import sample_without_replacement
 
 from ._decision import decide
 from ._sparse import SparseRows, is_sparse
-from ._tree import accumulate_oob_proba
+from ._tree import accumulate_oob_proba, oob_proba_sums_by_row, oob_used_nodes
 from .metrics import multiclass_auc
 from .metrics._auc import hand_till_auc, mann_whitney_auc
 from .metrics._imbalance import _geometric_mean
@@ -70,9 +70,34 @@ def cases_choosing_node_size(y_encoded, n_classes, random_state):
         for m in members]))
 
 
-class OutOfBagSums:
-    """Running sums of out-of-bag class proportions, one tree at a time, for each
-    candidate node size to predict from, over all cases or the given ``rows``."""
+# Bytes `OutOfBagLeaves` keeps per tree and out-of-bag row, about: the node
+# of each of the six candidates (int32), its tree's first node, the row and
+# its place in the row order (intp). `OutOfBagSums` keeps 8 bytes per
+# candidate, row and class.
+LEAVES_BYTES_PER_ENTRY = 48
+
+
+def out_of_bag_sums(X, n_classes, min_samples, n_estimators, rows=None):
+    """The out-of-bag estimate of a fit, whichever takes less memory (the same
+    sums to the bit): `OutOfBagLeaves` when every candidate's n x K sums
+    would outweigh what it keeps per tree and out-of-bag row (many classes,
+    few trees), `OutOfBagSums` otherwise. A row is out of bag in about
+    e^-1 of the trees (Breiman's bootstrap)."""
+    entries_per_row = np.exp(-1.0) * n_estimators
+    if (n_classes > SPARSE_OOB_MIN_CLASSES and
+            8 * len(min_samples) * n_classes >= LEAVES_BYTES_PER_ENTRY * entries_per_row):
+        return OutOfBagLeaves(X, n_classes, min_samples, rows)
+    return OutOfBagSums(X, n_classes, min_samples, rows)
+
+
+# above this many classes a node's nonzero proportions are gathered for the
+# sums (`_tree.accumulate_oob_proba`'s threshold)
+SPARSE_OOB_MIN_CLASSES = 8
+
+
+class _OutOfBag:
+    """What both kinds of out-of-bag sums share: the rows they are over (all
+    cases, or the given ``rows``), the candidate node sizes, trees per row."""
 
     def __init__(self, X, n_classes, min_samples, rows=None):
         self.rows = rows
@@ -82,9 +107,8 @@ class OutOfBagSums:
             self.X = SparseRows(X if rows is None else X[rows])
         else:
             self.X = X if rows is None else X[rows]
+        self.n_classes = n_classes
         self.min_samples = min_samples
-        self._sizes = np.array(min_samples, dtype=np.int32)  # converted once, not per tree
-        self.proba_sum = np.zeros((len(min_samples), self.X.shape[0], n_classes))
         self.n_trees = np.zeros(self.X.shape[0])
 
     @property
@@ -96,25 +120,123 @@ class OutOfBagSums:
         """y of the cases the sums are over."""
         return y if self.rows is None else y[self.rows]
 
+    def warn_missing(self):
+        """One warning when some case has no out-of-bag prediction (NaN)."""
+        missing = self.n_trees == 0
+        if missing.any():
+            warnings.warn(
+                f"Some inputs do not have OOB scores: {int(missing.sum())} of {missing.size} "
+                "cases were in every tree's sample and have no out-of-bag prediction (NaN); "
+                "use more trees.", UserWarning)
+
+    def _mean(self, sums):
+        """sums divided in place by the trees per row (NaN rows without any)."""
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.divide(sums, self.n_trees[:, None], out=sums)
+
+
+class OutOfBagSums(_OutOfBag):
+    """Running sums of out-of-bag class proportions, one tree at a time, for each
+    candidate node size to predict from, over all cases or the given ``rows``."""
+
+    def __init__(self, X, n_classes, min_samples, rows=None):
+        super().__init__(X, n_classes, min_samples, rows)
+        self._sizes = np.array(min_samples, dtype=np.int32)  # converted once, not per tree
+        self.proba_sum = np.zeros((len(min_samples), self.X.shape[0], n_classes))
+        self._divided = [False] * len(min_samples)
+
+    @classmethod
+    def from_sums(cls, proba_sum, n_trees, min_samples):
+        """Sums made elsewhere (the Dask fit's), shape (n_candidates, n, K)."""
+        sums = cls.__new__(cls)
+        sums.rows, sums.X, sums.min_samples = None, None, min_samples
+        sums.n_classes = proba_sum.shape[2]
+        sums.proba_sum, sums.n_trees = proba_sum, n_trees
+        sums._divided = [False] * len(min_samples)
+        return sums
+
     def add(self, tree_, counts):
         """Add the OOB proportions of a grown `Tree`, given its multiplicities of `cases`."""
         # one compiled call: a traversal per row serves every candidate node size
         accumulate_oob_proba(tree_, self.X, counts, self._sizes, self.proba_sum,
                              self.n_trees)
 
-    def decision_functions(self, warn_missing):
-        """Mean OOB proportions for each node size (views of the sums, divided in
-        place: call once); NaN rows (with one warning when `warn_missing`) where
-        no tree left the case out."""
-        missing = self.n_trees == 0
-        if warn_missing and missing.any():
-            warnings.warn(
-                f"Some inputs do not have OOB scores: {int(missing.sum())} of {missing.size} "
-                "cases were in every tree's sample and have no out-of-bag prediction (NaN); "
-                "use more trees.", UserWarning)
-        with np.errstate(invalid="ignore", divide="ignore"):  # in place: no second copy
-            np.divide(self.proba_sum, self.n_trees[:, None], out=self.proba_sum)
-        return list(self.proba_sum)
+    def proba(self, candidate, out=None):
+        """Mean OOB proportions of a candidate node size (NaN rows where no
+        tree left the case out): a view of the sums, divided in place once
+        (``out`` is not needed)."""
+        if not self._divided[candidate]:
+            self._mean(self.proba_sum[candidate])
+            self._divided[candidate] = True
+        return self.proba_sum[candidate]
+
+    def decision_function(self, candidate):
+        """`proba` of a candidate as a new array."""
+        return self.proba(candidate).copy()
+
+
+class OutOfBagLeaves(_OutOfBag):
+    """Out-of-bag class proportions of many classes, summed at the end.
+
+    While a tree is in cache, the node each of its out-of-bag rows reaches at
+    each candidate size and those nodes' nonzero proportions are kept
+    (`oob_used_nodes`); `proba` then sums one candidate row by row
+    (`oob_proba_sums_by_row`), in tree order, so that the sums are
+    `OutOfBagSums`' to the bit while only the buffers in use are n x K.
+    """
+
+    def __init__(self, X, n_classes, min_samples, rows=None):
+        super().__init__(X, n_classes, min_samples, rows)
+        self._sizes = np.array(min_samples, dtype=np.int32)
+        self._trees = []  # (rows, used, start, klass, share) of each tree
+        self._by_row = None
+
+    def add(self, tree_, counts):
+        """Keep a grown `Tree`'s out-of-bag rows, their nodes and those nodes'
+        proportions, given its multiplicities of `cases`."""
+        found = oob_used_nodes(tree_, self.X, counts, self._sizes)
+        self.n_trees[found[0]] += 1
+        self._trees.append(found)
+        self._by_row = None
+
+    def _entries_by_row(self):
+        """The arguments of `oob_proba_sums_by_row` but the candidate: every
+        tree's entries ordered by row and within a row by tree, the nodes in
+        use numbered one tree after the other."""
+        if self._by_row is None:  # (a fit adds at least one tree)
+            rows, used, start, klass, share = (
+                [found[i] for found in self._trees] for i in range(5))
+            n_used = [s.shape[0] - 1 for s in start]
+            n_shares = [k.shape[0] for k in klass]
+            # tree t's nodes in use and proportions come after those of trees < t
+            node_offset = np.cumsum([0] + n_used[:-1], dtype=np.intp)
+            share_offset = np.cumsum([0] + n_shares, dtype=np.intp)
+            node_start = np.concatenate(
+                [s[:-1] + offset for s, offset in zip(start, share_offset)]
+                + [share_offset[-1:]]).astype(np.intp)
+            entry_first = np.repeat(node_offset, [r.shape[0] for r in rows])
+            rows = np.concatenate(rows)
+            order = np.argsort(rows, kind="stable")  # stable: tree order within a row
+            row_start = np.zeros(self.X.shape[0] + 1, dtype=np.intp)
+            np.cumsum(np.bincount(rows, minlength=self.X.shape[0]), out=row_start[1:])
+            self._by_row = (row_start, np.ascontiguousarray(entry_first[order]),
+                            np.ascontiguousarray(np.concatenate(used)[order]), node_start,
+                            np.concatenate(klass), np.concatenate(share))
+        return self._by_row
+
+    def proba(self, candidate, out=None):
+        """Mean OOB proportions of a candidate node size (NaN rows where no
+        tree left the case out), written into ``out`` (n x K float64, C
+        order) when given."""
+        if out is None:
+            out = np.empty((self.X.shape[0], self.n_classes))
+        row_start, entry_first, used, start, klass, share = self._entries_by_row()
+        oob_proba_sums_by_row(row_start, entry_first, used, candidate, start, klass, share, out)
+        return self._mean(out)
+
+    def decision_function(self, candidate):
+        """`proba` of a candidate as a new array."""
+        return self.proba(candidate)
 
 
 def oob_auc(y_encoded, proba, classes):

@@ -1230,22 +1230,11 @@ def accumulate_oob_proba(Tree tree, X, const idx_t[::1] counts,
     """
     cdef const int32_t[::1] sizes = _node_sizes(min_samples)
     cdef idx_t n_candidates = sizes.shape[0], n_classes = tree.max_n_classes
-    cdef idx_t n_nodes = tree.node_count, n_rows = X.shape[0], n_oob = 0
-    cdef const Node* nodes = <const Node*> cnp.PyArray_DATA(tree._nodes)
-    cdef const uint64_t* sets = _level_sets(tree)
+    cdef idx_t n_rows = X.shape[0], n_oob
     cdef const double[:, ::1] value = tree.proba
-    cdef idx_t[::1] rows, leaves
+    cdef const idx_t[::1] rows, leaves
     cdef idx_t[:, ::1] node_for
-    cdef idx_t i, c, k, row, node, leaf, side, child
-    cdef const X_t[:, :] dense
-    cdef idx_t row_stride = 0, col_stride = 0
-    cdef SparseWalk rows_of = None
-    if isinstance(X, SparseRows):
-        rows_of = SparseWalk(X)
-    else:
-        dense = X
-        row_stride = dense.strides[0] // <idx_t> sizeof(X_t)
-        col_stride = dense.strides[1] // <idx_t> sizeof(X_t)
+    cdef idx_t i, c, k, row, node, leaf
     if (X.shape[1] != tree.n_features or out.shape[0] != n_candidates
             or out.shape[1] != n_rows or out.shape[2] != n_classes):
         raise ValueError("X and out do not match the tree and the candidates")
@@ -1256,35 +1245,13 @@ def accumulate_oob_proba(Tree tree, X, const idx_t[::1] counts,
     for c in range(n_candidates):
         if sizes[c] < 1 or (c > 0 and sizes[c] <= sizes[c - 1]):
             raise ValueError("min_samples must be increasing positive ints and not empty")
-    rows = np.empty(max(n_rows, 1), dtype=np.intp)
-    leaves = np.empty(max(n_rows, 1), dtype=np.intp)
-    node_for = np.empty((max(n_nodes, 1), n_candidates), dtype=np.intp)
-    with nogil:
-        for i in range(n_rows):  # the out-of-bag rows, ascending, without a branch
-            rows[n_oob] = i
-            n_oob += counts[i] == 0
+    rows, leaves = oob_leaves(tree, X, counts)
+    n_oob = rows.shape[0]
     if n_oob == 0:
         return
-    with nogil:
-        # node_for[leaf, c]: the deepest node on the leaf's path with at least
-        # m_c cases (the root at least), each split node filling its children
-        for c in range(n_candidates):
-            node_for[0, c] = 0
-        for node in range(n_nodes):  # preorder: a node is filled before its children
-            if nodes[node].feature < 0:
-                continue
-            for side in range(2):
-                child = node + 1 if side == 0 else nodes[node].right
-                for c in range(n_candidates):
-                    node_for[child, c] = (child if nodes[child].n_samples >= sizes[c]
-                                          else node_for[node, c])
-        if rows_of is None:
-            _walk_rows(&dense[0, 0], &rows[0], n_oob, row_stride, col_stride,
-                       tree.n_features if col_stride == 1 else 0, nodes, sets, &leaves[0])
-        else:
-            _walk_sparse_rows(rows_of, &rows[0], n_oob, nodes, sets, &leaves[0])
+    node_for = _node_for_table(tree, sizes)
     if n_classes > SPARSE_OOB_MIN_CLASSES:
-        _add_sparse(value, node_for, rows[:n_oob], leaves[:n_oob], out, n_trees)
+        _add_sparse(value, node_for, rows, leaves, out, n_trees)
         return
     with nogil:
         for i in range(n_oob):
@@ -1296,6 +1263,173 @@ def accumulate_oob_proba(Tree tree, X, const idx_t[::1] counts,
                 for k in range(n_classes):
                     out[c, row, k] += value[node, k]
 
+
+def oob_leaves(Tree tree, X, const idx_t[::1] counts):
+    """The out-of-bag rows of X (``counts == 0``), ascending, and the leaf of
+    the tree each one reaches; one traversal per row, without the GIL.
+
+    Parameters
+    ----------
+    tree : Tree
+    X : float32 (n_samples, n_features), any memory order, or `SparseRows`
+    counts : intp (n_samples,), the tree's multiplicity of each row
+
+    Returns
+    -------
+    rows, leaves : intp arrays of shape (n_oob,)
+    """
+    cdef idx_t n_rows = X.shape[0], n_oob = 0, i
+    cdef const Node* nodes = <const Node*> cnp.PyArray_DATA(tree._nodes)
+    cdef const uint64_t* sets = _level_sets(tree)
+    cdef idx_t[::1] rows, leaves
+    cdef const X_t[:, :] dense
+    cdef idx_t row_stride = 0, col_stride = 0
+    cdef SparseWalk rows_of = None
+    if isinstance(X, SparseRows):
+        rows_of = SparseWalk(X)
+    else:
+        dense = X
+        row_stride = dense.strides[0] // <idx_t> sizeof(X_t)
+        col_stride = dense.strides[1] // <idx_t> sizeof(X_t)
+    if X.shape[1] != tree.n_features:
+        raise ValueError(f"X has {X.shape[1]} features, the tree {tree.n_features}")
+    if counts.shape[0] != n_rows:
+        raise ValueError("counts must have one entry per row of X")
+    rows = np.empty(max(n_rows, 1), dtype=np.intp)
+    leaves = np.empty(max(n_rows, 1), dtype=np.intp)
+    with nogil:
+        for i in range(n_rows):  # the out-of-bag rows, ascending, without a branch
+            rows[n_oob] = i
+            n_oob += counts[i] == 0
+        if n_oob > 0:
+            if rows_of is None:
+                _walk_rows(&dense[0, 0], &rows[0], n_oob, row_stride, col_stride,
+                           tree.n_features if col_stride == 1 else 0, nodes, sets, &leaves[0])
+            else:
+                _walk_sparse_rows(rows_of, &rows[0], n_oob, nodes, sets, &leaves[0])
+    return np.asarray(rows)[:n_oob], np.asarray(leaves)[:n_oob]
+
+
+def oob_used_nodes(Tree tree, X, const idx_t[::1] counts, min_samples):
+    """For the tree's out-of-bag rows of X (``counts == 0``), the node each
+    candidate node size m_c predicts from (as `accumulate_oob_proba`), as an
+    index among the nodes in use, and the nonzero class proportions of those
+    nodes, gathered while the tree is in cache.
+
+    Returns
+    -------
+    rows : intp (n_oob,), ascending
+    used : int32 (n_oob, n_candidates), index among the nodes in use (in node order)
+    start : intp (n_used + 1,), node u's proportions are ``start[u]:start[u + 1]``
+    klass : int32, share : float64, the classes (ascending) and their proportions
+    """
+    cdef const int32_t[::1] sizes = _node_sizes(min_samples)
+    cdef idx_t n_candidates = sizes.shape[0], n_classes = tree.max_n_classes
+    cdef idx_t n_nodes = tree.node_count, i, c, k, e, node, n_oob, n_used = 0
+    cdef const double[:, ::1] value = tree.proba
+    cdef const idx_t[::1] rows, leaves
+    cdef const idx_t[:, ::1] node_for
+    rows, leaves = oob_leaves(tree, X, counts)
+    n_oob = rows.shape[0]
+    node_for = _node_for_table(tree, sizes)
+    cdef int32_t[:, ::1] used = np.empty((n_oob, n_candidates), dtype=np.int32)
+    cdef idx_t[::1] index = np.full(max(n_nodes, 1), -1, dtype=np.intp)
+    with nogil:
+        for i in range(n_oob):
+            for c in range(n_candidates):
+                index[node_for[leaves[i], c]] = 0
+        for node in range(n_nodes):  # the nodes in use, numbered in node order
+            if index[node] == 0:
+                index[node] = n_used
+                n_used += 1
+        for i in range(n_oob):
+            for c in range(n_candidates):
+                used[i, c] = <int32_t> index[node_for[leaves[i], c]]
+    start_array = np.zeros(n_used + 1, dtype=np.intp)
+    cdef idx_t[::1] start = start_array
+    with nogil:
+        for node in range(n_nodes):  # each used node's count of nonzero classes
+            if index[node] >= 0:
+                e = 0
+                for k in range(n_classes):
+                    e += value[node, k] != 0.0
+                start[index[node] + 1] = e
+        for i in range(n_used):
+            start[i + 1] += start[i]
+    klass_array = np.empty(start[n_used], dtype=np.int32)
+    share_array = np.empty(start[n_used])
+    cdef int32_t[::1] klass = klass_array
+    cdef double[::1] share = share_array
+    with nogil:
+        for node in range(n_nodes):
+            if index[node] >= 0:
+                e = start[index[node]]
+                for k in range(n_classes):
+                    if value[node, k] != 0.0:
+                        klass[e] = <int32_t> k
+                        share[e] = value[node, k]
+                        e += 1
+    return np.asarray(rows), np.asarray(used), start_array, klass_array, share_array
+
+
+cdef idx_t[:, ::1] _node_for_table(Tree tree, const int32_t[::1] sizes):
+    """node_for[leaf, c]: the deepest node on the leaf's path with at least
+    sizes[c] cases (the root at least), each split node filling its children."""
+    cdef idx_t n_candidates = sizes.shape[0], n_nodes = tree.node_count, c, node, side, child
+    cdef const Node* nodes = <const Node*> cnp.PyArray_DATA(tree._nodes)
+    cdef idx_t[:, ::1] node_for = np.empty((max(n_nodes, 1), n_candidates), dtype=np.intp)
+    with nogil:
+        for c in range(n_candidates):
+            node_for[0, c] = 0
+        for node in range(n_nodes):  # preorder: a node is filled before its children
+            if nodes[node].feature < 0:
+                continue
+            for side in range(2):
+                child = node + 1 if side == 0 else nodes[node].right
+                for c in range(n_candidates):
+                    node_for[child, c] = (child if nodes[child].n_samples >= sizes[c]
+                                          else node_for[node, c])
+    return node_for
+
+
+def oob_proba_sums_by_row(const idx_t[::1] row_start, const idx_t[::1] entry_first,
+                          const int32_t[:, ::1] entry_used, idx_t candidate,
+                          const idx_t[::1] start, const int32_t[::1] klass,
+                          const double[::1] share, double[:, ::1] out):
+    """One candidate node size's sums of out-of-bag class proportions,
+    written row by row: `accumulate_oob_proba`'s sums for that candidate.
+
+    Row r's entries ``row_start[r]:row_start[r + 1]`` are its out-of-bag
+    trees in tree order; entry j predicts from node ``entry_first[j] +
+    entry_used[j, candidate]`` of the nodes in use of all trees (numbered one
+    tree after the other, `oob_used_nodes`), whose proportions are
+    ``start[u]:start[u + 1]`` of klass and share. Each row of ``out`` is
+    summed while in cache, adding the trees' proportions in tree order: the
+    same additions in the same order as one tree at a time, so the sums are
+    equal to the bit.
+    """
+    cdef idx_t n_rows = out.shape[0], n_classes = out.shape[1], r, j, e, u
+    cdef idx_t n_used = start.shape[0] - 1
+    cdef double* row_sums
+    if (row_start.shape[0] != n_rows + 1 or row_start[n_rows] != entry_used.shape[0]
+            or entry_first.shape[0] != entry_used.shape[0]
+            or not 0 <= candidate < entry_used.shape[1]):
+        raise ValueError("row_start, the entries and out do not match")
+    for j in range(entry_used.shape[0]):
+        u = entry_first[j] + entry_used[j, candidate]
+        if u < 0 or u >= n_used:
+            raise ValueError("an entry names a node that is not in use")
+    for e in range(klass.shape[0]):
+        if klass[e] < 0 or klass[e] >= n_classes:
+            raise ValueError("a class index is outside out")
+    with nogil:
+        for r in range(n_rows):
+            row_sums = &out[r, 0]
+            memset(row_sums, 0, n_classes * sizeof(double))
+            for j in range(row_start[r], row_start[r + 1]):
+                u = entry_first[j] + entry_used[j, candidate]
+                for e in range(start[u], start[u + 1]):
+                    row_sums[klass[e]] += share[e]
 
 cdef enum:
     # above this many classes accumulate_oob_proba adds only the nonzero

@@ -173,12 +173,13 @@ def memory(rows=MEMORY_ROWS):
 
 class ChoiceClock:
     """Seconds spent in the out-of-bag node-size choice of aucforest fits
-    (OutOfBagSums.add and the forest's _set_oob_estimates), by wrapping them."""
+    (the out-of-bag sums' ``add`` and the forest's _set_oob_estimates), by
+    wrapping them."""
 
     def __init__(self):
         from aucforest import _forest, _oob
         self.seconds = 0.0
-        self._wrapped = [(_oob.OutOfBagSums, "add"),
+        self._wrapped = [(_oob.OutOfBagSums, "add"), (_oob.OutOfBagLeaves, "add"),
                          (_forest.AUCForestClassifier, "_set_oob_estimates")]
         self._originals = [getattr(owner, name) for owner, name in self._wrapped]
 

@@ -117,3 +117,39 @@ def test_out_of_bag_sums_of_many_classes_equal_each_collapsed_tree():
         expected[oob] = tree.collapsed(m).predict_proba(X[oob])
         np.testing.assert_array_equal(out[c], expected)
     np.testing.assert_array_equal(n_trees, oob)
+
+
+@pytest.mark.parametrize("choosing_rows", [False, True])
+@pytest.mark.parametrize("layout", ["C", "F", "sparse"])
+def test_out_of_bag_leaves_sum_row_by_row_as_the_running_sums(choosing_rows, layout):
+    # OutOfBagLeaves keeps each tree's OOB nodes and sums one candidate at a
+    # time, row by row; the reference is OutOfBagSums, one tree at a time over
+    # all candidates: the same additions in the same order, equal to the bit
+    import scipy.sparse as sp
+    from aucforest._oob import OutOfBagLeaves, OutOfBagSums
+    from aucforest.tree import AUCTreeClassifier
+    rng = np.random.default_rng(8)
+    n, k = 700, 20
+    X = rng.normal(size=(n, 5)).astype(np.float32)
+    X[rng.random(X.shape) < 0.3] = 0.0
+    y = np.digitize(X[:, 0] + 0.5 * rng.normal(size=n), np.linspace(-1.5, 1.5, k - 1))
+    X_fit = {"C": X, "F": np.asfortranarray(X), "sparse": sp.csr_matrix(X)}[layout]
+    rows = np.sort(rng.choice(n, 400, replace=False)) if choosing_rows else None
+    sizes = (1, 2, 5, 10, 20, 50)
+    sums, leaves = (kind(X_fit, k, sizes, rows) for kind in (OutOfBagSums, OutOfBagLeaves))
+    for seed in range(7):
+        counts = rng.poisson(1.0, size=n)
+        tree = AUCTreeClassifier(random_state=seed).fit(X, y, sample_weight=counts).tree_
+        for oob in (sums, leaves):
+            oob.add(tree, counts[oob.cases])
+    counts = np.ones(n, dtype=np.intp)  # a tree with no out-of-bag row adds nothing
+    for oob in (sums, leaves):
+        oob.add(tree, counts[oob.cases])
+    np.testing.assert_array_equal(leaves.n_trees, sums.n_trees)
+    assert (sums.n_trees == 0).any() and (sums.n_trees > 2).any()
+    buffer = None
+    for c in range(len(sizes)):
+        buffer = leaves.proba(c, out=buffer)
+        np.testing.assert_array_equal(buffer, sums.proba(c))  # NaN rows alike
+    np.testing.assert_array_equal(leaves.decision_function(2), sums.decision_function(2))
+    assert leaves.decision_function(2) is not leaves.decision_function(2)
