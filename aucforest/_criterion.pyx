@@ -109,15 +109,7 @@ cdef idx_t criterion_init(Criterion* c) noexcept nogil:
     memset(c.count_left, 0, c.n_classes * sizeof(double))
     memset(c.count_right, 0, c.n_classes * sizeof(double))
     for k in range(c.n_classes):
-        c.node_weight += c.node_counts[k]
-        if c.node_counts[k] > 0.0:
-            c.compact[k] = c.n_present
-            c.present_classes[c.n_present] = k
-            c.inv_class_total[k] = 1.0 / c.node_counts[k]
-            c.n_present += 1
-        else:
-            c.compact[k] = -1
-            c.inv_class_total[k] = 0.0
+        _enter_class(c, k)
     _set_bulk_min_moves(c)
     return c.n_present
 
@@ -151,17 +143,23 @@ cdef idx_t criterion_init_cases(Criterion* c, const idx_t* y, const double* w,
     c.node_weight = 0.0
     c.n_present = 0
     for j in range(n_seen):  # in place: the n_present written never pass j
-        k = seen[j]
-        c.node_weight += c.node_counts[k]
-        if c.node_counts[k] > 0.0:
-            c.compact[k] = c.n_present
-            c.present_classes[c.n_present] = k
-            c.inv_class_total[k] = 1.0 / c.node_counts[k]
-            c.n_present += 1
-        else:
-            c.compact[k] = -1
+        _enter_class(c, seen[j])
     _set_bulk_min_moves(c)
     return c.n_present
+
+
+cdef inline void _enter_class(Criterion* c, idx_t k) noexcept nogil:
+    """Add class k's count to the node's weight and, when positive, k to the
+    present classes (classes must come in ascending order)."""
+    c.node_weight += c.node_counts[k]
+    if c.node_counts[k] > 0.0:
+        c.compact[k] = c.n_present
+        c.present_classes[c.n_present] = k
+        c.inv_class_total[k] = 1.0 / c.node_counts[k]
+        c.n_present += 1
+    else:
+        c.compact[k] = -1
+        c.inv_class_total[k] = 0.0
 
 
 cdef inline void _set_bulk_min_moves(Criterion* c) noexcept nogil:

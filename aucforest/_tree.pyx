@@ -1333,18 +1333,41 @@ def oob_used_nodes(Tree tree, X, const idx_t[::1] counts, min_samples):
     n_oob = rows.shape[0]
     node_for = _node_for_table(tree, sizes)
     cdef int32_t[:, ::1] used = np.empty((n_oob, n_candidates), dtype=np.int32)
-    cdef idx_t[::1] index = np.full(max(n_nodes, 1), -1, dtype=np.intp)
+    cdef const idx_t[::1] index
+    index, n_used = _nodes_in_use(node_for, leaves, n_nodes)
     with nogil:
         for i in range(n_oob):
             for c in range(n_candidates):
+                used[i, c] = <int32_t> index[node_for[leaves[i], c]]
+    start_array, klass_array, share_array = _nonzero_proportions(value, index, n_used)
+    return np.asarray(rows), np.asarray(used), start_array, klass_array, share_array
+
+
+cdef tuple _nodes_in_use(const idx_t[:, ::1] node_for, const idx_t[::1] leaves,
+                         idx_t n_nodes):
+    """(index, n_used): the nodes some candidate predicts the leaves from,
+    numbered in node order (index[node], -1 for the others), and their number."""
+    cdef idx_t n_candidates = node_for.shape[1], i, c, node, n_used = 0
+    index_array = np.full(max(n_nodes, 1), -1, dtype=np.intp)
+    cdef idx_t[::1] index = index_array
+    with nogil:
+        for i in range(leaves.shape[0]):
+            for c in range(n_candidates):
                 index[node_for[leaves[i], c]] = 0
-        for node in range(n_nodes):  # the nodes in use, numbered in node order
+        for node in range(n_nodes):
             if index[node] == 0:
                 index[node] = n_used
                 n_used += 1
-        for i in range(n_oob):
-            for c in range(n_candidates):
-                used[i, c] = <int32_t> index[node_for[leaves[i], c]]
+    return index_array, n_used
+
+
+cdef tuple _nonzero_proportions(const double[:, ::1] value, const idx_t[::1] index,
+                                idx_t n_used):
+    """The nonzero class proportions of the nodes in use (``index[node]``
+    their number, -1 for the others): ``start`` (n_used + 1), and ``klass``
+    (int32, ascending within a node) and ``share`` from ``start[u]`` on
+    (adding 0.0 changes no sum, so sums of these are the dense sums)."""
+    cdef idx_t n_nodes = value.shape[0], n_classes = value.shape[1], node, k, e, u
     start_array = np.zeros(n_used + 1, dtype=np.intp)
     cdef idx_t[::1] start = start_array
     with nogil:
@@ -1354,8 +1377,8 @@ def oob_used_nodes(Tree tree, X, const idx_t[::1] counts, min_samples):
                 for k in range(n_classes):
                     e += value[node, k] != 0.0
                 start[index[node] + 1] = e
-        for i in range(n_used):
-            start[i + 1] += start[i]
+        for u in range(n_used):
+            start[u + 1] += start[u]
     klass_array = np.empty(start[n_used], dtype=np.int32)
     share_array = np.empty(start[n_used])
     cdef int32_t[::1] klass = klass_array
@@ -1369,7 +1392,7 @@ def oob_used_nodes(Tree tree, X, const idx_t[::1] counts, min_samples):
                         klass[e] = <int32_t> k
                         share[e] = value[node, k]
                         e += 1
-    return np.asarray(rows), np.asarray(used), start_array, klass_array, share_array
+    return start_array, klass_array, share_array
 
 
 cdef idx_t[:, ::1] _node_for_table(Tree tree, const int32_t[::1] sizes):
@@ -1443,41 +1466,22 @@ cdef _add_sparse(const double[:, ::1] value, const idx_t[:, ::1] node_for,
     """`accumulate_oob_proba`'s sums from the nonzero proportions of the nodes
     the rows reach, gathered once per tree (adding 0.0 changes no sum, so the
     result is the same to the bit)."""
-    cdef idx_t n_nodes = value.shape[0], n_classes = value.shape[1]
-    cdef idx_t n_candidates = node_for.shape[1], n_oob = rows.shape[0]
-    cdef idx_t i, c, k, e, node, row, leaf, n_used = 0
-    cdef idx_t[::1] start = np.zeros(n_nodes + 1, dtype=np.intp)  # marks, then offsets
+    cdef idx_t n_nodes = value.shape[0], n_candidates = node_for.shape[1]
+    cdef idx_t n_oob = rows.shape[0], i, c, e, u, node, row, leaf, n_used = 0
+    cdef const idx_t[::1] index
+    index, n_used = _nodes_in_use(node_for, leaves, n_nodes)
+    start_array, klass_array, share_array = _nonzero_proportions(value, index, n_used)
+    cdef const idx_t[::1] start = start_array
+    cdef const int32_t[::1] klass = klass_array
+    cdef const double[::1] share = share_array
     with nogil:
-        for i in range(n_oob):
-            for c in range(n_candidates):
-                start[node_for[leaves[i], c] + 1] = 1
-        for node in range(n_nodes):  # each used node's count of nonzero classes
-            if start[node + 1]:
-                e = 0
-                for k in range(n_classes):
-                    e += value[node, k] != 0.0
-                start[node + 1] = e
-        for node in range(n_nodes):
-            start[node + 1] += start[node]
-    n_used = start[n_nodes]
-    cdef int32_t[::1] klass = np.empty(max(n_used, 1), dtype=np.int32)
-    cdef double[::1] share = np.empty(max(n_used, 1))
-    with nogil:
-        for node in range(n_nodes):
-            e = start[node]
-            if start[node + 1] > e:
-                for k in range(n_classes):
-                    if value[node, k] != 0.0:
-                        klass[e] = <int32_t> k
-                        share[e] = value[node, k]
-                        e += 1
         for i in range(n_oob):
             row = rows[i]
             leaf = leaves[i]
             n_trees[row] += 1
             for c in range(n_candidates):
-                node = node_for[leaf, c]
-                for e in range(start[node], start[node + 1]):
+                u = index[node_for[leaf, c]]
+                for e in range(start[u], start[u + 1]):
                     out[c, row, klass[e]] += share[e]
 
 
