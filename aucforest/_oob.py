@@ -82,17 +82,20 @@ def out_of_bag_sums(X, n_classes, min_samples, n_estimators, rows=None):
     sums to the bit): `OutOfBagLeaves` when every candidate's n x K sums
     would outweigh what it keeps per tree and out-of-bag row (many classes,
     few trees), `OutOfBagSums` otherwise. A row is out of bag in about
-    e^-1 of the trees (Breiman's bootstrap)."""
+    e^-1 of the trees (Breiman's bootstrap). Below LEAVES_MIN_CLASSES the
+    running sums are faster (they stay in cache while a tree is added)."""
     entries_per_row = np.exp(-1.0) * n_estimators
-    if (n_classes > SPARSE_OOB_MIN_CLASSES and
+    if (n_classes >= LEAVES_MIN_CLASSES and
             8 * len(min_samples) * n_classes >= LEAVES_BYTES_PER_ENTRY * entries_per_row):
         return OutOfBagLeaves(X, n_classes, min_samples, rows)
     return OutOfBagSums(X, n_classes, min_samples, rows)
 
 
-# above this many classes a node's nonzero proportions are gathered for the
-# sums (`_tree.accumulate_oob_proba`'s threshold)
-SPARSE_OOB_MIN_CLASSES = 8
+# From this many classes `OutOfBagLeaves` can be chosen: at 20k rows x 20
+# features and 20 trees it fitted in 1.02x the running sums' time at K = 64
+# and faster at K = 256 (`python -m benchmarks.ab_checkouts`,
+# benchmarks/results/speed_ii.md, fourth round).
+LEAVES_MIN_CLASSES = 128
 
 
 class _OutOfBag:
