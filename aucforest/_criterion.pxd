@@ -45,6 +45,8 @@ cdef idx_t criterion_init(Criterion* c) noexcept nogil
 cdef idx_t criterion_init_cases(Criterion* c, const idx_t* y, const double* w,
                                 const idx_t* samples, idx_t n) noexcept nogil
 cdef double criterion_node_impurity(Criterion* c) noexcept nogil
+cdef double criterion_impurity_decrease(Criterion* c, const double* left, const double* right,
+                                        int kind) noexcept nogil
 cdef double criterion_improvement(Criterion* c, const double* left,
                                   const double* right) noexcept nogil
 cdef double auc_statistic(const double* left, const double* right, idx_t n_classes,

@@ -180,55 +180,52 @@ cdef double criterion_improvement(Criterion* c, const double* left,
     work space."""
     cdef idx_t j, k
     cdef const idx_t* present = c.present_classes
-    cdef double weight_left = 0.0, weight_right = 0.0, total, q
+    cdef double weight_left, weight_right, total, q
     cdef idx_t n_shares = 0
-    if c.kind == CRITERION_AUC or c.kind == CRITERION_AUC_ECP:
-        for j in range(c.n_present):  # auc_statistic's shares, class order
-            k = present[j]
-            total = left[k] + right[k]
-            if total > 0.0:
-                c.share_right[n_shares] = right[k] / total
-                n_shares += 1
+    if c.kind == CRITERION_GINI or c.kind == CRITERION_ENTROPY:
+        return criterion_impurity_decrease(c, left, right, c.kind)
+    for j in range(c.n_present):  # auc_statistic's shares, class order
+        k = present[j]
+        total = left[k] + right[k]
+        if total > 0.0:
+            c.share_right[n_shares] = right[k] / total
+            n_shares += 1
     if c.kind == CRITERION_AUC:
         return _theta_of_shares(c.share_right, n_shares) - 0.5
-    for j in range(c.n_present):
-        weight_left += left[present[j]]
-        weight_right += right[present[j]]
-    if c.kind == CRITERION_AUC_ECP:
-        q = weight_right / (weight_left + weight_right)
-        return ((_theta_of_shares(c.share_right, n_shares) - 0.5)
-                / (2.0 * sqrt(q * (1.0 - q))))
-    return (_present_impurity(c, c.node_counts)
-            - (weight_left * _present_impurity(c, left)
-               + weight_right * _present_impurity(c, right))
+    _side_weights(c, left, right, &weight_left, &weight_right)
+    q = weight_right / (weight_left + weight_right)
+    return (_theta_of_shares(c.share_right, n_shares) - 0.5) / (2.0 * sqrt(q * (1.0 - q)))
+
+
+cdef double criterion_impurity_decrease(Criterion* c, const double* left, const double* right,
+                                        int kind) noexcept nogil:
+    """Weighted impurity decrease i(t) - (N_L i(t_L) + N_R i(t_R)) / N of a
+    split of the node from its K x 2 table (Breiman et al. 1984, section
+    2.4.1), with the Gini impurity or the entropy (`kind`). Only the node's
+    present classes are read (the others have no weight on either side)."""
+    cdef double weight_left, weight_right
+    _side_weights(c, left, right, &weight_left, &weight_right)
+    return (_impurity_of(c.node_counts, c.present_classes, c.n_present, kind)
+            - (weight_left * _impurity_of(left, c.present_classes, c.n_present, kind)
+               + weight_right * _impurity_of(right, c.present_classes, c.n_present, kind))
             / (weight_left + weight_right))
+
+
+cdef inline void _side_weights(Criterion* c, const double* left, const double* right,
+                               double* weight_left, double* weight_right) noexcept nogil:
+    """The weights of both sides of a split's table, summed over the node's
+    present classes in class order."""
+    cdef idx_t j
+    weight_left[0] = 0.0
+    weight_right[0] = 0.0
+    for j in range(c.n_present):
+        weight_left[0] += left[c.present_classes[j]]
+        weight_right[0] += right[c.present_classes[j]]
 
 
 cdef double criterion_node_impurity(Criterion* c) noexcept nogil:
     """`node_impurity` of the node's counts (Gini or entropy), from its present classes."""
-    return _present_impurity(c, c.node_counts)
-
-
-cdef double _present_impurity(Criterion* c, const double* counts) noexcept nogil:
-    """`node_impurity` of counts that are zero outside the node's present
-    classes, summed over those in class order (the same sums to the bit)."""
-    cdef idx_t j
-    cdef const idx_t* present = c.present_classes
-    cdef double total = 0.0, p, acc = 0.0
-    for j in range(c.n_present):
-        total += counts[present[j]]
-    if total <= 0.0:
-        return 0.0
-    if c.kind == CRITERION_ENTROPY:
-        for j in range(c.n_present):
-            if counts[present[j]] > 0.0:
-                p = counts[present[j]] / total
-                acc -= p * log2(p)
-        return acc
-    for j in range(c.n_present):
-        p = counts[present[j]] / total
-        acc += p * p
-    return 1.0 - acc
+    return _impurity_of(c.node_counts, c.present_classes, c.n_present, c.kind)
 
 
 # ---------------------------------------------------------------------------
@@ -281,20 +278,29 @@ cdef double node_impurity(const double* counts, idx_t n_classes, int criterion) 
     Under the AUC criteria `aucforest._tree.build_tree` stores the split's
     theta in the tree's ``impurity`` instead.
     """
-    cdef idx_t k
+    return _impurity_of(counts, NULL, n_classes, criterion)
+
+
+cdef double _impurity_of(const double* counts, const idx_t* classes, idx_t n,
+                         int criterion) noexcept nogil:
+    """`node_impurity` of counts[classes[0..n-1]] (counts[0..n-1] when classes
+    is NULL), summed in that order: over the classes with any count, in class
+    order, the same sums to the bit as over all of them."""
+    cdef idx_t j, k
     cdef double total = 0.0, p, acc = 0.0
-    for k in range(n_classes):
-        total += counts[k]
+    for j in range(n):
+        total += counts[classes[j] if classes != NULL else j]
     if total <= 0.0:
         return 0.0
     if criterion == CRITERION_ENTROPY:
-        for k in range(n_classes):
+        for j in range(n):
+            k = classes[j] if classes != NULL else j
             if counts[k] > 0.0:
                 p = counts[k] / total
                 acc -= p * log2(p)
         return acc
-    for k in range(n_classes):
-        p = counts[k] / total
+    for j in range(n):
+        p = counts[classes[j] if classes != NULL else j] / total
         acc += p * p
     return 1.0 - acc
 

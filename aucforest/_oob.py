@@ -70,6 +70,13 @@ def cases_choosing_node_size(y_encoded, n_classes, random_state):
         for m in members]))
 
 
+# From this many classes `OutOfBagLeaves` can be chosen: at 20k rows x 20
+# features and 20 trees it fitted in 1.02x the running sums' time at K = 64
+# and faster at K = 256 (`python -m benchmarks.ab_checkouts`,
+# benchmarks/results/speed_ii.md, fourth round).
+LEAVES_MIN_CLASSES = 128
+
+
 # Bytes `OutOfBagLeaves` keeps per tree and out-of-bag row, about: the node
 # of each of the six candidates (int32), its tree's first node, the row and
 # its place in the row order (intp). `OutOfBagSums` keeps 8 bytes per
@@ -91,13 +98,6 @@ def out_of_bag_sums(X, n_classes, min_samples, n_estimators, rows=None):
     return OutOfBagSums(X, n_classes, min_samples, rows)
 
 
-# From this many classes `OutOfBagLeaves` can be chosen: at 20k rows x 20
-# features and 20 trees it fitted in 1.02x the running sums' time at K = 64
-# and faster at K = 256 (`python -m benchmarks.ab_checkouts`,
-# benchmarks/results/speed_ii.md, fourth round).
-LEAVES_MIN_CLASSES = 128
-
-
 class _OutOfBag:
     """What both kinds of out-of-bag sums share: the rows they are over (all
     cases, or the given ``rows``), the candidate node sizes, trees per row."""
@@ -112,6 +112,7 @@ class _OutOfBag:
             self.X = X if rows is None else X[rows]
         self.n_classes = n_classes
         self.min_samples = min_samples
+        self._sizes = np.array(min_samples, dtype=np.int32)  # converted once, not per tree
         self.n_trees = np.zeros(self.X.shape[0])
 
     @property
@@ -144,7 +145,6 @@ class OutOfBagSums(_OutOfBag):
 
     def __init__(self, X, n_classes, min_samples, rows=None):
         super().__init__(X, n_classes, min_samples, rows)
-        self._sizes = np.array(min_samples, dtype=np.int32)  # converted once, not per tree
         self.proba_sum = np.zeros((len(min_samples), self.X.shape[0], n_classes))
         self._divided = [False] * len(min_samples)
 
@@ -190,7 +190,6 @@ class OutOfBagLeaves(_OutOfBag):
 
     def __init__(self, X, n_classes, min_samples, rows=None):
         super().__init__(X, n_classes, min_samples, rows)
-        self._sizes = np.array(min_samples, dtype=np.int32)
         self._trees = []  # (rows, used, start, klass, share) of each tree
         self._by_row = None
 

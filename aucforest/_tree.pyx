@@ -27,7 +27,7 @@ from ._prefetch cimport prefetch
 from libc.float cimport DBL_EPSILON
 
 from ._criterion cimport (CRITERION_AUC, CRITERION_AUC_ECP, CRITERION_GINI, Criterion, X_t,
-                          criterion_node_impurity, idx_t, node_impurity)
+                          criterion_impurity_decrease, criterion_node_impurity, idx_t)
 from ._split cimport SplitRecord, Splitter
 
 from ._sparse import SparseRows, is_sparse
@@ -239,15 +239,7 @@ cdef double _impurity_decrease(Splitter splitter) noexcept nogil:
     cdef Criterion* c = &splitter.crit
     cdef int kind = CRITERION_GINI if (c.kind == CRITERION_AUC or c.kind == CRITERION_AUC_ECP) \
         else c.kind
-    cdef idx_t k, K = splitter.n_classes
-    cdef double weight_left = 0.0, weight_right = 0.0, total
-    for k in range(K):
-        weight_left += c.count_left[k]
-        weight_right += c.count_right[k]
-    total = weight_left + weight_right
-    return (node_impurity(c.node_counts, K, kind)
-            - (weight_left * node_impurity(c.count_left, K, kind)
-               + weight_right * node_impurity(c.count_right, K, kind)) / total)
+    return criterion_impurity_decrease(c, c.count_left, c.count_right, kind)
 
 
 cdef double _split_or_leaf(Splitter splitter, idx_t start, idx_t end, idx_t depth,

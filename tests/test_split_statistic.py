@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from aucforest import auc_split_statistic
-from aucforest._sort import sort_doubles_for_tests, sort_for_tests
+from aucforest._sort import sort_doubles_for_tests, sort_for_tests, sort_indices_for_tests
 from references import naive_auc_statistic
 
 counts = st.one_of(st.just(0.0), st.floats(1e-3, 1e4), st.integers(0, 50).map(float))
@@ -121,3 +121,13 @@ def test_double_sort_on_adversarial_inputs():
 def test_statistic_is_scale_free_up_to_the_largest_doubles(scale):
     table = np.array([[1.0, 1.0], [1.0, 0.0]])  # r = (1/2, 0): theta = 3/4
     assert auc_split_statistic(table * scale) == pytest.approx(0.75, rel=1e-12)
+
+
+def test_sort_indices_orders_class_indices_as_numpy():
+    # criterion_init_cases lists a node's classes with it, in class order
+    rng = np.random.default_rng(11)
+    for n in (0, 1, 2, 15, 16, 17, 300):
+        values = rng.integers(0, 2**40, size=n)
+        np.testing.assert_array_equal(sort_indices_for_tests(values), np.sort(values))
+    values = rng.permutation(np.repeat(np.arange(50), 3))  # ties
+    np.testing.assert_array_equal(sort_indices_for_tests(values), np.sort(values))
