@@ -605,12 +605,28 @@ INT32_MAX = np.iinfo(np.int32).max
 assert NODE_DTYPE.itemsize == sizeof(Node), "numpy and C disagree on the node record layout"
 
 
+cdef struct WalkNode:
+    # the 16-byte record of `_walk_numeric_rows` (trees without categorical splits)
+    float threshold        # the largest float32 <= the split's threshold; NaN at leaves
+    int32_t feature        # 0 at leaves
+    int32_t right          # right child; the node itself at leaves, where a row then stays
+    int32_t missing_left   # NaN goes left; 0 at leaves
+
+
+WALK_DTYPE = np.dtype([("threshold", np.float32), ("feature", np.int32), ("right", np.int32),
+                       ("missing_left", np.int32)])
+assert WALK_DTYPE.itemsize == sizeof(WalkNode), "numpy and C disagree on the walk record"
+
+
 cdef class Tree:
     """A fitted tree as flat node arrays (names as in scikit-learn's `tree_`).
 
     Nodes are stored in depth-first preorder: the left child of node i is
     i + 1. Traversal reads one packed 24-byte record per node; the arrays
-    below are derived from it or stored beside it.
+    below are derived from it or stored beside it. Without categorical
+    splits, `apply` and the forest's prediction read a 16-byte float32 copy
+    of the records instead, made on the first such call and kept (16 bytes
+    per node beyond `nbytes`).
 
     The attributes scikit-learn's tree tools read (``sklearn.tree.export_text``,
     ``plot_tree``, ``export_graphviz``) are those of scikit-learn's ``Tree``
@@ -755,9 +771,9 @@ cdef class Tree:
         cdef idx_t[::1] out = np.empty(Xv.shape[0], dtype=np.intp)
         cdef const Node* nodes = <const Node*> cnp.PyArray_DATA(self._nodes)
         cdef const uint64_t* sets = _level_sets(self)
-        if Xv.shape[0] > 0:
-            with nogil:
-                _apply_rows(Xv, nodes, sets, &out[0])
+        cdef const WalkNode* walk = _numeric_walk(self)
+        with nogil:
+            _apply_rows(Xv, nodes, sets, walk, &out[0])
         return np.asarray(out)
 
     def predict_proba(self, X):
@@ -1025,6 +1041,30 @@ cdef inline const uint64_t* _level_sets(Tree tree):
     return <const uint64_t*> cnp.PyArray_DATA(tree._left_levels)
 
 
+cdef const WalkNode* _numeric_walk(Tree tree):
+    """The tree's `WalkNode` records (made on first use and kept), or NULL when
+    it has categorical splits. A float32 x satisfies x <= t (t a double) exactly
+    when x <= the largest float32 not above t, so the walk takes the same
+    paths as `_child_of`."""
+    if tree._left_levels.shape[0] > 0:
+        return NULL
+    if tree._walk is None:
+        nodes = tree._nodes
+        leaf = nodes["feature"] < 0
+        with np.errstate(over="ignore"):  # beyond float32: +-inf, stepped down below
+            threshold = nodes["threshold"].astype(np.float32)
+        above = threshold > nodes["threshold"]  # rounded up: step down one float32
+        threshold[above] = np.nextafter(threshold[above], np.float32(-np.inf))
+        walk = np.empty(tree.node_count, dtype=WALK_DTYPE)
+        walk["threshold"] = np.where(leaf, np.float32(np.nan), threshold)
+        walk["feature"] = np.where(leaf, 0, nodes["feature"])
+        walk["right"] = np.where(leaf, np.arange(tree.node_count), nodes["right"])
+        walk["missing_left"] = np.where(leaf, 0, nodes["missing_left"])
+        if tree._walk is None:  # no Python call between test and set: under the GIL, a
+            tree._walk = walk   # thread that made it too keeps using the first one
+    return <const WalkNode*> cnp.PyArray_DATA(tree._walk)
+
+
 cdef inline idx_t _child_of(const Node* nodes, const uint64_t* sets, idx_t node,
                             const X_t* row, idx_t col_stride) noexcept nogil:
     """The child of split node ``node`` the row goes to (`goes_left`: node + 1,
@@ -1037,6 +1077,7 @@ cdef inline idx_t _child_of(const Node* nodes, const uint64_t* sets, idx_t node,
 
 cdef enum:
     LANES = 32  # rows on their way down a tree at once in _walk_rows
+    GROUP = 8  # rows that go down a tree together in _walk_numeric_rows
     PREFETCH_VALUES = 512  # of a row's first values, fetched when it takes a lane
 
 
@@ -1094,10 +1135,52 @@ cdef void _walk_rows(const X_t* base, const idx_t* rows, idx_t n, idx_t row_stri
             finished += 1
 
 
+cdef void _walk_numeric_rows(const X_t* base, idx_t n, idx_t n_features,
+                             const WalkNode* nodes, idx_t* out) noexcept nogil:
+    """For the rows of a C-ordered X (n x n_features from base), the leaf where
+    each row's path ends, along `WalkNode` records.
+
+    GROUP rows go down together, one level per step, until none moves: a leaf
+    sends a row to itself, so each step is the same few instructions for
+    every row, without a branch that depends on the data."""
+    cdef idx_t node[GROUP]
+    cdef const X_t* row[GROUP]
+    cdef const WalkNode* record
+    cdef X_t x
+    cdef idx_t left
+    cdef bint moved
+    cdef idx_t start = 0, g, size, current, child
+    while start < n:
+        size = min(<idx_t> GROUP, n - start)
+        for g in range(GROUP):  # a short last group repeats its first row
+            node[g] = 0
+            row[g] = base + (start + (g if g < size else 0)) * n_features
+        moved = True
+        while moved:
+            moved = False
+            for g in range(GROUP):
+                current = node[g]
+                record = nodes + current
+                x = row[g][record.feature]
+                left = (x <= record.threshold) | ((x != x) & record.missing_left)
+                child = record.right  # node + 1 when left, by arithmetic: no branch
+                child += (current + 1 - child) & -left
+                moved |= child != current
+                node[g] = child
+        for g in range(size):
+            out[start + g] = node[g]
+        start += GROUP
+
+
 cdef void _apply_rows(const X_t[:, ::1] X, const Node* nodes, const uint64_t* sets,
-                      idx_t* out) noexcept nogil:
-    """`_walk_rows` over the rows of a C-ordered X."""
-    if X.shape[0] > 0:
+                      const WalkNode* walk, idx_t* out) noexcept nogil:
+    """The leaf of each row of a C-ordered X: `_walk_numeric_rows` when the
+    tree has `WalkNode` records (``walk``), else `_walk_rows`."""
+    if X.shape[0] == 0:
+        return
+    if walk != NULL:
+        _walk_numeric_rows(&X[0, 0], X.shape[0], X.shape[1], walk, out)
+    else:
         _walk_rows(&X[0, 0], NULL, X.shape[0], X.shape[1], 1, X.shape[1], nodes, sets, out)
 
 
@@ -1158,6 +1241,7 @@ def accumulate_proba(X, trees, double[:, ::1] out, const unsigned char[::1] stop
     cdef Tree tree
     cdef const Node* nodes
     cdef const uint64_t* sets
+    cdef const WalkNode* walk
     cdef const double[:, ::1] value
     cdef idx_t i, k, leaf, n = X.shape[0], n_classes = out.shape[1]
     cdef idx_t[::1] leaves = np.empty(max(n, 1), dtype=np.intp)
@@ -1174,10 +1258,11 @@ def accumulate_proba(X, trees, double[:, ::1] out, const unsigned char[::1] stop
             return
         nodes = <const Node*> cnp.PyArray_DATA(tree._nodes)
         sets = _level_sets(tree)
+        walk = _numeric_walk(tree)
         value = tree.proba
         with nogil:
             if rows_of is None:
-                _apply_rows(Xv, nodes, sets, &leaves[0])
+                _apply_rows(Xv, nodes, sets, walk, &leaves[0])
             else:
                 _walk_sparse_rows(rows_of, NULL, n, nodes, sets, &leaves[0])
             for i in range(n):

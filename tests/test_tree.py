@@ -240,6 +240,58 @@ def test_apply_sends_rows_side_by_side_to_the_nodes_of_a_plain_walk(n_rows, min_
         np.testing.assert_array_equal(tree.apply(rows), [walk(x) for x in rows])
 
 
+def _float32_neighbours(thresholds):
+    """For each double threshold: its float32 rounding and the float32 values
+    one step below and above it, and the infinities."""
+    t32 = np.asarray(thresholds, dtype=np.float64).astype(np.float32)
+    down = np.nextafter(t32, np.float32(-np.inf))
+    up = np.nextafter(t32, np.float32(np.inf))
+    return np.concatenate([t32, down, up, np.float32([np.inf, -np.inf])])
+
+
+def _plain_walk(tree, x):
+    """The leaf of row x, one node at a time, comparing in float64."""
+    node = 0
+    while tree.feature[node] >= 0:
+        v = np.float64(x[tree.feature[node]])
+        left = v <= tree.threshold[node] or (np.isnan(v) and tree.missing_go_to_left[node])
+        node = tree.children_left[node] if left else tree.children_right[node]
+    return node
+
+
+def test_apply_compares_float32_values_with_the_double_thresholds_exactly():
+    """Tree.apply walks float32 records (the threshold rounded down to float32):
+    rows at every threshold's float32 neighbours, at +-inf and NaN must end
+    where a float64 walk ends; so must thresholds beyond float32's range."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(500, 3))
+    X[rng.random(X.shape) < 0.1] = np.nan
+    y = (np.nan_to_num(X[:, 0]) + rng.normal(scale=0.5, size=500) > 0).astype(int)
+    tree = AUCTreeClassifier(random_state=0).fit(X, y).tree_
+    splits = tree.feature >= 0
+    values = _float32_neighbours(tree.threshold[splits])
+    # rows that put those values on the split features of every node
+    rows = rng.choice(values, size=(4000, 3)).astype(np.float32)
+    rows[rng.random(rows.shape) < 0.05] = np.nan
+    for node in np.flatnonzero(splits)[:50]:  # each split's own values on its path's feature
+        rows[node * 6:(node + 1) * 6, tree.feature[node]] = _float32_neighbours(
+            [tree.threshold[node]])[[0, 1, 2, 0, 1, 2]]
+    assert np.any(tree.threshold[splits] != tree.threshold[splits].astype(np.float32))
+    np.testing.assert_array_equal(tree.apply(rows), [_plain_walk(tree, x) for x in rows])
+
+    from aucforest._tree import Tree
+    for threshold in (1e300, -1e300, 0.1, np.nextafter(0.1, 1.0), 3.4028235677973366e38):
+        stump = Tree(1, 2, max_depth=1, children_left=[1, -1, -1], children_right=[2, -1, -1],
+                     feature=[0, -2, -2], threshold=[threshold, -2.0, -2.0],
+                     missing_go_to_left=[1, 0, 0], value=[[0.5, 0.5], [1.0, 0.0], [0.0, 1.0]],
+                     n_node_samples=[2, 1, 1], weighted_n_node_samples=[2.0, 1.0, 1.0],
+                     impurity=[0.5, 0.0, 0.0], improvement=[0.0, 0.0, 0.0])
+        column = np.concatenate([_float32_neighbours([threshold]),
+                                 np.float32([np.nan, 3.4028235e38, -3.4028235e38])])
+        expected = [1 if (v <= threshold or np.isnan(v)) else 2 for v in column.astype(float)]
+        np.testing.assert_array_equal(stump.apply(column[:, None]), expected, err_msg=threshold)
+
+
 @pytest.mark.parametrize("criterion", ["auc", "gini", "entropy", "auc_ecp"])
 @pytest.mark.parametrize("max_bins", [None, 255])
 def test_nodes_of_many_classes_hold_their_cases_counts_and_split_values(criterion, max_bins):
