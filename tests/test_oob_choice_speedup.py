@@ -153,3 +153,47 @@ def test_out_of_bag_leaves_sum_row_by_row_as_the_running_sums(choosing_rows, lay
         np.testing.assert_array_equal(buffer, sums.proba(c))  # NaN rows alike
     np.testing.assert_array_equal(leaves.decision_function(2), sums.decision_function(2))
     assert leaves.decision_function(2) is not leaves.decision_function(2)
+
+
+def naive_pair_wins(scores, codes, weight, k):
+    """wins[i, j] = sum over rows b of class j, a of class i of w_a w_b
+    ([s_a > s_b] + [s_a == s_b] / 2), s the column-i scores: all pairs."""
+    wins = np.zeros((k, k))
+    for i in range(k):
+        for j in range(k):
+            if i != j:
+                a, b = scores[codes == i, i], scores[codes == j, i]
+                wa, wb = weight[codes == i], weight[codes == j]
+                above = (a[:, None] > b[None, :]) + 0.5 * (a[:, None] == b[None, :])
+                wins[i, j] = wa @ above @ wb
+    return wins
+
+
+@pytest.mark.parametrize("case", ["normal", "ties", "huge", "tiny", "one_per_class", "constant"])
+def test_pair_wins_finds_every_score_among_the_buckets_as_all_pairs_do(case):
+    # pair_wins finds a score among a class's sorted scores through buckets
+    # spread over their range: spans that overflow or are subnormal, scores
+    # on and outside the ends, ties and one-row classes must give all pairs' wins
+    rng = np.random.default_rng(7)
+    n, k = 240, 5
+    codes = np.arange(n) % k
+    scores = rng.normal(size=(n, k))
+    if case == "ties":
+        scores = np.round(scores, 1)
+    elif case == "huge":
+        scores = np.where(rng.random((n, k)) < 0.5, -1.0, 1.0) * 1.7e308 * rng.random((n, k))
+        scores[0, :] = 1.7e308
+        scores[1, :] = -1.7e308
+    elif case == "tiny":
+        scores = rng.integers(-3, 4, (n, k)) * 5e-324
+    elif case == "one_per_class":
+        n = k
+        codes, scores = codes[:n], scores[:n]
+    elif case == "constant":
+        scores = np.full((n, k), 0.25)
+        scores[::7, 2] = 0.0
+    weight = rng.integers(0, 3, n).astype(float)
+    weight[:k] = 1.0  # every class weighs something
+    codes = codes.astype(np.intp)
+    np.testing.assert_array_equal(pair_wins(scores, codes, weight, k),
+                                  naive_pair_wins(scores, codes, weight, k))
