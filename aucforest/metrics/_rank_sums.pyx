@@ -15,7 +15,7 @@ from libc.stdlib cimport free, malloc
 ctypedef Py_ssize_t idx_t
 
 cdef enum:
-    SCORE_BLOCK_VALUES = 16384  # scores of a block of rows (128 KiB: in L2)
+    SCORE_BLOCK_VALUES = 65536  # scores of a block of rows (512 KiB: in L2)
 
 
 cdef struct Buckets:
@@ -121,9 +121,9 @@ def pair_wins(const double[:, ::1] scores, const idx_t[::1] codes, const double[
     for b in range(n):
         if codes[b] < 0 or codes[b] >= n_classes:
             raise ValueError("codes must lie in [0, n_classes)")
-    wins_t_array = np.zeros((n_classes, n_classes))  # [j, i]: row b adds along i
+    wins_array = np.zeros((n_classes, n_classes))
     if n == 0:
-        return wins_t_array
+        return wins_array
     codes_array = np.asarray(codes)
     own_array = np.asarray(scores)[np.arange(n), codes_array]
     order = np.argsort(own_array)
@@ -144,7 +144,7 @@ def pair_wins(const double[:, ::1] scores, const idx_t[::1] codes, const double[
     cdef double[::1] at_or_above = at_or_above_array, above = above_array
     cdef double[::1] credit_zero = credit_zero_array
     cdef idx_t[::1] bucket_first = bucket_first_array
-    cdef double[:, ::1] wins_t = wins_t_array
+    cdef double[:, ::1] wins = wins_array
     cdef idx_t first, last, block = max(16, SCORE_BLOCK_VALUES // n_classes)
     try:
         with nogil:
@@ -171,8 +171,8 @@ def pair_wins(const double[:, ::1] scores, const idx_t[::1] codes, const double[
                 credit_zero[i] = _credit(&value[0], &at_or_above[0], &above[0], lo, hi, 0.0,
                                          &buckets[i])
             # blocks of rows whose scores stay in cache while each class's
-            # sorted scores are searched in turn: every wins_t[j, i] still adds
-            # its rows in row order
+            # sorted scores are searched in turn (and its row of wins, in L1,
+            # gathers their credits): every wins[i, j] adds its rows in row order
             first = 0
             while first < n:
                 last = min(n, first + block)
@@ -184,11 +184,11 @@ def pair_wins(const double[:, ::1] scores, const idx_t[::1] codes, const double[
                             continue
                         s = scores[b, i]
                         if s == 0.0:
-                            wins_t[j, i] += wb * credit_zero[i]
+                            wins[i, j] += wb * credit_zero[i]
                         else:
-                            wins_t[j, i] += wb * _credit(&value[0], &at_or_above[0], &above[0],
+                            wins[i, j] += wb * _credit(&value[0], &at_or_above[0], &above[0],
                                                          start[i], start[i + 1], s, &buckets[i])
                 first = last
     finally:
         free(buckets)
-    return wins_t_array.T.copy()
+    return wins_array
