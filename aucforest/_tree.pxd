@@ -44,4 +44,3 @@ cdef class Tree:
     cdef readonly object n_node_samples, weighted_n_node_samples, impurity, improvement
     cdef object _nodes           # NODE_DTYPE records, one per node
     cdef object _left_levels     # uint64 (categorical splits, 4): their level sets, node order
-    cdef object _walk            # WALK_DTYPE records for `_numeric_walk`, made on first use

@@ -16,7 +16,7 @@ import numpy as np
 from scipy.sparse import csr_matrix
 
 cimport numpy as cnp
-from libc.math cimport NAN
+from libc.math cimport INFINITY, NAN, nextafterf
 from libc.stdint cimport int32_t, uint64_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcpy, memset
@@ -24,7 +24,7 @@ from cpython.exc cimport PyErr_CheckSignals
 from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_New
 
 from ._prefetch cimport prefetch
-from libc.float cimport DBL_EPSILON
+from libc.float cimport DBL_EPSILON, FLT_MAX
 
 from ._criterion cimport (CRITERION_AUC, CRITERION_AUC_ECP, CRITERION_GINI, Criterion, X_t,
                           criterion_impurity_decrease, criterion_node_impurity, idx_t)
@@ -613,20 +613,14 @@ cdef struct WalkNode:
     int32_t missing_left   # NaN goes left; 0 at leaves
 
 
-WALK_DTYPE = np.dtype([("threshold", np.float32), ("feature", np.int32), ("right", np.int32),
-                       ("missing_left", np.int32)])
-assert WALK_DTYPE.itemsize == sizeof(WalkNode), "numpy and C disagree on the walk record"
-
-
 cdef class Tree:
     """A fitted tree as flat node arrays (names as in scikit-learn's `tree_`).
 
     Nodes are stored in depth-first preorder: the left child of node i is
     i + 1. Traversal reads one packed 24-byte record per node; the arrays
     below are derived from it or stored beside it. Without categorical
-    splits, `apply` and the forest's prediction read a 16-byte float32 copy
-    of the records instead, made on the first such call and kept (16 bytes
-    per node beyond `nbytes`).
+    splits, `apply` and the forest's prediction of many rows walk 16-byte
+    float32 records made for the call (`_walk_numeric_rows`).
 
     The attributes scikit-learn's tree tools read (``sklearn.tree.export_text``,
     ``plot_tree``, ``export_graphviz``) are those of scikit-learn's ``Tree``
@@ -771,9 +765,11 @@ cdef class Tree:
         cdef idx_t[::1] out = np.empty(Xv.shape[0], dtype=np.intp)
         cdef const Node* nodes = <const Node*> cnp.PyArray_DATA(self._nodes)
         cdef const uint64_t* sets = _level_sets(self)
-        cdef const WalkNode* walk = _numeric_walk(self)
+        cdef WalkNode[::1] walk = _walk_buffer(self.node_count) \
+            if _walk_pays(self, Xv.shape[0]) else None
         with nogil:
-            _apply_rows(Xv, nodes, sets, walk, &out[0])
+            _apply_rows(Xv, nodes, self.node_count, sets,
+                        &walk[0] if walk is not None else NULL, &out[0])
         return np.asarray(out)
 
     def predict_proba(self, X):
@@ -1041,28 +1037,44 @@ cdef inline const uint64_t* _level_sets(Tree tree):
     return <const uint64_t*> cnp.PyArray_DATA(tree._left_levels)
 
 
-cdef const WalkNode* _numeric_walk(Tree tree):
-    """The tree's `WalkNode` records (made on first use and kept), or NULL when
-    it has categorical splits. A float32 x satisfies x <= t (t a double) exactly
-    when x <= the largest float32 not above t, so the walk takes the same
-    paths as `_child_of`."""
-    if tree._left_levels.shape[0] > 0:
-        return NULL
-    if tree._walk is None:
-        nodes = tree._nodes
-        leaf = nodes["feature"] < 0
-        with np.errstate(over="ignore"):  # beyond float32: +-inf, stepped down below
-            threshold = nodes["threshold"].astype(np.float32)
-        above = threshold > nodes["threshold"]  # rounded up: step down one float32
-        threshold[above] = np.nextafter(threshold[above], np.float32(-np.inf))
-        walk = np.empty(tree.node_count, dtype=WALK_DTYPE)
-        walk["threshold"] = np.where(leaf, np.float32(np.nan), threshold)
-        walk["feature"] = np.where(leaf, 0, nodes["feature"])
-        walk["right"] = np.where(leaf, np.arange(tree.node_count), nodes["right"])
-        walk["missing_left"] = np.where(leaf, 0, nodes["missing_left"])
-        if tree._walk is None:  # no Python call between test and set: under the GIL, a
-            tree._walk = walk   # thread that made it too keeps using the first one
-    return <const WalkNode*> cnp.PyArray_DATA(tree._walk)
+cdef inline float _float32_at_most(double threshold) noexcept nogil:
+    """The largest float32 not above a finite threshold (`Tree` checks that):
+    a float32 x satisfies x <= threshold exactly when x <= it."""
+    cdef float rounded
+    if threshold >= <double> FLT_MAX:  # beyond float32 (its rounding would be +-inf)
+        return FLT_MAX
+    if threshold < -<double> FLT_MAX:
+        return -INFINITY
+    rounded = <float> threshold  # to nearest: one step down when above
+    return nextafterf(rounded, -INFINITY) if rounded > threshold else rounded
+
+
+cdef void _fill_walk(const Node* nodes, idx_t node_count, WalkNode* walk) noexcept nogil:
+    """The `WalkNode` records of a tree without categorical splits."""
+    cdef idx_t node
+    for node in range(node_count):
+        if nodes[node].feature < 0:
+            walk[node].threshold = NAN
+            walk[node].feature = 0
+            walk[node].right = <int32_t> node
+            walk[node].missing_left = 0
+        else:
+            walk[node].threshold = _float32_at_most(nodes[node].threshold)
+            walk[node].feature = nodes[node].feature
+            walk[node].right = nodes[node].right
+            walk[node].missing_left = nodes[node].missing_left
+
+
+def _walk_buffer(idx_t node_count):
+    """Room for node_count `WalkNode` records (16 bytes each)."""
+    return np.empty(node_count, dtype=[("threshold", np.float32), ("feature", np.int32),
+                                       ("right", np.int32), ("missing_left", np.int32)])
+
+
+cdef inline bint _walk_pays(Tree tree, idx_t n_rows) noexcept:
+    """Whether to walk `WalkNode` records made for this call: no categorical
+    split, and rows enough to repay the records (a few ns a node)."""
+    return tree._left_levels.shape[0] == 0 and n_rows * WALK_ROWS_PER_NODE >= tree.node_count
 
 
 cdef inline idx_t _child_of(const Node* nodes, const uint64_t* sets, idx_t node,
@@ -1078,6 +1090,7 @@ cdef inline idx_t _child_of(const Node* nodes, const uint64_t* sets, idx_t node,
 cdef enum:
     LANES = 32  # rows on their way down a tree at once in _walk_rows
     GROUP = 8  # rows that go down a tree together in _walk_numeric_rows
+    WALK_ROWS_PER_NODE = 4  # _walk_numeric_rows from n_rows >= node_count / this
     PREFETCH_VALUES = 512  # of a row's first values, fetched when it takes a lane
 
 
@@ -1172,13 +1185,15 @@ cdef void _walk_numeric_rows(const X_t* base, idx_t n, idx_t n_features,
         start += GROUP
 
 
-cdef void _apply_rows(const X_t[:, ::1] X, const Node* nodes, const uint64_t* sets,
-                      const WalkNode* walk, idx_t* out) noexcept nogil:
-    """The leaf of each row of a C-ordered X: `_walk_numeric_rows` when the
-    tree has `WalkNode` records (``walk``), else `_walk_rows`."""
+cdef void _apply_rows(const X_t[:, ::1] X, const Node* nodes, idx_t node_count,
+                      const uint64_t* sets, WalkNode* walk, idx_t* out) noexcept nogil:
+    """The leaf of each row of a C-ordered X: `_walk_numeric_rows` over
+    records made in ``walk`` (node_count of them) when it is not NULL (see
+    `_walk_pays`), else `_walk_rows`."""
     if X.shape[0] == 0:
         return
     if walk != NULL:
+        _fill_walk(nodes, node_count, walk)
         _walk_numeric_rows(&X[0, 0], X.shape[0], X.shape[1], walk, out)
     else:
         _walk_rows(&X[0, 0], NULL, X.shape[0], X.shape[1], 1, X.shape[1], nodes, sets, out)
@@ -1241,7 +1256,8 @@ def accumulate_proba(X, trees, double[:, ::1] out, const unsigned char[::1] stop
     cdef Tree tree
     cdef const Node* nodes
     cdef const uint64_t* sets
-    cdef const WalkNode* walk
+    cdef WalkNode* walk
+    cdef WalkNode[::1] walk_buffer = None  # records of the trees walked by `_walk_numeric_rows`
     cdef const double[:, ::1] value
     cdef idx_t i, k, leaf, n = X.shape[0], n_classes = out.shape[1]
     cdef idx_t[::1] leaves = np.empty(max(n, 1), dtype=np.intp)
@@ -1258,11 +1274,15 @@ def accumulate_proba(X, trees, double[:, ::1] out, const unsigned char[::1] stop
             return
         nodes = <const Node*> cnp.PyArray_DATA(tree._nodes)
         sets = _level_sets(tree)
-        walk = _numeric_walk(tree)
+        walk = NULL
+        if rows_of is None and _walk_pays(tree, n):
+            if walk_buffer is None or walk_buffer.shape[0] < tree.node_count:
+                walk_buffer = _walk_buffer(tree.node_count)
+            walk = &walk_buffer[0]
         value = tree.proba
         with nogil:
             if rows_of is None:
-                _apply_rows(Xv, nodes, sets, walk, &leaves[0])
+                _apply_rows(Xv, nodes, tree.node_count, sets, walk, &leaves[0])
             else:
                 _walk_sparse_rows(rows_of, NULL, n, nodes, sets, &leaves[0])
             for i in range(n):

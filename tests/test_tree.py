@@ -260,9 +260,10 @@ def _plain_walk(tree, x):
 
 
 def test_apply_compares_float32_values_with_the_double_thresholds_exactly():
-    """Tree.apply walks float32 records (the threshold rounded down to float32):
-    rows at every threshold's float32 neighbours, at +-inf and NaN must end
-    where a float64 walk ends; so must thresholds beyond float32's range."""
+    """Tree.apply walks float32 records when it has many rows (the threshold
+    rounded down to float32, `_float32_at_most`): rows at every threshold's
+    float32 neighbours, at +-inf and NaN must end where a float64 walk ends;
+    so must thresholds beyond float32's range."""
     rng = np.random.default_rng(3)
     X = rng.normal(size=(500, 3))
     X[rng.random(X.shape) < 0.1] = np.nan
