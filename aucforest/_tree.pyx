@@ -767,9 +767,10 @@ cdef class Tree:
         cdef const uint64_t* sets = _level_sets(self)
         cdef WalkNode[::1] walk = _walk_buffer(self.node_count) \
             if _walk_pays(self, Xv.shape[0]) else None
-        with nogil:
-            _apply_rows(Xv, nodes, self.node_count, sets,
-                        &walk[0] if walk is not None else NULL, &out[0])
+        if Xv.shape[0] > 0:
+            with nogil:
+                _apply_rows(Xv, nodes, self.node_count, sets,
+                            &walk[0] if walk is not None else NULL, &out[0])
         return np.asarray(out)
 
     def predict_proba(self, X):

@@ -279,6 +279,7 @@ def test_apply_compares_float32_values_with_the_double_thresholds_exactly():
             [tree.threshold[node]])[[0, 1, 2, 0, 1, 2]]
     assert np.any(tree.threshold[splits] != tree.threshold[splits].astype(np.float32))
     np.testing.assert_array_equal(tree.apply(rows), [_plain_walk(tree, x) for x in rows])
+    assert tree.apply(rows[:0]).shape == (0,)  # no rows: no record is read
 
     from aucforest._tree import Tree
     for threshold in (1e300, -1e300, 0.1, np.nextafter(0.1, 1.0), 3.4028235677973366e38):

@@ -136,9 +136,6 @@ def pair_wins(const double[:, ::1] scores, const idx_t[::1] codes, const double[
     above_array = np.empty(n + 1)
     credit_zero_array = np.empty(n_classes)
     bucket_first_array = np.empty(n + n_classes, dtype=np.intp)
-    cdef Buckets* buckets = <Buckets*> malloc(n_classes * sizeof(Buckets))
-    if buckets == NULL:
-        raise MemoryError()
     cdef const idx_t[::1] start = start_array
     cdef const double[::1] value = value_array, w_sorted = weight_sorted
     cdef double[::1] at_or_above = at_or_above_array, above = above_array
@@ -146,6 +143,9 @@ def pair_wins(const double[:, ::1] scores, const idx_t[::1] codes, const double[
     cdef idx_t[::1] bucket_first = bucket_first_array
     cdef double[:, ::1] wins = wins_array
     cdef idx_t first, last, block = max(16, SCORE_BLOCK_VALUES // n_classes)
+    cdef Buckets* buckets = <Buckets*> malloc(n_classes * sizeof(Buckets))
+    if buckets == NULL:
+        raise MemoryError()
     try:
         with nogil:
             for i in range(n_classes):
