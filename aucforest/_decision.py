@@ -6,8 +6,9 @@ predict argmax_k p_k(x) / pi_k; for two classes, p_min(x) >= pi_min
 threshold on the probability of the second class.
 """
 import numpy as np
+from scipy.sparse import csr_array, issparse
 
-from ._rfq import rfq_classes
+from ._rfq import rfq_classes, rfq_classes_sparse
 
 
 def validate_decision(decision, n_classes):
@@ -23,7 +24,9 @@ def decide(proba, prior, decision):
 
     Parameters
     ----------
-    proba : ndarray of shape (n_samples, n_classes)
+    proba : ndarray or scipy sparse matrix of shape (n_samples, n_classes)
+        A sparse one holds non-negative proportions (a forest's, at many
+        classes) and is decided from its stored values (`rfq_classes_sparse`).
     prior : ndarray of shape (n_classes,)
         Class frequencies pi_k the probabilities were trained under.
     decision : {"rfq", "argmax"} or float in (0, 1)
@@ -32,6 +35,16 @@ def decide(proba, prior, decision):
     -------
     ndarray of shape (n_samples,), intp
     """
+    if issparse(proba):  # non-negative proportions, most of them 0
+        if proba.shape[1] > 2 and decision in ("rfq", "argmax"):
+            rows = csr_array(proba)
+            rows.sum_duplicates()  # columns ascending, none stored twice
+            return rfq_classes_sparse(rows.indptr.astype(np.intp, copy=False),
+                                      rows.indices.astype(np.int32, copy=False),
+                                      rows.data.astype(np.float64, copy=False),
+                                      np.asarray(prior, dtype=np.float64),
+                                      divide=decision == "rfq")
+        proba = proba.toarray()
     proba = np.asarray(proba, dtype=np.float64)
     if decision == "argmax":
         return np.argmax(proba, axis=1)

@@ -25,8 +25,8 @@ from ._base import (MAX_SEED, TREE_PARAMETER_CONSTRAINTS, check_counts_are_not_b
 from ._categories import fit_categories, predict_codes, resolve_fitted
 from ._compat import Interval, RealNotInt, StrOptions, fit_context, validate_data
 from ._decision import validate_decision
-from ._oob import (cases_choosing_node_size, node_size_candidates, oob_auc, out_of_bag_sums,
-                   oob_gmean, rows_with_oob)
+from ._oob import (auc_of_rows, cases_choosing_node_size, gmean_of_rows, node_size_candidates,
+                   oob_gmean, out_of_bag_sums)
 from ._prediction import decide_classes, mean_tree_proba
 from ._progress import progress
 from ._sampling import (TreeSampler, check_class_weight_dict, seeded_rng, tree_growth_seed,
@@ -617,12 +617,11 @@ default="from_dtype"
         n_candidates = len(oob.min_samples)
 
         def figures(candidates):  # OOB AUC, and OOB G-mean when there is a choice
-            buffer, found = None, []  # one n x K buffer for this thread's candidates
+            found = []
             for c in candidates:
-                buffer = oob.proba(c, out=buffer)
-                proba, codes = rows_with_oob(buffer, y_encoded)  # one copy for both figures
-                found.append((c, oob_auc(codes, proba, self.classes_),
-                              oob_gmean(codes, proba, self.class_prior_, self.decision)
+                proba, codes = oob.proba_with_oob(c, y_encoded)  # one copy for both figures
+                found.append((c, auc_of_rows(codes, proba, self.classes_),
+                              gmean_of_rows(codes, proba, self.class_prior_, self.decision)
                               if n_candidates > 1 else None))
             return found
 

@@ -3,11 +3,13 @@ AUC and G-mean, and the cases that choose the node size."""
 import warnings
 
 import numpy as np
+from scipy.sparse import csr_array, issparse
 from sklearn.utils.random import sample_without_replacement
 
 from ._decision import decide
 from ._sparse import SparseRows, is_sparse
-from ._tree import accumulate_oob_proba, oob_proba_sums_by_row, oob_used_nodes
+from ._tree import (accumulate_oob_proba, oob_proba_means_sparse, oob_proba_sums_by_row,
+                    oob_used_nodes)
 from .metrics import multiclass_auc
 from .metrics._auc import hand_till_auc, mann_whitney_auc
 from .metrics._imbalance import _geometric_mean
@@ -133,6 +135,11 @@ class _OutOfBag:
                 "cases were in every tree's sample and have no out-of-bag prediction (NaN); "
                 "use more trees.", UserWarning)
 
+    def proba_with_oob(self, candidate, y_encoded):
+        """`proba` of a candidate and y_encoded on the rows with an OOB
+        prediction: what the OOB AUC and G-mean are over."""
+        return rows_with_oob(self.proba(candidate), y_encoded)
+
     def _mean(self, sums):
         """sums divided in place by the trees per row (NaN rows without any)."""
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -240,19 +247,42 @@ class OutOfBagLeaves(_OutOfBag):
         """`proba` of a candidate as a new array."""
         return self.proba(candidate)
 
+    def proba_with_oob(self, candidate, y_encoded):
+        """Mean OOB proportions of a candidate on the rows with an OOB
+        prediction, as a CSR matrix of the nonzero ones
+        (`oob_proba_means_sparse`: each is `proba`'s to the bit; at many
+        classes most are 0), and y_encoded on those rows."""
+        row_start, entry_first, used, start, klass, share = self._entries_by_row()
+        indptr, indices, data = oob_proba_means_sparse(
+            row_start, entry_first, used, candidate, start, klass, share, self.n_trees,
+            self.n_classes)
+        proba = csr_array((data, indices, indptr), shape=(self.X.shape[0], self.n_classes))
+        has_oob = self.n_trees > 0
+        if has_oob.all():
+            return proba, y_encoded
+        return proba[has_oob], y_encoded[has_oob]
+
 
 def oob_auc(y_encoded, proba, classes):
     """OOB AUC (Hand & Till for more than two classes) over the rows with OOB
-    predictions; NaN when they hold fewer than two classes.
+    predictions; NaN when they hold fewer than two classes."""
+    proba, codes = rows_with_oob(proba, y_encoded)
+    return auc_of_rows(codes, proba, classes)
+
+
+def auc_of_rows(codes, proba, classes):
+    """`oob_auc` of rows that all have OOB predictions (proba dense or a
+    scipy sparse matrix).
 
     The arrays are the forest's own, so the metrics' input checks are skipped
     (they cost more than the AUCs of the node-size choice) unless a class has
     no OOB case: multiclass_auc then leaves it out with a warning.
     """
-    proba, codes = rows_with_oob(proba, y_encoded)
     present = np.bincount(codes, minlength=classes.shape[0]) > 0
     if present.sum() < 2:
         return np.nan
+    if issparse(proba) and (classes.shape[0] == 2 or not present.all()):
+        proba = proba.toarray()
     if classes.shape[0] == 2:
         return mann_whitney_auc(codes == 1, proba[:, 1])
     if not present.all():
@@ -265,6 +295,12 @@ def oob_gmean(y_encoded, proba, prior, decision):
     with OOB cases) of the classes `decide` predicts from the OOB
     probabilities; NaN when fewer than two classes have OOB cases."""
     proba, codes = rows_with_oob(proba, y_encoded)
+    return gmean_of_rows(codes, proba, prior, decision)
+
+
+def gmean_of_rows(codes, proba, prior, decision):
+    """`oob_gmean` of rows that all have OOB predictions (proba dense or a
+    scipy sparse matrix)."""
     cases = np.bincount(codes, minlength=prior.shape[0])
     if np.count_nonzero(cases) < 2:
         return np.nan

@@ -9,6 +9,7 @@ the smaller index), a class of prior 0 never predicted.
 import numpy as np
 
 from libc.math cimport INFINITY
+from libc.stdint cimport int32_t
 
 ctypedef Py_ssize_t idx_t
 
@@ -51,4 +52,53 @@ def rfq_classes(const double[:, ::1] proba, const double[::1] prior):
                 if score > best or best_class < 0:
                     best, best_class = score, c
             out[i] = best_class
+    return classes
+
+
+def rfq_classes_sparse(const idx_t[::1] indptr, const int32_t[::1] indices,
+                       const double[::1] data, const double[::1] prior, bint divide=True):
+    """`rfq_classes` of a CSR matrix of non-negative proportions (columns
+    ascending within a row, none stored twice), from its stored values.
+
+    A stored positive proportion of a class of positive prior scores above
+    every 0, so the best stored one is the row's class (the same ties); a
+    row where no stored value beats 0 is decided over its dense row, as
+    `rfq_classes` would. ``divide=False`` is numpy's argmax (the first
+    largest proportion) instead.
+    """
+    cdef idx_t n = indptr.shape[0] - 1, K = prior.shape[0], i, j, c, p, best_class
+    cdef double score, best
+    if n < 0 or K == 0 or indptr[0] != 0 or indptr[n] != indices.shape[0] \
+            or data.shape[0] != indices.shape[0]:
+        raise ValueError("indptr, indices and data do not describe a CSR matrix")
+    for i in range(n):
+        if indptr[i + 1] < indptr[i]:
+            raise ValueError("indptr must not decrease")
+    for p in range(indices.shape[0]):
+        if indices[p] < 0 or indices[p] >= K or not data[p] >= 0.0:
+            raise ValueError("indices must lie in [0, n_classes) and data be non-negative")
+    order_array = (np.argsort(np.asarray(prior), kind="stable") if divide
+                   else np.arange(K)).astype(np.intp)
+    rank_array = np.empty(K, dtype=np.intp)
+    rank_array[order_array] = np.arange(K)
+    cdef const idx_t[::1] rank = rank_array
+    cdef const double[::1] weight = np.asarray(prior) if divide else np.ones(K)
+    row_array = np.zeros((1, K))
+    cdef double[:, ::1] row = row_array
+    classes = np.empty(n, dtype=np.intp)
+    cdef idx_t[::1] out = classes
+    with nogil:
+        for i in range(n):
+            best_class = -1
+            best = -INFINITY
+            for p in range(indptr[i], indptr[i + 1]):
+                c = indices[p]
+                score = data[p] / weight[c] if weight[c] > 0 else -INFINITY
+                if best_class < 0 or score > best or (score == best and rank[c] < rank[best_class]):
+                    best, best_class = score, c
+            out[i] = best_class if best > 0.0 else -1
+    for i in np.flatnonzero(classes < 0):  # no stored value beats 0: the dense row
+        row_array[0, np.asarray(indices[indptr[i]:indptr[i + 1]])] = data[indptr[i]:indptr[i + 1]]
+        out[i] = rfq_classes(row, prior)[0] if divide else np.argmax(row_array[0])
+        row_array[0] = 0.0
     return classes

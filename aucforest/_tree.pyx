@@ -18,11 +18,12 @@ from scipy.sparse import csr_matrix
 cimport numpy as cnp
 from libc.math cimport INFINITY, NAN, nextafterf
 from libc.stdint cimport int32_t, uint64_t
-from libc.stdlib cimport free, malloc, realloc
+from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcpy, memset
 from cpython.exc cimport PyErr_CheckSignals
 from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_New
 
+from ._bits cimport lowest_bit
 from ._prefetch cimport prefetch
 from libc.float cimport DBL_EPSILON, FLT_MAX
 
@@ -61,6 +62,7 @@ cdef inline int _resize(void** array, size_t nbytes) noexcept nogil:
 cdef class _NodeBuffer:
     """Growable C arrays holding the nodes while a tree is built."""
     cdef idx_t n_classes, capacity, count, n_sets, sets_capacity
+    cdef idx_t zeroed  # the values of nodes below this were allocated zero (calloc)
     cdef unsigned char* categorical
     cdef uint64_t* level_sets   # (n_sets, 4): the left levels of the categorical splits
     cdef idx_t* left
@@ -94,10 +96,24 @@ cdef class _NodeBuffer:
         free(self.level_sets)
 
     cdef int _grow(self) noexcept nogil:
-        """Grow every node array by half (large arrays are remapped by realloc,
-        not copied; a factor 1.5 leaves at most a third unused); -1 when
-        memory runs out."""
-        cdef idx_t cap = self.capacity + self.capacity // 2 if self.capacity > 0 else 64
+        """Grow every node array by half (a factor 1.5 leaves at most a third
+        unused); -1 when memory runs out."""
+        return self.reserve(self.capacity + self.capacity // 2 if self.capacity > 0 else 64)
+
+    cdef int reserve(self, idx_t cap) noexcept nogil:
+        """Make room for cap nodes; -1 when memory runs out.
+
+        A tree of n cases has at most 2 n - 1 nodes: reserving them at once
+        costs address space only (a page is backed when first written) and
+        spares the copies of growing (realloc moves a block that cannot
+        grow in place: 2 KiB per node at 256 classes)."""
+        if cap <= self.capacity:
+            return 0
+        if self.value == NULL:  # zero from the start: a node writes its classes only
+            self.value = <double*> calloc(cap * self.n_classes, sizeof(double))
+            if self.value == NULL:
+                return -1
+            self.zeroed = cap
         if (_resize(<void**> &self.left, cap * sizeof(idx_t))
                 or _resize(<void**> &self.right, cap * sizeof(idx_t))
                 or _resize(<void**> &self.feature, cap * sizeof(idx_t))
@@ -155,7 +171,8 @@ cdef class _NodeBuffer:
         self.weighted_n_samples[node] = crit.node_weight
         self.impurity[node] = impurity
         value = self.value + node * self.n_classes
-        memset(value, 0, self.n_classes * sizeof(double))  # 0 / weight: absent classes
+        if node >= self.zeroed:  # 0 / weight: absent classes
+            memset(value, 0, self.n_classes * sizeof(double))
         for j in range(crit.n_present):
             k = crit.present_classes[j]
             value[k] = crit.node_counts[k] / crit.node_weight
@@ -186,7 +203,7 @@ cdef class _NodeBuffer:
             arrays["categorical_split"] = categorical
             arrays["left_levels"] = _moved(<void**> &self.level_sets, 4 * self.n_sets,
                                            np.uint64).reshape(self.n_sets, 4)
-        self.count = self.capacity = self.n_sets = self.sets_capacity = 0
+        self.count = self.capacity = self.n_sets = self.sets_capacity = self.zeroed = 0
         return arrays
 
 
@@ -1464,32 +1481,53 @@ cdef tuple _nonzero_proportions(const double[:, ::1] value, const idx_t[::1] ind
     """The nonzero class proportions of the nodes in use (``index[node]``
     their number, -1 for the others): ``start`` (n_used + 1), and ``klass``
     (int32, ascending within a node) and ``share`` from ``start[u]`` on
-    (adding 0.0 changes no sum, so sums of these are the dense sums)."""
-    cdef idx_t n_nodes = value.shape[0], n_classes = value.shape[1], node, k, e, u
-    start_array = np.zeros(n_used + 1, dtype=np.intp)
+    (adding 0.0 changes no sum, so sums of these are the dense sums).
+
+    One pass without a branch on the proportions: every class of a node is
+    written at the next free place, which advances only past a nonzero one
+    (a branch per class mispredicts on mixed nodes)."""
+    cdef idx_t n_nodes = value.shape[0], n_classes = value.shape[1], node, k, u, e = 0
+    cdef idx_t capacity = 4 * n_used + n_classes  # grown while a node may not fit
+    cdef double v
+    cdef int32_t* klass = <int32_t*> malloc(capacity * sizeof(int32_t))
+    cdef double* share = <double*> malloc(capacity * sizeof(double))
+    cdef void* grown
+    cdef bint out_of_memory = klass == NULL or share == NULL
+    start_array = np.empty(n_used + 1, dtype=np.intp)
     cdef idx_t[::1] start = start_array
-    with nogil:
-        for node in range(n_nodes):  # each used node's count of nonzero classes
-            if index[node] >= 0:
-                e = 0
+    try:
+        with nogil:
+            for node in range(n_nodes):  # in node order, so u = 0, 1, 2, ...
+                u = index[node]
+                if u < 0 or out_of_memory:
+                    continue
+                if e + n_classes > capacity:
+                    capacity = 2 * capacity + n_classes
+                    grown = realloc(klass, capacity * sizeof(int32_t))
+                    if grown != NULL:
+                        klass = <int32_t*> grown
+                        grown = realloc(share, capacity * sizeof(double))
+                    if grown == NULL:
+                        out_of_memory = True
+                        continue
+                    share = <double*> grown
+                start[u] = e
                 for k in range(n_classes):
-                    e += value[node, k] != 0.0
-                start[index[node] + 1] = e
-        for u in range(n_used):
-            start[u + 1] += start[u]
-    klass_array = np.empty(start[n_used], dtype=np.int32)
-    share_array = np.empty(start[n_used])
-    cdef int32_t[::1] klass = klass_array
-    cdef double[::1] share = share_array
-    with nogil:
-        for node in range(n_nodes):
-            if index[node] >= 0:
-                e = start[index[node]]
-                for k in range(n_classes):
-                    if value[node, k] != 0.0:
-                        klass[e] = <int32_t> k
-                        share[e] = value[node, k]
-                        e += 1
+                    v = value[node, k]
+                    klass[e] = <int32_t> k
+                    share[e] = v
+                    e += v != 0.0
+            start[n_used] = e
+        if out_of_memory:
+            raise MemoryError("no memory for the nonzero class proportions of the nodes")
+        klass_array = np.empty(e, dtype=np.int32)
+        share_array = np.empty(e)
+        if e > 0:
+            memcpy(cnp.PyArray_DATA(klass_array), klass, e * sizeof(int32_t))
+            memcpy(cnp.PyArray_DATA(share_array), share, e * sizeof(double))
+    finally:
+        free(klass)
+        free(share)
     return start_array, klass_array, share_array
 
 
@@ -1551,6 +1589,81 @@ def oob_proba_sums_by_row(const idx_t[::1] row_start, const idx_t[::1] entry_fir
                 u = entry_first[j] + entry_used[j, candidate]
                 for e in range(start[u], start[u + 1]):
                     row_sums[klass[e]] += share[e]
+
+def oob_proba_means_sparse(const idx_t[::1] row_start, const idx_t[::1] entry_first,
+                           const int32_t[:, ::1] entry_used, idx_t candidate,
+                           const idx_t[::1] start, const int32_t[::1] klass,
+                           const double[::1] share, const double[::1] n_trees,
+                           idx_t n_classes):
+    """One candidate node size's mean out-of-bag class proportions, row by
+    row, as a CSR matrix's arrays: only the classes some out-of-bag tree of
+    the row gives a nonzero proportion (ascending), so a row without any
+    out-of-bag tree is empty.
+
+    The entries and nodes are `oob_proba_sums_by_row`'s. Each stored sum adds
+    the same proportions in the same (tree) order as there, and is divided
+    by the row's trees as `OutOfBag._mean` divides, so every stored value is
+    its dense mean to the bit and every other one is 0.
+
+    Returns
+    -------
+    indptr : intp (n_rows + 1,)
+    indices : int32, data : float64
+    """
+    cdef idx_t n_rows = row_start.shape[0] - 1, n_used = start.shape[0] - 1
+    cdef idx_t n_words = (n_classes + 63) // 64, r, j, e, u, k, w, length, nnz = 0
+    cdef uint64_t bits
+    if (n_rows < 0 or n_trees.shape[0] != n_rows or row_start[n_rows] != entry_used.shape[0]
+            or entry_first.shape[0] != entry_used.shape[0]
+            or not 0 <= candidate < entry_used.shape[1]):
+        raise ValueError("row_start, the entries and n_trees do not match")
+    for j in range(entry_used.shape[0]):
+        u = entry_first[j] + entry_used[j, candidate]
+        if u < 0 or u >= n_used:
+            raise ValueError("an entry names a node that is not in use")
+    for e in range(klass.shape[0]):
+        if klass[e] < 0 or klass[e] >= n_classes:
+            raise ValueError("a class index is outside [0, n_classes)")
+    indptr_array = np.empty(n_rows + 1, dtype=np.intp)
+    cdef idx_t[::1] indptr = indptr_array
+    with nogil:  # room: a row stores at most n_classes and at most its proportions
+        for r in range(n_rows):
+            length = 0
+            for j in range(row_start[r], row_start[r + 1]):
+                u = entry_first[j] + entry_used[j, candidate]
+                length += start[u + 1] - start[u]
+            nnz += min(length, n_classes)
+    indices_array = np.empty(nnz, dtype=np.int32)
+    data_array = np.empty(nnz)
+    sums_array = np.zeros(n_classes)
+    seen_array = np.zeros(n_words, dtype=np.uint64)
+    cdef int32_t[::1] indices = indices_array
+    cdef double[::1] data = data_array
+    cdef double* sums = <double*> cnp.PyArray_DATA(sums_array)
+    cdef uint64_t* seen = <uint64_t*> cnp.PyArray_DATA(seen_array)
+    nnz = 0
+    with nogil:
+        for r in range(n_rows):
+            indptr[r] = nnz
+            for j in range(row_start[r], row_start[r + 1]):
+                u = entry_first[j] + entry_used[j, candidate]
+                for e in range(start[u], start[u + 1]):
+                    k = klass[e]
+                    sums[k] += share[e]
+                    seen[k >> 6] |= (<uint64_t> 1) << (k & 63)
+            for w in range(n_words):  # the classes seen, ascending, and clear them
+                bits = seen[w]
+                seen[w] = 0
+                while bits:
+                    k = 64 * w + lowest_bit(bits)
+                    bits &= bits - 1
+                    indices[nnz] = <int32_t> k
+                    data[nnz] = sums[k] / n_trees[r]
+                    sums[k] = 0.0
+                    nnz += 1
+        indptr[n_rows] = nnz
+    return indptr_array, indices_array[:nnz], data_array[:nnz]
+
 
 cdef enum:
     # above this many classes accumulate_oob_proba adds only the nonzero

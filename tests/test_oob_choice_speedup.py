@@ -197,3 +197,109 @@ def test_pair_wins_finds_every_score_among_the_buckets_as_all_pairs_do(case):
     codes = codes.astype(np.intp)
     np.testing.assert_array_equal(pair_wins(scores, codes, weight, k),
                                   naive_pair_wins(scores, codes, weight, k))
+
+
+@pytest.mark.parametrize("case", ["forest_like", "ties", "negative", "explicit_zeros",
+                                  "one_per_class", "empty_column"])
+def test_pair_wins_sparse_equals_all_pairs_and_the_dense_wins_to_the_bit(case):
+    # pair_wins_sparse searches only the stored scores of each column and
+    # credits a class's other rows with the credit of 0 all at once;
+    # references: all pairs (naive_pair_wins) and pair_wins on the dense matrix
+    import scipy.sparse as sp
+    from aucforest.metrics._rank_sums import pair_wins_sparse
+    rng = np.random.default_rng(11)
+    n, k = 300, 7
+    codes, scores = forest_like_proba(n, k, 4, zero_share=0.6)
+    if case == "ties":
+        scores = np.round(scores * 4) / 4
+    elif case == "negative":
+        scores = np.where(scores > 0, rng.normal(size=scores.shape), 0.0)
+    elif case == "one_per_class":
+        codes, scores = codes[:k].copy(), scores[:k]
+        codes[:] = np.arange(k)
+    elif case == "empty_column":
+        scores[:, 3] = 0.0
+    codes = codes.astype(np.intp)
+    columns = sp.csc_array(scores)
+    if case == "explicit_zeros":  # stored zeros credit as the implicit ones
+        stored = sp.csr_array((np.where(rng.random(scores.size) < 0.3, 0.0, scores.ravel()),
+                               np.tile(np.arange(k), scores.shape[0]),
+                               np.arange(0, scores.size + 1, k)), shape=scores.shape)
+        columns = sp.csc_array(stored)
+        assert np.sum(columns.data == 0.0) > 100
+        scores = stored.toarray()
+    expected = naive_pair_wins(scores, codes, np.ones(codes.size), k)
+    got = pair_wins_sparse(columns.indptr.astype(np.intp), columns.indices.astype(np.intp),
+                           columns.data, codes, k)
+    np.testing.assert_array_equal(got, expected)
+    np.testing.assert_array_equal(got, pair_wins(scores, codes, np.ones(codes.size), k))
+    assert hand_till_auc(codes, sp.csr_array(scores)) == hand_till_auc(codes, scores)
+
+
+def test_pair_wins_sparse_rejects_malformed_columns():
+    from aucforest.metrics._rank_sums import pair_wins_sparse
+    codes = np.array([0, 1, 1], dtype=np.intp)
+    start, rows, values = (np.array([0, 1, 2], dtype=np.intp), np.array([0, 2], dtype=np.intp),
+                           np.array([0.5, 0.25]))
+    with pytest.raises(ValueError, match="n_classes columns"):
+        pair_wins_sparse(start, rows, values, codes, 3)
+    with pytest.raises(ValueError, match="col_rows"):
+        pair_wins_sparse(start, np.array([0, 3], dtype=np.intp), values, codes, 2)
+    with pytest.raises(ValueError, match="finite"):
+        pair_wins_sparse(start, rows, np.array([0.5, np.nan]), codes, 2)
+    with pytest.raises(ValueError, match="codes"):
+        pair_wins_sparse(start, rows, values, np.array([0, 1, 2], dtype=np.intp), 2)
+    import scipy.sparse as sp
+    with pytest.raises(ValueError, match="unit weights"):
+        hand_till_auc(codes, sp.csr_array(np.eye(3)[:, :2]), weight=np.array([1.0, 2.0, 1.0]))
+
+
+@pytest.mark.parametrize("decision", ["rfq", "argmax"])
+def test_sparse_decision_equals_the_dense_decision(decision):
+    # rfq_classes_sparse decides from the stored proportions, and over the
+    # dense row when none of them beats 0 (every stored class of prior 0,
+    # or an empty row); reference: the dense rule (`rfq_classes`, np.argmax)
+    import scipy.sparse as sp
+    rng = np.random.default_rng(5)
+    n, k = 2000, 9
+    _, proba = forest_like_proba(n, k, 6, zero_share=0.7, levels=3)  # ties of p / pi
+    prior = np.array([0.1, 0.2, 0.1, 0.0, 0.2, 0.1, 0.1, 0.2, 0.0])
+    proba[:40] = 0.0
+    proba[:20, 3] = 1.0  # only a class of prior 0 stored
+    proba[20:30, [3, 8]] = 0.5
+    proba[40:60] = proba[40:60] / 2  # scaled copies: ties between classes
+    got = decide(sp.csr_array(proba), prior, decision)
+    np.testing.assert_array_equal(got, decide(proba, prior, decision))
+    assert np.any(got[:40] != 3)  # the rows decided over the dense row
+
+
+def test_sparse_out_of_bag_means_equal_the_dense_means_to_the_bit():
+    # OutOfBagLeaves.proba_with_oob keeps only the nonzero means as CSR; the
+    # dense means of the rows with OOB predictions are the reference, and the
+    # node-size choice's AUC and G-mean agree to the bit
+    import scipy.sparse as sp
+    from aucforest._oob import OutOfBagLeaves, auc_of_rows, gmean_of_rows
+    from aucforest.tree import AUCTreeClassifier
+    rng = np.random.default_rng(9)
+    n, k = 900, 30
+    X = rng.normal(size=(n, 5)).astype(np.float32)
+    y = np.digitize(X[:, 0] + 0.5 * rng.normal(size=n), np.linspace(-1.5, 1.5, k - 1))
+    sizes = (1, 2, 5, 10, 20, 50)
+    leaves = OutOfBagLeaves(X, k, sizes)
+    for seed in range(5):
+        counts = rng.poisson(1.0, size=n)
+        tree = AUCTreeClassifier(random_state=seed).fit(X, y, sample_weight=counts).tree_
+        leaves.add(tree, counts)
+    has_oob = leaves.n_trees > 0
+    assert not has_oob.all() and has_oob.sum() > n // 2
+    classes, prior = np.arange(k), np.bincount(y, minlength=k) / n
+    for c in range(len(sizes)):
+        proba, codes = leaves.proba_with_oob(c, y)
+        assert sp.issparse(proba) and proba.nnz < proba.shape[0] * k
+        dense = leaves.proba(c)[has_oob]
+        np.testing.assert_array_equal(proba.toarray(), dense)
+        np.testing.assert_array_equal(codes, y[has_oob])
+        assert auc_of_rows(codes, proba, classes) == auc_of_rows(codes, dense, classes)
+        for decision in ("rfq", "argmax"):
+            assert (gmean_of_rows(codes, proba, prior, decision)
+                    == gmean_of_rows(codes, dense, prior, decision))

@@ -13,8 +13,9 @@ References
 import warnings
 
 import numpy as np
+from scipy.sparse import csc_array, issparse
 
-from ._rank_sums import pair_wins
+from ._rank_sums import pair_wins, pair_wins_sparse
 from ._validation import (
     check_binary_labels,
     check_known_labels,
@@ -193,14 +194,19 @@ def hand_till_auc(codes, scores, weight=None):
     i's sorted scores), so M costs O(n C log(n / C)) instead of C^2 separate
     AUCs or C sorts of all n rows.
 
+    Scores held sparse (a scipy sparse matrix, unit weights) are searched
+    only where stored (`_rank_sums.pair_wins_sparse`): the same M to the bit,
+    for a forest's class proportions at many classes, which are mostly 0.
+
     Parameters
     ----------
     codes : ndarray of intp, shape (n_samples,)
         Class of each row, 0..C-1; every class occurs.
-    scores : ndarray of float, shape (n_samples, C)
+    scores : ndarray of float or scipy sparse matrix, shape (n_samples, C)
         Column ``i`` holds the score of class ``i``.
     weight : ndarray of float or None
-        Non-negative case weights; None means one (see `_unit_scale`).
+        Non-negative case weights; None means one (see `_unit_scale`); None
+        with sparse scores.
 
     Returns
     -------
@@ -212,7 +218,16 @@ def hand_till_auc(codes, scores, weight=None):
     class_weight = np.bincount(codes, weights=weight, minlength=n_classes)
     if np.any(class_weight <= 0):
         raise ValueError("Each class needs a positive total sample weight for the AUC.")
-    wins = pair_wins(np.ascontiguousarray(scores, dtype=float), codes, weight, n_classes)
+    if issparse(scores):
+        if np.any(weight != 1.0):
+            raise ValueError("Sparse scores take unit weights only.")
+        columns = csc_array(scores)
+        columns.sum_duplicates()  # no (row, column) stored twice
+        wins = pair_wins_sparse(columns.indptr.astype(np.intp, copy=False),
+                                columns.indices.astype(np.intp, copy=False),
+                                columns.data.astype(float, copy=False), codes, n_classes)
+    else:
+        wins = pair_wins(np.ascontiguousarray(scores, dtype=float), codes, weight, n_classes)
     pairs = ~np.eye(n_classes, dtype=bool)
     return float(np.mean((wins / np.outer(class_weight, class_weight))[pairs]))
 

@@ -10,7 +10,13 @@ b). Then A(i, j) = wins[i, j] / (W_i W_j) (papers/multiclass-roc-auc-method.txt,
 papers/bootstrap-auc-estimators-632plus.txt).
 """
 import numpy as np
+
+cimport cython
+cimport numpy as cnp
+from libc.math cimport isfinite
 from libc.stdlib cimport free, malloc
+
+cnp.import_array()
 
 ctypedef Py_ssize_t idx_t
 
@@ -78,6 +84,86 @@ cdef void _index_buckets(const double* value, idx_t lo, idx_t hi, idx_t* first,
         u += 1
 
 
+cdef double _index_class(const double* value, const double* weight, idx_t lo, idx_t hi,
+                         double* at_or_above, double* above, idx_t* first,
+                         Buckets* buckets) noexcept nogil:
+    """A class's sorted scores value[lo:hi] (weights alongside) made ready for
+    `_credit`: at_or_above[p] is the weight of the segment from p's run of
+    tied values on, above[p] that of the runs after it, and the buckets;
+    returns the credit of a score of 0."""
+    cdef double s = 0.0, before
+    cdef idx_t p = hi, q, j
+    while p > lo:  # runs of tied values, from the top
+        q = p - 1
+        while q > lo and value[q - 1] == value[p - 1]:
+            q -= 1
+        before = s
+        for j in range(q, p):
+            s += weight[j]
+        for j in range(q, p):
+            above[j] = before
+            at_or_above[j] = s
+        p = q
+    if hi > lo:
+        _index_buckets(value, lo, hi, first, buckets)
+    return _credit(value, at_or_above, above, lo, hi, 0.0, buckets)
+
+
+cdef void _check_codes(const idx_t[::1] codes, idx_t n_classes) except *:
+    cdef idx_t b
+    for b in range(codes.shape[0]):
+        if codes[b] < 0 or codes[b] >= n_classes:
+            raise ValueError("codes must lie in [0, n_classes)")
+
+
+@cython.final
+cdef class _ClassScores:
+    """Every class's own scores (column i on the rows of class i), sorted
+    once, with what `_credit` needs to place another row's score among them
+    (`_index_class`). The pointers are into the arrays kept here."""
+    cdef object _arrays
+    cdef const idx_t* start        # class i's scores are value[start[i]:start[i + 1]]
+    cdef const double* value
+    cdef double* at_or_above
+    cdef double* above
+    cdef double* credit_zero       # the credit of a score of 0, per class
+    cdef Buckets* buckets
+
+    def __cinit__(self, own, const idx_t[::1] codes, weight, idx_t n_classes):
+        cdef idx_t n = codes.shape[0], i
+        codes_array = np.asarray(codes)
+        order = np.argsort(own)
+        order = order[np.argsort(codes_array[order], kind="stable")]  # by class, then score
+        start_array = np.zeros(n_classes + 1, dtype=np.intp)
+        np.cumsum(np.bincount(codes_array, minlength=n_classes), out=start_array[1:])
+        value_array = np.ascontiguousarray(np.asarray(own, dtype=float)[order])
+        weight_sorted = np.ascontiguousarray(np.asarray(weight, dtype=float)[order])
+        at_or_above_array = np.empty(n + 1)
+        above_array = np.empty(n + 1)
+        credit_zero_array = np.empty(n_classes)
+        bucket_first_array = np.empty(n + n_classes, dtype=np.intp)
+        self._arrays = (start_array, value_array, weight_sorted, at_or_above_array,
+                        above_array, credit_zero_array, bucket_first_array)
+        cdef const double* w_sorted = <const double*> cnp.PyArray_DATA(weight_sorted)
+        cdef idx_t* first = <idx_t*> cnp.PyArray_DATA(bucket_first_array)
+        self.start = <const idx_t*> cnp.PyArray_DATA(start_array)
+        self.value = <const double*> cnp.PyArray_DATA(value_array)
+        self.at_or_above = <double*> cnp.PyArray_DATA(at_or_above_array)
+        self.above = <double*> cnp.PyArray_DATA(above_array)
+        self.credit_zero = <double*> cnp.PyArray_DATA(credit_zero_array)
+        self.buckets = <Buckets*> malloc(max(n_classes, 1) * sizeof(Buckets))
+        if self.buckets == NULL:
+            raise MemoryError()
+        with nogil:
+            for i in range(n_classes):
+                self.credit_zero[i] = _index_class(
+                    self.value, w_sorted, self.start[i], self.start[i + 1], self.at_or_above,
+                    self.above, &first[self.start[i] + i], &self.buckets[i])
+
+    def __dealloc__(self):
+        free(self.buckets)
+
+
 def pair_wins(const double[:, ::1] scores, const idx_t[::1] codes, const double[::1] weight,
               idx_t n_classes):
     """Weighted wins of every class's scores over every other class, from one
@@ -114,16 +200,40 @@ def pair_wins(const double[:, ::1] scores, const idx_t[::1] codes, const double[
         of class-i rows whose column-i score is above b's + half of those
         tied with it); the diagonal is 0.
     """
-    cdef idx_t n = scores.shape[0], b, i, j, p, lo, hi, q
+    cdef idx_t n = scores.shape[0], b, i, j
     cdef double s, wb
     if codes.shape[0] != n or weight.shape[0] != n or scores.shape[1] != n_classes:
         raise ValueError("scores must be (n, n_classes) with codes and weight of length n")
-    for b in range(n):
-        if codes[b] < 0 or codes[b] >= n_classes:
-            raise ValueError("codes must lie in [0, n_classes)")
+    _check_codes(codes, n_classes)
     wins_array = np.zeros((n_classes, n_classes))
     if n == 0:
         return wins_array
+    own = np.asarray(scores)[np.arange(n), np.asarray(codes)]
+    cdef _ClassScores classes = _ClassScores(own, codes, weight, n_classes)
+    cdef double[:, ::1] wins = wins_array
+    cdef idx_t first = 0, last, block = max(16, SCORE_BLOCK_VALUES // n_classes)
+    with nogil:
+        # blocks of rows whose scores stay in cache while each class's sorted
+        # scores are searched in turn (and its row of wins, in L1, gathers
+        # their credits): every wins[i, j] adds its rows in row order
+        while first < n:
+            last = min(n, first + block)
+            for i in range(n_classes):
+                for b in range(first, last):
+                    wb = weight[b]
+                    j = codes[b]
+                    if wb == 0.0 or i == j:
+                        continue
+                    s = scores[b, i]
+                    if s == 0.0:
+                        wins[i, j] += wb * classes.credit_zero[i]
+                    else:
+                        wins[i, j] += wb * _credit(classes.value, classes.at_or_above,
+                                                     classes.above, classes.start[i],
+                                                     classes.start[i + 1], s,
+                                                     &classes.buckets[i])
+            first = last
+    return wins_array
     codes_array = np.asarray(codes)
     own_array = np.asarray(scores)[np.arange(n), codes_array]
     order = np.argsort(own_array)
@@ -149,27 +259,9 @@ def pair_wins(const double[:, ::1] scores, const idx_t[::1] codes, const double[
     try:
         with nogil:
             for i in range(n_classes):
-                lo = start[i]
-                hi = start[i + 1]
-                # runs of tied values from the top: at_or_above[p] is the weight of
-                # the segment from p's run on, above[p] that of the runs after it
-                s = 0.0
-                p = hi
-                while p > lo:
-                    q = p - 1
-                    while q > lo and value[q - 1] == value[p - 1]:
-                        q -= 1
-                    wb = s
-                    for j in range(q, p):
-                        s += w_sorted[j]
-                    for j in range(q, p):
-                        above[j] = wb
-                        at_or_above[j] = s
-                    p = q
-                if hi > lo:
-                    _index_buckets(&value[0], lo, hi, &bucket_first[lo + i], &buckets[i])
-                credit_zero[i] = _credit(&value[0], &at_or_above[0], &above[0], lo, hi, 0.0,
-                                         &buckets[i])
+                credit_zero[i] = _index_class(&value[0], &w_sorted[0], start[i], start[i + 1],
+                                              &at_or_above[0], &above[0],
+                                              &bucket_first[start[i] + i], &buckets[i])
             # blocks of rows whose scores stay in cache while each class's
             # sorted scores are searched in turn (and its row of wins, in L1,
             # gathers their credits): every wins[i, j] adds its rows in row order
@@ -191,4 +283,74 @@ def pair_wins(const double[:, ::1] scores, const idx_t[::1] codes, const double[
                 first = last
     finally:
         free(buckets)
+    return wins_array
+
+
+def pair_wins_sparse(const idx_t[::1] col_start, const idx_t[::1] col_rows,
+                     const double[::1] col_values, const idx_t[::1] codes, idx_t n_classes):
+    """`pair_wins` with unit weights, from scores held column by column with
+    only the nonzero ones stored (CSC; no (row, column) stored twice).
+
+    Column i's stored scores are searched among class i's sorted scores
+    (`_credit`); the other rows of each class j score 0 on column i and
+    together add their count times the credit of 0. The work is the stored
+    scores', not n C. With unit weights every credit is a multiple of 1/2
+    below 2^53, so every sum is exact and the wins are `pair_wins`' to the bit.
+
+    Parameters
+    ----------
+    col_start : intp (n_classes + 1,)
+        Column i's scores are ``col_values[col_start[i]:col_start[i + 1]]``,
+        of the rows ``col_rows`` alongside.
+    col_rows : intp, col_values : float64 (finite)
+    codes : intp (n,)
+        Class of each row, 0..n_classes-1.
+    n_classes : int
+
+    Returns
+    -------
+    wins : ndarray (n_classes, n_classes), as `pair_wins`'
+    """
+    cdef idx_t n = codes.shape[0], nnz = col_rows.shape[0], i, j, p, r
+    if (col_start.shape[0] != n_classes + 1 or col_values.shape[0] != nnz
+            or col_start[0] != 0 or col_start[n_classes] != nnz):
+        raise ValueError("col_start, col_rows and col_values do not describe n_classes columns")
+    for i in range(n_classes):
+        if col_start[i + 1] < col_start[i]:
+            raise ValueError("col_start must not decrease")
+    for p in range(nnz):
+        if col_rows[p] < 0 or col_rows[p] >= n:
+            raise ValueError("col_rows must lie in [0, len(codes))")
+        if not isfinite(col_values[p]):
+            raise ValueError("the scores must be finite")
+    _check_codes(codes, n_classes)
+    wins_array = np.zeros((n_classes, n_classes))
+    if n == 0:
+        return wins_array
+    own_array = np.zeros(n)
+    cdef double[::1] own = own_array
+    for i in range(n_classes):  # each row's score on its own class's column
+        for p in range(col_start[i], col_start[i + 1]):
+            if codes[col_rows[p]] == i:
+                own[col_rows[p]] = col_values[p]
+    cdef _ClassScores classes = _ClassScores(own_array, codes, np.ones(n), n_classes)
+    count_array = np.bincount(np.asarray(codes), minlength=n_classes).astype(np.intp)
+    stored_array = np.zeros(n_classes, dtype=np.intp)
+    cdef const idx_t[::1] count = count_array
+    cdef idx_t[::1] stored = stored_array  # per class j: its rows stored in column i
+    cdef double[:, ::1] wins = wins_array
+    with nogil:
+        for i in range(n_classes):
+            for p in range(col_start[i], col_start[i + 1]):
+                j = codes[col_rows[p]]
+                if j == i:
+                    continue
+                wins[i, j] += _credit(classes.value, classes.at_or_above, classes.above,
+                                      classes.start[i], classes.start[i + 1], col_values[p],
+                                      &classes.buckets[i])
+                stored[j] += 1
+            for j in range(n_classes):
+                if j != i:
+                    wins[i, j] += classes.credit_zero[i] * (count[j] - stored[j])
+                stored[j] = 0
     return wins_array
