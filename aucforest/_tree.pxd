@@ -40,7 +40,10 @@ cdef inline bint goes_left(const Node* node, X_t v, const uint64_t* left_levels)
 
 cdef class Tree:
     cdef readonly idx_t node_count, n_features, max_n_classes, max_depth
-    cdef readonly object proba   # (node_count, max_n_classes): what each node predicts
+    cdef object _proba           # (node_count, max_n_classes): what each node predicts
+                                 # (None until first read when _shares holds it)
+    cdef object _shares          # grown above 8 classes: (start, class, proportion)
+                                 # of each node's classes present, else None
     cdef readonly object n_node_samples, weighted_n_node_samples, impurity, improvement
     cdef object _nodes           # NODE_DTYPE records, one per node
     cdef object _left_levels     # uint64 (categorical splits, 4): their level sets, node order

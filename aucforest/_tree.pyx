@@ -39,6 +39,12 @@ TREE_LEAF = -1          # children_left / children_right of a leaf
 TREE_UNDEFINED = -2     # feature / threshold of a leaf
 
 cdef idx_t _LEAF = -1
+
+cdef enum:
+    # above this many classes a tree being grown keeps each node's classes
+    # present and their proportions (a node of m cases has at most m classes),
+    # not a row of K, and the out-of-bag sums add only those
+    SPARSE_CLASSES = 8
 cdef idx_t _UNDEFINED = -2
 
 
@@ -63,6 +69,13 @@ cdef class _NodeBuffer:
     """Growable C arrays holding the nodes while a tree is built."""
     cdef idx_t n_classes, capacity, count, n_sets, sets_capacity
     cdef idx_t zeroed  # the values of nodes below this were allocated zero (calloc)
+    # above SPARSE_CLASSES classes a node keeps only its classes present: node i's
+    # are share_class / share_value[share_start[i]:share_start[i + 1]] (ascending)
+    cdef bint sparse
+    cdef idx_t n_shares, shares_capacity
+    cdef idx_t* share_start
+    cdef int32_t* share_class
+    cdef double* share_value
     cdef unsigned char* categorical
     cdef uint64_t* level_sets   # (n_sets, 4): the left levels of the categorical splits
     cdef idx_t* left
@@ -80,6 +93,7 @@ cdef class _NodeBuffer:
         self.n_classes = n_classes
         self.capacity = 0
         self.count = 0
+        self.sparse = n_classes > SPARSE_CLASSES
 
     def __dealloc__(self):
         free(self.left)
@@ -94,6 +108,9 @@ cdef class _NodeBuffer:
         free(self.value)
         free(self.categorical)
         free(self.level_sets)
+        free(self.share_start)
+        free(self.share_class)
+        free(self.share_value)
 
     cdef int _grow(self) noexcept nogil:
         """Grow every node array by half (a factor 1.5 leaves at most a third
@@ -109,7 +126,10 @@ cdef class _NodeBuffer:
         grow in place: 2 KiB per node at 256 classes)."""
         if cap <= self.capacity:
             return 0
-        if self.value == NULL:  # zero from the start: a node writes its classes only
+        if self.sparse:
+            if _resize(<void**> &self.share_start, (cap + 1) * sizeof(idx_t)):
+                return -1
+        elif self.value == NULL:  # zero from the start: a node writes its classes only
             self.value = <double*> calloc(cap * self.n_classes, sizeof(double))
             if self.value == NULL:
                 return -1
@@ -124,7 +144,8 @@ cdef class _NodeBuffer:
                 or _resize(<void**> &self.weighted_n_samples, cap * sizeof(double))
                 or _resize(<void**> &self.impurity, cap * sizeof(double))
                 or _resize(<void**> &self.improvement, cap * sizeof(double))
-                or _resize(<void**> &self.value, cap * self.n_classes * sizeof(double))):
+                or (not self.sparse and _resize(<void**> &self.value,
+                                                cap * self.n_classes * sizeof(double)))):
             return -1
         self.capacity = cap
         return 0
@@ -170,14 +191,38 @@ cdef class _NodeBuffer:
         self.n_samples[node] = n_samples
         self.weighted_n_samples[node] = crit.node_weight
         self.impurity[node] = impurity
-        value = self.value + node * self.n_classes
-        if node >= self.zeroed:  # 0 / weight: absent classes
-            memset(value, 0, self.n_classes * sizeof(double))
-        for j in range(crit.n_present):
-            k = crit.present_classes[j]
-            value[k] = crit.node_counts[k] / crit.node_weight
+        if self.sparse:
+            if self._add_shares(node, crit) != 0:
+                return -1
+        else:
+            value = self.value + node * self.n_classes
+            if node >= self.zeroed:  # 0 / weight: absent classes
+                memset(value, 0, self.n_classes * sizeof(double))
+            for j in range(crit.n_present):
+                k = crit.present_classes[j]
+                value[k] = crit.node_counts[k] / crit.node_weight
         self.count += 1
         return node
+
+    cdef int _add_shares(self, idx_t node, const Criterion* crit) noexcept nogil:
+        """Append the proportions of crit's classes present (ascending) as
+        node's; -1 when memory runs out."""
+        cdef idx_t j, k, e = self.n_shares, cap
+        if e + crit.n_present > self.shares_capacity:
+            cap = 2 * self.shares_capacity + crit.n_present + 64
+            if (_resize(<void**> &self.share_class, cap * sizeof(int32_t))
+                    or _resize(<void**> &self.share_value, cap * sizeof(double))):
+                return -1
+            self.shares_capacity = cap
+        self.share_start[node] = e
+        for j in range(crit.n_present):
+            k = crit.present_classes[j]
+            self.share_class[e] = <int32_t> k
+            self.share_value[e] = crit.node_counts[k] / crit.node_weight
+            e += 1
+        self.n_shares = e
+        self.share_start[node + 1] = e
+        return 0
 
     def to_arrays(self):
         """Move the nodes into numpy arrays (a dict keyed by Tree's field names).
@@ -192,18 +237,25 @@ cdef class _NodeBuffer:
             "feature": _moved(<void**> &self.feature, n, np.intp),
             "threshold": _moved(<void**> &self.threshold, n, np.float64),
             "missing_go_to_left": _moved(<void**> &self.missing_left, n, np.uint8),
-            "value": _moved(<void**> &self.value, n * K, np.float64).reshape(n, K),
             "n_node_samples": _moved(<void**> &self.n_samples, n, np.intp),
             "weighted_n_node_samples": _moved(<void**> &self.weighted_n_samples, n, np.float64),
             "impurity": _moved(<void**> &self.impurity, n, np.float64),
             "improvement": _moved(<void**> &self.improvement, n, np.float64),
         }
+        if self.sparse:  # node i's classes present and their proportions
+            arrays["value_shares"] = (
+                _moved(<void**> &self.share_start, n + 1, np.intp),
+                _moved(<void**> &self.share_class, self.n_shares, np.int32),
+                _moved(<void**> &self.share_value, self.n_shares, np.float64))
+        else:
+            arrays["value"] = _moved(<void**> &self.value, n * K, np.float64).reshape(n, K)
         categorical = _moved(<void**> &self.categorical, n, np.uint8)
         if self.n_sets > 0:
             arrays["categorical_split"] = categorical
             arrays["left_levels"] = _moved(<void**> &self.level_sets, 4 * self.n_sets,
                                            np.uint64).reshape(self.n_sets, 4)
         self.count = self.capacity = self.n_sets = self.sets_capacity = self.zeroed = 0
+        self.n_shares = self.shares_capacity = 0
         return arrays
 
 
@@ -713,6 +765,14 @@ cdef class Tree:
         return 1
 
     @property
+    def proba(self):
+        if self._proba is None:  # a grown tree of many classes: made on first read
+            self._proba = _dense_rows(self._shares, np.arange(self.node_count),
+                                      self.max_n_classes)
+            self._proba.flags.writeable = False
+        return self._proba
+
+    @property
     def value(self):
         return self.proba[:, np.newaxis, :]
 
@@ -763,11 +823,14 @@ cdef class Tree:
     @property
     def nbytes(self):
         """Memory held by the tree's arrays, in bytes (24 + 32 + 8 K per node, 32
-        per categorical split)."""
+        per categorical split; a grown tree of many classes holds 8 per node
+        and 12 per class present in it until `proba` is read)."""
+        held = [] if self._proba is None else [self._proba]
+        held += [] if self._shares is None else list(self._shares)
         return int(self._nodes.nbytes + self._left_levels.nbytes + sum(
+            array.nbytes for array in held) + sum(
             getattr(self, name).nbytes for name in (
-                "proba", "n_node_samples", "weighted_n_node_samples", "impurity",
-                "improvement")))
+                "n_node_samples", "weighted_n_node_samples", "impurity", "improvement")))
 
     @property
     def n_leaves(self):
@@ -896,7 +959,8 @@ cdef class Tree:
             "threshold": kept(np.where(leaf, _UNDEFINED, self.threshold)),
             "missing_go_to_left": kept(np.where(leaf, 0, self.missing_go_to_left)
                                        .astype(np.uint8)),
-            "value": np.take(self.proba, source, axis=0),
+            "value": (np.take(self._proba, source, axis=0) if self._proba is not None
+                      else _dense_rows(self._shares, source, self.max_n_classes)),
             "improvement": kept(np.where(leaf, 0.0, self.improvement)),
         }
         for name in ("n_node_samples", "weighted_n_node_samples"):
@@ -949,14 +1013,33 @@ cdef _fill_tree(Tree tree, n_features, n_classes, max_depth, dict arrays):
         tree._nodes["threshold"][split] = np.arange(np.count_nonzero(split))
         tree._left_levels = np.ascontiguousarray(arrays["left_levels"], dtype=np.uint64)
     tree._left_levels.flags.writeable = False
-    tree.proba = arrays["value"]
+    tree._proba = arrays.get("value")  # or node by node (a grown tree of many classes)
+    tree._shares = arrays.get("value_shares")
     tree.n_node_samples = arrays["n_node_samples"]
     tree.weighted_n_node_samples = arrays["weighted_n_node_samples"]
     tree.impurity = arrays["impurity"]
     tree.improvement = arrays["improvement"]
-    for name in ("proba", "n_node_samples", "weighted_n_node_samples", "impurity",
-                 "improvement"):
-        getattr(tree, name).flags.writeable = False
+    held = [tree._proba] if tree._proba is not None else list(tree._shares)
+    for array in held + [tree.n_node_samples, tree.weighted_n_node_samples, tree.impurity,
+                         tree.improvement]:
+        array.flags.writeable = False
+
+
+def _dense_rows(shares, const idx_t[::1] nodes, idx_t n_classes):
+    """The proportions of the given nodes as rows of n_classes (0 for the
+    classes absent), from a grown tree's ``(start, class, proportion)``:
+    what the dense builder writes, to the bit."""
+    cdef const idx_t[::1] start = shares[0]
+    cdef const int32_t[::1] klass = shares[1]
+    cdef const double[::1] share = shares[2]
+    out_array = np.zeros((nodes.shape[0], n_classes))
+    cdef double[:, ::1] out = out_array
+    cdef idx_t i, e
+    with nogil:
+        for i in range(nodes.shape[0]):
+            for e in range(start[nodes[i]], start[nodes[i] + 1]):
+                out[i, klass[e]] = share[e]
+    return out_array
 
 
 def _tree_from_state(n_features, n_classes, max_depth, arrays):
@@ -1346,7 +1429,7 @@ def accumulate_oob_proba(Tree tree, X, const idx_t[::1] counts,
     cdef const int32_t[::1] sizes = _node_sizes(min_samples)
     cdef idx_t n_candidates = sizes.shape[0], n_classes = tree.max_n_classes
     cdef idx_t n_rows = X.shape[0], n_oob
-    cdef const double[:, ::1] value = tree.proba
+    cdef const double[:, ::1] value
     cdef const idx_t[::1] rows, leaves
     cdef idx_t[:, ::1] node_for
     cdef idx_t i, c, k, row, node, leaf
@@ -1365,9 +1448,10 @@ def accumulate_oob_proba(Tree tree, X, const idx_t[::1] counts,
     if n_oob == 0:
         return
     node_for = _node_for_table(tree, sizes)
-    if n_classes > SPARSE_OOB_MIN_CLASSES:
-        _add_sparse(value, node_for, rows, leaves, out, n_trees)
+    if n_classes > SPARSE_CLASSES:
+        _add_sparse(tree, node_for, rows, leaves, out, n_trees)
         return
+    value = tree.proba
     with nogil:
         for i in range(n_oob):
             row = rows[i]
@@ -1441,7 +1525,6 @@ def oob_used_nodes(Tree tree, X, const idx_t[::1] counts, min_samples):
     cdef const int32_t[::1] sizes = _node_sizes(min_samples)
     cdef idx_t n_candidates = sizes.shape[0], n_classes = tree.max_n_classes
     cdef idx_t n_nodes = tree.node_count, i, c, k, e, node, n_oob, n_used = 0
-    cdef const double[:, ::1] value = tree.proba
     cdef const idx_t[::1] rows, leaves
     cdef const idx_t[:, ::1] node_for
     rows, leaves = oob_leaves(tree, X, counts)
@@ -1454,7 +1537,7 @@ def oob_used_nodes(Tree tree, X, const idx_t[::1] counts, min_samples):
         for i in range(n_oob):
             for c in range(n_candidates):
                 used[i, c] = <int32_t> index[node_for[leaves[i], c]]
-    start_array, klass_array, share_array = _nonzero_proportions(value, index, n_used)
+    start_array, klass_array, share_array = _nonzero_proportions(tree, index, n_used)
     return np.asarray(rows), np.asarray(used), start_array, klass_array, share_array
 
 
@@ -1476,16 +1559,19 @@ cdef tuple _nodes_in_use(const idx_t[:, ::1] node_for, const idx_t[::1] leaves,
     return index_array, n_used
 
 
-cdef tuple _nonzero_proportions(const double[:, ::1] value, const idx_t[::1] index,
-                                idx_t n_used):
-    """The nonzero class proportions of the nodes in use (``index[node]``
+cdef tuple _nonzero_proportions(Tree tree, const idx_t[::1] index, idx_t n_used):
+    """The nonzero class proportions of the tree's nodes in use (``index[node]``
     their number, -1 for the others): ``start`` (n_used + 1), and ``klass``
     (int32, ascending within a node) and ``share`` from ``start[u]`` on
     (adding 0.0 changes no sum, so sums of these are the dense sums).
 
-    One pass without a branch on the proportions: every class of a node is
-    written at the next free place, which advances only past a nonzero one
-    (a branch per class mispredicts on mixed nodes)."""
+    A grown tree of many classes has them node by node already; from dense
+    rows, one pass without a branch on the proportions: every class of a
+    node is written at the next free place, which advances only past a
+    nonzero one (a branch per class mispredicts on mixed nodes)."""
+    if tree._shares is not None:
+        return _nonzero_shares(tree._shares, index, n_used)
+    cdef const double[:, ::1] value = tree.proba
     cdef idx_t n_nodes = value.shape[0], n_classes = value.shape[1], node, k, u, e = 0
     cdef idx_t capacity = 4 * n_used + n_classes  # grown while a node may not fit
     cdef double v
@@ -1529,6 +1615,33 @@ cdef tuple _nonzero_proportions(const double[:, ::1] value, const idx_t[::1] ind
         free(klass)
         free(share)
     return start_array, klass_array, share_array
+
+
+cdef tuple _nonzero_shares(shares, const idx_t[::1] index, idx_t n_used):
+    """`_nonzero_proportions` from a grown tree's classes present and their
+    proportions (node order, classes ascending), leaving out any 0."""
+    cdef const idx_t[::1] node_start = shares[0]
+    cdef const int32_t[::1] node_class = shares[1]
+    cdef const double[::1] node_share = shares[2]
+    cdef idx_t n_nodes = node_start.shape[0] - 1, node, u, f, e = 0
+    start_array = np.empty(n_used + 1, dtype=np.intp)
+    klass_array = np.empty(node_class.shape[0], dtype=np.int32)  # room for every node's
+    share_array = np.empty(node_class.shape[0])
+    cdef idx_t[::1] start = start_array
+    cdef int32_t[::1] klass = klass_array
+    cdef double[::1] share = share_array
+    with nogil:
+        for node in range(n_nodes):  # in node order, so u = 0, 1, 2, ...
+            u = index[node]
+            if u < 0:
+                continue
+            start[u] = e
+            for f in range(node_start[node], node_start[node + 1]):
+                klass[e] = node_class[f]
+                share[e] = node_share[f]
+                e += node_share[f] != 0.0
+        start[n_used] = e
+    return start_array, klass_array[:e].copy(), share_array[:e].copy()  # kept per tree
 
 
 cdef idx_t[:, ::1] _node_for_table(Tree tree, const int32_t[::1] sizes):
@@ -1665,23 +1778,17 @@ def oob_proba_means_sparse(const idx_t[::1] row_start, const idx_t[::1] entry_fi
     return indptr_array, indices_array[:nnz], data_array[:nnz]
 
 
-cdef enum:
-    # above this many classes accumulate_oob_proba adds only the nonzero
-    # proportions of a node (a node of m cases has at most m classes)
-    SPARSE_OOB_MIN_CLASSES = 8
-
-
-cdef _add_sparse(const double[:, ::1] value, const idx_t[:, ::1] node_for,
+cdef _add_sparse(Tree tree, const idx_t[:, ::1] node_for,
                  const idx_t[::1] rows, const idx_t[::1] leaves, double[:, :, ::1] out,
                  double[::1] n_trees):
     """`accumulate_oob_proba`'s sums from the nonzero proportions of the nodes
     the rows reach, gathered once per tree (adding 0.0 changes no sum, so the
     result is the same to the bit)."""
-    cdef idx_t n_nodes = value.shape[0], n_candidates = node_for.shape[1]
+    cdef idx_t n_nodes = tree.node_count, n_candidates = node_for.shape[1]
     cdef idx_t n_oob = rows.shape[0], i, c, e, u, node, row, leaf, n_used = 0
     cdef const idx_t[::1] index
     index, n_used = _nodes_in_use(node_for, leaves, n_nodes)
-    start_array, klass_array, share_array = _nonzero_proportions(value, index, n_used)
+    start_array, klass_array, share_array = _nonzero_proportions(tree, index, n_used)
     cdef const idx_t[::1] start = start_array
     cdef const int32_t[::1] klass = klass_array
     cdef const double[::1] share = share_array

@@ -323,3 +323,50 @@ def test_nodes_of_many_classes_hold_their_cases_counts_and_split_values(criterio
             assert t.improvement[node] + 0.5 == pytest.approx(value, rel=1e-12)
         else:
             assert t.improvement[node] == pytest.approx(value, rel=1e-9, abs=1e-12)
+
+
+def test_a_tree_of_many_classes_keeps_each_nodes_classes_present_as_the_dense_rows():
+    # above 8 classes the builder keeps each node's classes present and their
+    # proportions, not a row of K; proba, collapsed trees, a pickled copy and
+    # the out-of-bag sums must be those of the same tree held dense.
+    # Reference for proba: the weighted class counts of the training cases
+    # through each node (decision_path), divided by their total (integer
+    # weights, so the sums are exact in any order)
+    import pickle
+
+    from aucforest._tree import Tree, accumulate_oob_proba, oob_used_nodes
+    rng = np.random.default_rng(3)
+    n, k = 1500, 40
+    X = rng.normal(size=(n, 4)).astype(np.float32)
+    y = np.digitize(X[:, 0] + 0.6 * rng.normal(size=n), np.linspace(-2, 2, k - 1))
+    weight = rng.integers(0, 3, n).astype(float)
+    grown = AUCTreeClassifier(random_state=0).fit(X, y, sample_weight=weight).tree_
+    assert grown.max_n_classes == k
+    dense_bytes = grown.node_count * 8 * k
+    assert grown.nbytes < grown.node_count * 80 + dense_bytes // 4  # not a row of K per node
+    path = AUCTreeClassifier(random_state=0).fit(X, y, sample_weight=weight).decision_path(X)
+    counts = np.zeros((grown.node_count, k))
+    for node in range(grown.node_count):
+        through = path[:, node].toarray().ravel() == 1
+        counts[node] = np.bincount(y[through], weights=weight[through], minlength=k)
+    expected = counts / counts.sum(axis=1, keepdims=True)
+    np.testing.assert_array_equal(grown.proba, expected)
+    assert grown.nbytes >= dense_bytes  # made on first read, then kept
+    dense = Tree(**{"n_features": 4, "n_classes": k, "max_depth": grown.max_depth,
+                    **grown.node_arrays()})
+    fresh = AUCTreeClassifier(random_state=0).fit(X, y, sample_weight=weight).tree_
+    for m in (2, 5, 20):  # collapsing gathers only the kept rows
+        np.testing.assert_array_equal(fresh.collapsed(m).proba, dense.collapsed(m).proba)
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(fresh)).proba, dense.proba)
+    counts_oob = rng.integers(0, 2, n)
+    sizes = np.array([1, 2, 5, 10], dtype=np.int32)
+    for tree in (AUCTreeClassifier(random_state=0).fit(X, y, sample_weight=weight).tree_,
+                 dense):
+        out, n_trees = np.zeros((4, n, k)), np.zeros(n)
+        accumulate_oob_proba(tree, X, counts_oob, sizes, out, n_trees)
+        found = oob_used_nodes(tree, X, counts_oob, sizes)
+        if tree is dense:
+            np.testing.assert_array_equal(out, reference_out)
+            for a, b in zip(found, reference_found):
+                np.testing.assert_array_equal(a, b)
+        reference_out, reference_found = out, found
