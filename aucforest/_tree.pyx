@@ -1664,6 +1664,26 @@ cdef idx_t[:, ::1] _node_for_table(Tree tree, const int32_t[::1] sizes):
     return node_for
 
 
+cdef void _check_entries(const idx_t[::1] row_start, const idx_t[::1] entry_first,
+                         const int32_t[:, ::1] entry_used, idx_t candidate,
+                         const idx_t[::1] start, const int32_t[::1] klass, idx_t n_rows,
+                         idx_t n_classes) except *:
+    """Raise ValueError unless the entries of n_rows rows (`oob_proba_sums_by_row`)
+    name nodes in use and classes below n_classes."""
+    cdef idx_t j, e, u, n_used = start.shape[0] - 1
+    if (row_start.shape[0] != n_rows + 1 or row_start[n_rows] != entry_used.shape[0]
+            or entry_first.shape[0] != entry_used.shape[0]
+            or not 0 <= candidate < entry_used.shape[1]):
+        raise ValueError("row_start, the entries and the rows do not match")
+    for j in range(entry_used.shape[0]):
+        u = entry_first[j] + entry_used[j, candidate]
+        if u < 0 or u >= n_used:
+            raise ValueError("an entry names a node that is not in use")
+    for e in range(klass.shape[0]):
+        if klass[e] < 0 or klass[e] >= n_classes:
+            raise ValueError("a class index is outside [0, n_classes)")
+
+
 def oob_proba_sums_by_row(const idx_t[::1] row_start, const idx_t[::1] entry_first,
                           const int32_t[:, ::1] entry_used, idx_t candidate,
                           const idx_t[::1] start, const int32_t[::1] klass,
@@ -1681,19 +1701,9 @@ def oob_proba_sums_by_row(const idx_t[::1] row_start, const idx_t[::1] entry_fir
     equal to the bit.
     """
     cdef idx_t n_rows = out.shape[0], n_classes = out.shape[1], r, j, e, u
-    cdef idx_t n_used = start.shape[0] - 1
     cdef double* row_sums
-    if (row_start.shape[0] != n_rows + 1 or row_start[n_rows] != entry_used.shape[0]
-            or entry_first.shape[0] != entry_used.shape[0]
-            or not 0 <= candidate < entry_used.shape[1]):
-        raise ValueError("row_start, the entries and out do not match")
-    for j in range(entry_used.shape[0]):
-        u = entry_first[j] + entry_used[j, candidate]
-        if u < 0 or u >= n_used:
-            raise ValueError("an entry names a node that is not in use")
-    for e in range(klass.shape[0]):
-        if klass[e] < 0 or klass[e] >= n_classes:
-            raise ValueError("a class index is outside out")
+    _check_entries(row_start, entry_first, entry_used, candidate, start, klass, n_rows,
+                   n_classes)
     with nogil:
         for r in range(n_rows):
             row_sums = &out[r, 0]
@@ -1723,20 +1733,11 @@ def oob_proba_means_sparse(const idx_t[::1] row_start, const idx_t[::1] entry_fi
     indptr : intp (n_rows + 1,)
     indices : int32, data : float64
     """
-    cdef idx_t n_rows = row_start.shape[0] - 1, n_used = start.shape[0] - 1
+    cdef idx_t n_rows = n_trees.shape[0]
     cdef idx_t n_words = (n_classes + 63) // 64, r, j, e, u, k, w, length, nnz = 0
     cdef uint64_t bits
-    if (n_rows < 0 or n_trees.shape[0] != n_rows or row_start[n_rows] != entry_used.shape[0]
-            or entry_first.shape[0] != entry_used.shape[0]
-            or not 0 <= candidate < entry_used.shape[1]):
-        raise ValueError("row_start, the entries and n_trees do not match")
-    for j in range(entry_used.shape[0]):
-        u = entry_first[j] + entry_used[j, candidate]
-        if u < 0 or u >= n_used:
-            raise ValueError("an entry names a node that is not in use")
-    for e in range(klass.shape[0]):
-        if klass[e] < 0 or klass[e] >= n_classes:
-            raise ValueError("a class index is outside [0, n_classes)")
+    _check_entries(row_start, entry_first, entry_used, candidate, start, klass, n_rows,
+                   n_classes)
     indptr_array = np.empty(n_rows + 1, dtype=np.intp)
     cdef idx_t[::1] indptr = indptr_array
     with nogil:  # room: a row stores at most n_classes and at most its proportions

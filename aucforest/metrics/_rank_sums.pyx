@@ -234,56 +234,6 @@ def pair_wins(const double[:, ::1] scores, const idx_t[::1] codes, const double[
                                                      &classes.buckets[i])
             first = last
     return wins_array
-    codes_array = np.asarray(codes)
-    own_array = np.asarray(scores)[np.arange(n), codes_array]
-    order = np.argsort(own_array)
-    order = order[np.argsort(codes_array[order], kind="stable")]  # by class, then own score
-    start_array = np.zeros(n_classes + 1, dtype=np.intp)
-    np.cumsum(np.bincount(codes_array, minlength=n_classes), out=start_array[1:])
-    value_array = np.ascontiguousarray(own_array[order])
-    weight_sorted = np.ascontiguousarray(np.asarray(weight)[order])
-    at_or_above_array = np.empty(n + 1)
-    above_array = np.empty(n + 1)
-    credit_zero_array = np.empty(n_classes)
-    bucket_first_array = np.empty(n + n_classes, dtype=np.intp)
-    cdef const idx_t[::1] start = start_array
-    cdef const double[::1] value = value_array, w_sorted = weight_sorted
-    cdef double[::1] at_or_above = at_or_above_array, above = above_array
-    cdef double[::1] credit_zero = credit_zero_array
-    cdef idx_t[::1] bucket_first = bucket_first_array
-    cdef double[:, ::1] wins = wins_array
-    cdef idx_t first, last, block = max(16, SCORE_BLOCK_VALUES // n_classes)
-    cdef Buckets* buckets = <Buckets*> malloc(n_classes * sizeof(Buckets))
-    if buckets == NULL:
-        raise MemoryError()
-    try:
-        with nogil:
-            for i in range(n_classes):
-                credit_zero[i] = _index_class(&value[0], &w_sorted[0], start[i], start[i + 1],
-                                              &at_or_above[0], &above[0],
-                                              &bucket_first[start[i] + i], &buckets[i])
-            # blocks of rows whose scores stay in cache while each class's
-            # sorted scores are searched in turn (and its row of wins, in L1,
-            # gathers their credits): every wins[i, j] adds its rows in row order
-            first = 0
-            while first < n:
-                last = min(n, first + block)
-                for i in range(n_classes):
-                    for b in range(first, last):
-                        wb = weight[b]
-                        j = codes[b]
-                        if wb == 0.0 or i == j:
-                            continue
-                        s = scores[b, i]
-                        if s == 0.0:
-                            wins[i, j] += wb * credit_zero[i]
-                        else:
-                            wins[i, j] += wb * _credit(&value[0], &at_or_above[0], &above[0],
-                                                         start[i], start[i + 1], s, &buckets[i])
-                first = last
-    finally:
-        free(buckets)
-    return wins_array
 
 
 def pair_wins_sparse(const idx_t[::1] col_start, const idx_t[::1] col_rows,
