@@ -1454,11 +1454,11 @@ def accumulate_oob_proba(Tree tree, X, const idx_t[::1] counts,
     value = tree.proba
     with nogil:
         for i in range(n_oob):
-            row = rows[i]
-            leaf = leaves[i]
-            n_trees[row] += 1
-            for c in range(n_candidates):
-                node = node_for[leaf, c]
+            n_trees[rows[i]] += 1
+        for c in range(n_candidates):  # one candidate's sums at a time, rows ascending
+            for i in range(n_oob):
+                row = rows[i]
+                node = node_for[leaves[i], c]
                 for k in range(n_classes):
                     out[c, row, k] += value[node, k]
 
@@ -1795,11 +1795,11 @@ cdef _add_sparse(Tree tree, const idx_t[:, ::1] node_for,
     cdef const double[::1] share = share_array
     with nogil:
         for i in range(n_oob):
-            row = rows[i]
-            leaf = leaves[i]
-            n_trees[row] += 1
-            for c in range(n_candidates):
-                u = index[node_for[leaf, c]]
+            n_trees[rows[i]] += 1
+        for c in range(n_candidates):  # one candidate's sums at a time, rows ascending
+            for i in range(n_oob):
+                row = rows[i]
+                u = index[node_for[leaves[i], c]]
                 for e in range(start[u], start[u + 1]):
                     out[c, row, klass[e]] += share[e]
 
