@@ -1755,10 +1755,17 @@ def oob_proba_means_sparse(const idx_t[::1] row_start, const idx_t[::1] entry_fi
     cdef double[::1] data = data_array
     cdef double* sums = <double*> cnp.PyArray_DATA(sums_array)
     cdef uint64_t* seen = <uint64_t*> cnp.PyArray_DATA(seen_array)
+    cdef const int32_t* klass_at = <const int32_t*> cnp.PyArray_DATA(np.asarray(klass))
+    cdef const double* share_at = <const double*> cnp.PyArray_DATA(np.asarray(share))
     nnz = 0
     with nogil:
         for r in range(n_rows):
             indptr[r] = nnz
+            if r + 1 < n_rows:  # the next row's nodes lie anywhere among all trees'
+                for j in range(row_start[r + 1], row_start[r + 2]):
+                    u = entry_first[j] + entry_used[j, candidate]
+                    prefetch(klass_at + start[u])
+                    prefetch(share_at + start[u])
             for j in range(row_start[r], row_start[r + 1]):
                 u = entry_first[j] + entry_used[j, candidate]
                 for e in range(start[u], start[u + 1]):
