@@ -38,7 +38,9 @@ def decide(proba, prior, decision):
     if issparse(proba):  # non-negative proportions, most of them 0
         if proba.shape[1] > 2 and decision in ("rfq", "argmax"):
             rows = csr_array(proba)
-            rows.sum_duplicates()  # columns ascending, none stored twice
+            if not rows.has_canonical_format:  # sorted in a copy, not in the caller's
+                rows = rows.copy()
+                rows.sum_duplicates()  # columns ascending, none stored twice
             return rfq_classes_sparse(rows.indptr.astype(np.intp, copy=False),
                                       rows.indices.astype(np.int32, copy=False),
                                       rows.data.astype(np.float64, copy=False),

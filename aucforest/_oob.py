@@ -171,10 +171,9 @@ class OutOfBagSums(_OutOfBag):
         accumulate_oob_proba(tree_, self.X, counts, self._sizes, self.proba_sum,
                              self.n_trees)
 
-    def proba(self, candidate, out=None):
+    def proba(self, candidate):
         """Mean OOB proportions of a candidate node size (NaN rows where no
-        tree left the case out): a view of the sums, divided in place once
-        (``out`` is not needed)."""
+        tree left the case out): a view of the sums, divided in place once."""
         if not self._divided[candidate]:
             self._mean(self.proba_sum[candidate])
             self._divided[candidate] = True
@@ -233,12 +232,10 @@ class OutOfBagLeaves(_OutOfBag):
                             np.concatenate(klass), np.concatenate(share))
         return self._by_row
 
-    def proba(self, candidate, out=None):
+    def proba(self, candidate):
         """Mean OOB proportions of a candidate node size (NaN rows where no
-        tree left the case out), written into ``out`` (n x K float64, C
-        order) when given."""
-        if out is None:
-            out = np.empty((self.X.shape[0], self.n_classes))
+        tree left the case out), a new n x K array."""
+        out = np.empty((self.X.shape[0], self.n_classes))
         row_start, entry_first, used, start, klass, share = self._entries_by_row()
         oob_proba_sums_by_row(row_start, entry_first, used, candidate, start, klass, share, out)
         return self._mean(out)

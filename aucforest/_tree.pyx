@@ -18,7 +18,7 @@ from scipy.sparse import csr_matrix
 cimport numpy as cnp
 from libc.math cimport INFINITY, NAN, nextafterf
 from libc.stdint cimport int32_t, uint64_t
-from libc.stdlib cimport calloc, free, malloc, realloc
+from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcpy, memset
 from cpython.exc cimport PyErr_CheckSignals
 from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_New
@@ -68,7 +68,6 @@ cdef inline int _resize(void** array, size_t nbytes) noexcept nogil:
 cdef class _NodeBuffer:
     """Growable C arrays holding the nodes while a tree is built."""
     cdef idx_t n_classes, capacity, count, n_sets, sets_capacity
-    cdef idx_t zeroed  # the values of nodes below this were allocated zero (calloc)
     # above SPARSE_CLASSES classes a node keeps only its classes present: node i's
     # are share_class / share_value[share_start[i]:share_start[i + 1]] (ascending)
     cdef bint sparse
@@ -114,26 +113,11 @@ cdef class _NodeBuffer:
 
     cdef int _grow(self) noexcept nogil:
         """Grow every node array by half (a factor 1.5 leaves at most a third
-        unused); -1 when memory runs out."""
-        return self.reserve(self.capacity + self.capacity // 2 if self.capacity > 0 else 64)
-
-    cdef int reserve(self, idx_t cap) noexcept nogil:
-        """Make room for cap nodes; -1 when memory runs out.
-
-        A tree of n cases has at most 2 n - 1 nodes: reserving them at once
-        costs address space only (a page is backed when first written) and
-        spares the copies of growing (realloc moves a block that cannot
-        grow in place: 2 KiB per node at 256 classes)."""
-        if cap <= self.capacity:
-            return 0
-        if self.sparse:
-            if _resize(<void**> &self.share_start, (cap + 1) * sizeof(idx_t)):
-                return -1
-        elif self.value == NULL:  # zero from the start: a node writes its classes only
-            self.value = <double*> calloc(cap * self.n_classes, sizeof(double))
-            if self.value == NULL:
-                return -1
-            self.zeroed = cap
+        unused; realloc copies a block it cannot grow in place); -1 when
+        memory runs out."""
+        cdef idx_t cap = self.capacity + self.capacity // 2 if self.capacity > 0 else 64
+        if self.sparse and _resize(<void**> &self.share_start, (cap + 1) * sizeof(idx_t)):
+            return -1
         if (_resize(<void**> &self.left, cap * sizeof(idx_t))
                 or _resize(<void**> &self.right, cap * sizeof(idx_t))
                 or _resize(<void**> &self.feature, cap * sizeof(idx_t))
@@ -196,8 +180,7 @@ cdef class _NodeBuffer:
                 return -1
         else:
             value = self.value + node * self.n_classes
-            if node >= self.zeroed:  # 0 / weight: absent classes
-                memset(value, 0, self.n_classes * sizeof(double))
+            memset(value, 0, self.n_classes * sizeof(double))  # 0 / weight: absent classes
             for j in range(crit.n_present):
                 k = crit.present_classes[j]
                 value[k] = crit.node_counts[k] / crit.node_weight
@@ -254,7 +237,7 @@ cdef class _NodeBuffer:
             arrays["categorical_split"] = categorical
             arrays["left_levels"] = _moved(<void**> &self.level_sets, 4 * self.n_sets,
                                            np.uint64).reshape(self.n_sets, 4)
-        self.count = self.capacity = self.n_sets = self.sets_capacity = self.zeroed = 0
+        self.count = self.capacity = self.n_sets = self.sets_capacity = 0
         self.n_shares = self.shares_capacity = 0
         return arrays
 
@@ -1565,55 +1548,37 @@ cdef tuple _nonzero_proportions(Tree tree, const idx_t[::1] index, idx_t n_used)
     (int32, ascending within a node) and ``share`` from ``start[u]`` on
     (adding 0.0 changes no sum, so sums of these are the dense sums).
 
-    A grown tree of many classes has them node by node already; from dense
-    rows, one pass without a branch on the proportions: every class of a
-    node is written at the next free place, which advances only past a
-    nonzero one (a branch per class mispredicts on mixed nodes)."""
+    A grown tree of many classes has them node by node already
+    (`_nonzero_shares`); a tree held dense is read twice, to count them
+    and to gather them."""
     if tree._shares is not None:
         return _nonzero_shares(tree._shares, index, n_used)
     cdef const double[:, ::1] value = tree.proba
-    cdef idx_t n_nodes = value.shape[0], n_classes = value.shape[1], node, k, u, e = 0
-    cdef idx_t capacity = 4 * n_used + n_classes  # grown while a node may not fit
-    cdef double v
-    cdef int32_t* klass = <int32_t*> malloc(capacity * sizeof(int32_t))
-    cdef double* share = <double*> malloc(capacity * sizeof(double))
-    cdef void* grown
-    cdef bint out_of_memory = klass == NULL or share == NULL
-    start_array = np.empty(n_used + 1, dtype=np.intp)
+    cdef idx_t n_nodes = value.shape[0], n_classes = value.shape[1], node, k, e, u
+    start_array = np.zeros(n_used + 1, dtype=np.intp)
     cdef idx_t[::1] start = start_array
-    try:
-        with nogil:
-            for node in range(n_nodes):  # in node order, so u = 0, 1, 2, ...
-                u = index[node]
-                if u < 0 or out_of_memory:
-                    continue
-                if e + n_classes > capacity:
-                    capacity = 2 * capacity + n_classes
-                    grown = realloc(klass, capacity * sizeof(int32_t))
-                    if grown != NULL:
-                        klass = <int32_t*> grown
-                        grown = realloc(share, capacity * sizeof(double))
-                    if grown == NULL:
-                        out_of_memory = True
-                        continue
-                    share = <double*> grown
-                start[u] = e
+    with nogil:
+        for node in range(n_nodes):  # each used node's count of nonzero classes
+            if index[node] >= 0:
+                e = 0
                 for k in range(n_classes):
-                    v = value[node, k]
-                    klass[e] = <int32_t> k
-                    share[e] = v
-                    e += v != 0.0
-            start[n_used] = e
-        if out_of_memory:
-            raise MemoryError("no memory for the nonzero class proportions of the nodes")
-        klass_array = np.empty(e, dtype=np.int32)
-        share_array = np.empty(e)
-        if e > 0:
-            memcpy(cnp.PyArray_DATA(klass_array), klass, e * sizeof(int32_t))
-            memcpy(cnp.PyArray_DATA(share_array), share, e * sizeof(double))
-    finally:
-        free(klass)
-        free(share)
+                    e += value[node, k] != 0.0
+                start[index[node] + 1] = e
+        for u in range(n_used):
+            start[u + 1] += start[u]
+    klass_array = np.empty(start[n_used], dtype=np.int32)
+    share_array = np.empty(start[n_used])
+    cdef int32_t[::1] klass = klass_array
+    cdef double[::1] share = share_array
+    with nogil:
+        for node in range(n_nodes):
+            if index[node] >= 0:
+                e = start[index[node]]
+                for k in range(n_classes):
+                    if value[node, k] != 0.0:
+                        klass[e] = <int32_t> k
+                        share[e] = value[node, k]
+                        e += 1
     return start_array, klass_array, share_array
 
 

@@ -147,10 +147,8 @@ def test_out_of_bag_leaves_sum_row_by_row_as_the_running_sums(choosing_rows, lay
         oob.add(tree, counts[oob.cases])
     np.testing.assert_array_equal(leaves.n_trees, sums.n_trees)
     assert (sums.n_trees == 0).any() and (sums.n_trees > 2).any()
-    buffer = None
     for c in range(len(sizes)):
-        buffer = leaves.proba(c, out=buffer)
-        np.testing.assert_array_equal(buffer, sums.proba(c))  # NaN rows alike
+        np.testing.assert_array_equal(leaves.proba(c), sums.proba(c))  # NaN rows alike
     np.testing.assert_array_equal(leaves.decision_function(2), sums.decision_function(2))
     assert leaves.decision_function(2) is not leaves.decision_function(2)
 
@@ -303,3 +301,24 @@ def test_sparse_out_of_bag_means_equal_the_dense_means_to_the_bit():
         for decision in ("rfq", "argmax"):
             assert (gmean_of_rows(codes, proba, prior, decision)
                     == gmean_of_rows(codes, dense, prior, decision))
+
+
+def test_sparse_scores_of_a_caller_are_decided_and_ranked_without_being_reordered():
+    # a CSR matrix whose columns are not sorted within a row (scipy's
+    # non-canonical form): the decision and Hand & Till's AUC sort a copy,
+    # the caller's arrays stay as given; the dense matrix is the reference
+    import scipy.sparse as sp
+    y, proba = forest_like_proba(200, 6, 8, zero_share=0.5)
+    rows = sp.csr_array(proba)
+    for r in range(rows.shape[0]):  # reverse each row's columns
+        span = slice(rows.indptr[r], rows.indptr[r + 1])
+        rows.indices[span] = rows.indices[span][::-1].copy()
+        rows.data[span] = rows.data[span][::-1].copy()
+    rows.has_sorted_indices = False
+    indices, data = rows.indices.copy(), rows.data.copy()
+    prior = np.bincount(y) / y.size
+    for decision in ("rfq", "argmax"):
+        np.testing.assert_array_equal(decide(rows, prior, decision), decide(proba, prior, decision))
+    assert hand_till_auc(y, rows) == hand_till_auc(y, proba)
+    np.testing.assert_array_equal(rows.indices, indices)
+    np.testing.assert_array_equal(rows.data, data)

@@ -222,7 +222,9 @@ def hand_till_auc(codes, scores, weight=None):
         if np.any(weight != 1.0):
             raise ValueError("Sparse scores take unit weights only.")
         columns = csc_array(scores)
-        columns.sum_duplicates()  # no (row, column) stored twice
+        if not columns.has_canonical_format:  # sorted in a copy, not in the caller's
+            columns = columns.copy()
+            columns.sum_duplicates()  # no (row, column) stored twice
         wins = pair_wins_sparse(columns.indptr.astype(np.intp, copy=False),
                                 columns.indices.astype(np.intp, copy=False),
                                 columns.data.astype(float, copy=False), codes, n_classes)
