@@ -8,8 +8,8 @@ from sklearn.utils.random import sample_without_replacement
 
 from ._decision import decide
 from ._sparse import SparseRows, is_sparse
-from ._tree import (accumulate_oob_proba, oob_proba_means_sparse, oob_proba_sums_by_row,
-                    oob_used_nodes)
+from ._tree import (GROWN_SPARSE_ABOVE_CLASSES, accumulate_oob_proba, oob_proba_means_sparse,
+                    oob_proba_sums_by_row, oob_used_nodes)
 from .metrics import multiclass_auc
 from .metrics._auc import hand_till_auc, mann_whitney_auc
 from .metrics._imbalance import _geometric_mean
@@ -77,6 +77,15 @@ def cases_choosing_node_size(y_encoded, n_classes, random_state):
 # and faster at K = 256 (`python -m benchmarks.ab_checkouts`,
 # benchmarks/results/speed_ii.md, fourth round).
 LEAVES_MIN_CLASSES = 128
+
+
+# Trees of many classes whose out-of-bag nodes `OutOfBagSums` gathers before
+# adding them to the running sums row by row: each row's sums are then read
+# once for these trees instead of once per tree. At 20k rows x 20 features and
+# 20 trees the sums took 0.75-0.80x the time at K = 16 to 64 with 4 (8: 0.67x
+# at K = 32 but 0.85x at K = 64; 16: slower than one at a time at K = 64)
+# (benchmarks/results/speed_ii.md, seventh round).
+SUMS_BATCH_TREES = 4
 
 
 # Bytes `OutOfBagLeaves` keeps per tree and out-of-bag row, about: the node
@@ -147,13 +156,20 @@ class _OutOfBag:
 
 
 class OutOfBagSums(_OutOfBag):
-    """Running sums of out-of-bag class proportions, one tree at a time, for each
-    candidate node size to predict from, over all cases or the given ``rows``."""
+    """Running sums of out-of-bag class proportions, for each candidate node
+    size to predict from, over all cases or the given ``rows``.
+
+    Trees of few classes are added one at a time. Trees of many classes
+    (grown with each node's classes present) are added SUMS_BATCH_TREES at a
+    time, row by row, each row's trees in tree order: the same additions in
+    the same order, so the sums are equal to the bit.
+    """
 
     def __init__(self, X, n_classes, min_samples, rows=None):
         super().__init__(X, n_classes, min_samples, rows)
         self.proba_sum = np.zeros((len(min_samples), self.X.shape[0], n_classes))
         self._divided = [False] * len(min_samples)
+        self._pending = []  # `oob_used_nodes` of trees not yet in the sums
 
     @classmethod
     def from_sums(cls, proba_sum, n_trees, min_samples):
@@ -163,17 +179,35 @@ class OutOfBagSums(_OutOfBag):
         sums.n_classes = proba_sum.shape[2]
         sums.proba_sum, sums.n_trees = proba_sum, n_trees
         sums._divided = [False] * len(min_samples)
+        sums._pending = []
         return sums
 
     def add(self, tree_, counts):
         """Add the OOB proportions of a grown `Tree`, given its multiplicities of `cases`."""
-        # one compiled call: a traversal per row serves every candidate node size
-        accumulate_oob_proba(tree_, self.X, counts, self._sizes, self.proba_sum,
-                             self.n_trees)
+        if self.n_classes <= GROWN_SPARSE_ABOVE_CLASSES:
+            # one compiled call: a traversal per row serves every candidate node size
+            accumulate_oob_proba(tree_, self.X, counts, self._sizes, self.proba_sum,
+                                 self.n_trees)
+            return
+        found = oob_used_nodes(tree_, self.X, counts, self._sizes)
+        self.n_trees[found[0]] += 1
+        self._pending.append(found)
+        if len(self._pending) == SUMS_BATCH_TREES:
+            self._add_pending()
+
+    def _add_pending(self):
+        """Add the pending trees' proportions to every candidate's sums."""
+        if self._pending:
+            by_row = entries_by_row(self._pending, self.X.shape[0])
+            for candidate in range(len(self.min_samples)):
+                oob_proba_sums_by_row(*by_row[:3], candidate, *by_row[3:],
+                                      self.proba_sum[candidate], accumulate=True)
+            self._pending = []
 
     def proba(self, candidate):
         """Mean OOB proportions of a candidate node size (NaN rows where no
         tree left the case out): a view of the sums, divided in place once."""
+        self._add_pending()
         if not self._divided[candidate]:
             self._mean(self.proba_sum[candidate])
             self._divided[candidate] = True
@@ -208,28 +242,9 @@ class OutOfBagLeaves(_OutOfBag):
         self._by_row = None
 
     def _entries_by_row(self):
-        """The arguments of `oob_proba_sums_by_row` but the candidate: every
-        tree's entries ordered by row and within a row by tree, the nodes in
-        use numbered one tree after the other."""
+        """`entries_by_row` of every tree added, kept until the next tree."""
         if self._by_row is None:  # (a fit adds at least one tree)
-            rows, used, start, klass, share = (
-                [found[i] for found in self._trees] for i in range(5))
-            n_used = [s.shape[0] - 1 for s in start]
-            n_shares = [k.shape[0] for k in klass]
-            # tree t's nodes in use and proportions come after those of trees < t
-            node_offset = np.cumsum([0] + n_used[:-1], dtype=np.intp)
-            share_offset = np.cumsum([0] + n_shares, dtype=np.intp)
-            node_start = np.concatenate(
-                [s[:-1] + offset for s, offset in zip(start, share_offset)]
-                + [share_offset[-1:]]).astype(np.intp)
-            entry_first = np.repeat(node_offset, [r.shape[0] for r in rows])
-            rows = np.concatenate(rows)
-            order = np.argsort(rows, kind="stable")  # stable: tree order within a row
-            row_start = np.zeros(self.X.shape[0] + 1, dtype=np.intp)
-            np.cumsum(np.bincount(rows, minlength=self.X.shape[0]), out=row_start[1:])
-            self._by_row = (row_start, np.ascontiguousarray(entry_first[order]),
-                            np.ascontiguousarray(np.concatenate(used)[order]), node_start,
-                            np.concatenate(klass), np.concatenate(share))
+            self._by_row = entries_by_row(self._trees, self.X.shape[0])
         return self._by_row
 
     def proba(self, candidate):
@@ -258,6 +273,30 @@ class OutOfBagLeaves(_OutOfBag):
         if has_oob.all():
             return proba, y_encoded
         return proba[has_oob], y_encoded[has_oob]
+
+
+def entries_by_row(trees, n_rows):
+    """The arguments of `oob_proba_sums_by_row` but the candidate, from the
+    `oob_used_nodes` of some trees (in tree order) over n_rows rows: every
+    tree's entries ordered by row and within a row by tree, the nodes in use
+    numbered one tree after the other."""
+    rows, used, start, klass, share = ([found[i] for found in trees] for i in range(5))
+    n_used = [s.shape[0] - 1 for s in start]
+    n_shares = [k.shape[0] for k in klass]
+    # tree t's nodes in use and proportions come after those of trees < t
+    node_offset = np.cumsum([0] + n_used[:-1], dtype=np.intp)
+    share_offset = np.cumsum([0] + n_shares, dtype=np.intp)
+    node_start = np.concatenate(
+        [s[:-1] + offset for s, offset in zip(start, share_offset)]
+        + [share_offset[-1:]]).astype(np.intp)
+    entry_first = np.repeat(node_offset, [r.shape[0] for r in rows])
+    rows = np.concatenate(rows)
+    order = np.argsort(rows, kind="stable")  # stable: tree order within a row
+    row_start = np.zeros(n_rows + 1, dtype=np.intp)
+    np.cumsum(np.bincount(rows, minlength=n_rows), out=row_start[1:])
+    return (row_start, np.ascontiguousarray(entry_first[order]),
+            np.ascontiguousarray(np.concatenate(used)[order]), node_start,
+            np.concatenate(klass), np.concatenate(share))
 
 
 def oob_auc(y_encoded, proba, classes):

@@ -47,6 +47,8 @@ cdef enum:
     SPARSE_CLASSES = 8
 cdef idx_t _UNDEFINED = -2
 
+GROWN_SPARSE_ABOVE_CLASSES = SPARSE_CLASSES  # for Python callers
+
 
 cdef struct StackRecord:
     idx_t start
@@ -1652,9 +1654,11 @@ cdef void _check_entries(const idx_t[::1] row_start, const idx_t[::1] entry_firs
 def oob_proba_sums_by_row(const idx_t[::1] row_start, const idx_t[::1] entry_first,
                           const int32_t[:, ::1] entry_used, idx_t candidate,
                           const idx_t[::1] start, const int32_t[::1] klass,
-                          const double[::1] share, double[:, ::1] out):
+                          const double[::1] share, double[:, ::1] out,
+                          bint accumulate=False):
     """One candidate node size's sums of out-of-bag class proportions,
-    written row by row: `accumulate_oob_proba`'s sums for that candidate.
+    written row by row: `accumulate_oob_proba`'s sums for that candidate
+    (``accumulate``: added to the sums already in ``out``).
 
     Row r's entries ``row_start[r]:row_start[r + 1]`` are its out-of-bag
     trees in tree order; entry j predicts from node ``entry_first[j] +
@@ -1672,7 +1676,8 @@ def oob_proba_sums_by_row(const idx_t[::1] row_start, const idx_t[::1] entry_fir
     with nogil:
         for r in range(n_rows):
             row_sums = &out[r, 0]
-            memset(row_sums, 0, n_classes * sizeof(double))
+            if not accumulate:
+                memset(row_sums, 0, n_classes * sizeof(double))
             for j in range(row_start[r], row_start[r + 1]):
                 u = entry_first[j] + entry_used[j, candidate]
                 for e in range(start[u], start[u + 1]):

@@ -153,6 +153,37 @@ def test_out_of_bag_leaves_sum_row_by_row_as_the_running_sums(choosing_rows, lay
     assert leaves.decision_function(2) is not leaves.decision_function(2)
 
 
+@pytest.mark.parametrize("n_trees", [1, 4, 6, 9])
+def test_running_sums_of_many_classes_added_in_batches_equal_one_tree_at_a_time(n_trees):
+    # OutOfBagSums adds trees of many classes SUMS_BATCH_TREES at a time, row
+    # by row; the reference adds each tree by itself (accumulate_oob_proba),
+    # all candidates at once. Reading the sums must take in the trees of a
+    # batch not yet full; every sum is equal to the bit, NaN rows alike
+    from aucforest._oob import SUMS_BATCH_TREES, OutOfBagSums
+    from aucforest._tree import accumulate_oob_proba
+    from aucforest.tree import AUCTreeClassifier
+    assert 1 < SUMS_BATCH_TREES < 9
+    rng = np.random.default_rng(n_trees)
+    n, k = 600, 24
+    X = rng.normal(size=(n, 5)).astype(np.float32)
+    y = np.digitize(X[:, 0] + 0.5 * rng.normal(size=n), np.linspace(-1.5, 1.5, k - 1))
+    sizes = (1, 2, 5, 10, 20, 50)
+    sums = OutOfBagSums(X, k, sizes)
+    expected, expected_trees = np.zeros((len(sizes), n, k)), np.zeros(n)
+    for seed in range(n_trees):
+        counts = rng.poisson(1.0, size=n)
+        tree = AUCTreeClassifier(random_state=seed).fit(X, y, sample_weight=counts).tree_
+        sums.add(tree, counts)
+        accumulate_oob_proba(tree, X, counts, np.array(sizes, dtype=np.int32), expected,
+                             expected_trees)
+    np.testing.assert_array_equal(sums.n_trees, expected_trees)
+    assert (expected_trees == 0).any() and expected[:, expected_trees > 0].any()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        expected /= expected_trees[:, None]
+    for c in range(len(sizes)):
+        np.testing.assert_array_equal(sums.proba(c), expected[c])
+
+
 def naive_pair_wins(scores, codes, weight, k):
     """wins[i, j] = sum over rows b of class j, a of class i of w_a w_b
     ([s_a > s_b] + [s_a == s_b] / 2), s the column-i scores: all pairs."""
