@@ -443,3 +443,28 @@ def test_node_size_rules_scores_each_candidate_on_trees_collapsed_to_it(monkeypa
         multiclass_auc(y[test], at_20.predict_proba(X[test]), labels=at_20.classes_))
     assert frame["auc"].nunique() > 1
     assert rules.MIN_CLASS_CASES_TO_CHOOSE == 15  # restored after the run
+
+
+def test_choice_cases_draws_up_to_cap_cases_per_class_and_keeps_smaller_classes_whole():
+    from benchmarks import choice_cases
+    codes = np.repeat([0, 1, 2], [50, 7, 20])
+    keep = choice_cases.drawn_rows(codes, 3, 10, np.random.default_rng(0))
+    assert np.all(np.diff(keep) > 0)
+    assert list(np.bincount(codes[keep], minlength=3)) == [10, 7, 10]
+    assert set(keep[codes[keep] == 1]) == set(np.flatnonzero(codes == 1))
+
+
+def test_choice_cases_on_every_case_choose_as_the_fit_does(monkeypatch):
+    """With a cap above every class size the recomputed merits pick the size
+    the forest chose (fold_rows also asserts they equal the forest's own)."""
+    from benchmarks import choice_cases
+    X, y = make_classification(900, n_features=6, n_informative=4, n_classes=3,
+                               weights=[0.6, 0.3, 0.1], random_state=3)
+    monkeypatch.setattr(choice_cases, "CAPS", (5, 1000))
+    train, test = np.arange(600), np.arange(600, 900)
+    frame = pd.DataFrame(choice_cases.fold_rows("toy", X, y, 0, train, test, 30))
+    full = frame[frame.cap == 1000]
+    assert len(full) == choice_cases.DRAWS and (full.scored == 600).all()
+    assert (full.picked_m == full.default_m).all()
+    assert (full.picked_auc == full.default_auc).all()
+    assert (frame[frame.cap == 5].scored == 15).all()
