@@ -31,6 +31,8 @@ cdef struct Criterion:
     double weight_right
     double abs_diff_sum            # AUC: S = sum_{i<j} |r_i - r_j| over present classes
     double* sorted_shares          # (n_classes,) work space of criterion_recompute_auc
+    idx_t* share_order             # (n_classes,) the present classes (compact) in the order
+                                   #   sorted_shares had at the last recompute of the scan
     idx_t bulk_min_moves           # from this many classes moved at once, recompute S (AUC;
                                    #   above n_classes for Gini and entropy: never)
     double sq_left                 # Gini: sum_k count_left[k]^2
@@ -80,6 +82,7 @@ cdef inline void criterion_reset(Criterion* c) noexcept nogil:
             c.xlogx_right += _xlogx(c.node_counts[present[k]])
     for k in range(c.n_present):
         c.share_right[k] = 1.0
+        c.share_order[k] = k  # all shares equal: sorted in any order
     c.abs_diff_sum = 0.0
     c.sq_left = 0.0
     c.xlogx_left = 0.0
@@ -158,12 +161,37 @@ cdef inline void criterion_move_left_deferred(Criterion* c, idx_t cls,
 
 
 cdef inline void criterion_recompute_auc(Criterion* c) noexcept nogil:
-    """S from the current shares in O(K log K) (`sorted_abs_diff_sum`), after
-    `criterion_move_left_deferred`; m single moves would cost O(m K)."""
-    cdef idx_t k
-    for k in range(c.n_present):
-        c.sorted_shares[k] = c.share_right[k]
-    c.abs_diff_sum = sorted_abs_diff_sum(c.sorted_shares, c.n_present)
+    """S = sum_i (2i - n - 1) r_(i) over the current shares sorted ascending
+    (as `sorted_abs_diff_sum`), after `criterion_move_left_deferred`; m single
+    moves would cost O(m K).
+
+    The shares are sorted by insertion from the order they had at the last
+    recompute of the scan: a bucket moves a few classes' shares, so the order
+    is nearly right and the sort about O(K). The sorted values do not depend
+    on the order ties are met in, so S is the same to the bit as after a
+    sort from scratch."""
+    cdef idx_t n = c.n_present, i, j, moved
+    cdef double* v = c.sorted_shares
+    cdef idx_t* order = c.share_order
+    cdef double value, s = 0.0
+    for i in range(n):
+        v[i] = c.share_right[order[i]]
+    for i in range(1, n):
+        value = v[i]
+        if v[i - 1] <= value:
+            continue
+        moved = order[i]
+        j = i
+        while j > 0 and v[j - 1] > value:
+            v[j] = v[j - 1]
+            order[j] = order[j - 1]
+            j -= 1
+        v[j] = value
+        order[j] = moved
+    if n >= 2:
+        for i in range(n):
+            s += (2.0 * (i + 1) - n - 1.0) * v[i]
+    c.abs_diff_sum = s
 
 
 cdef inline double criterion_proxy(Criterion* c) noexcept nogil:

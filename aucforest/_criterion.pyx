@@ -69,10 +69,12 @@ cdef int criterion_alloc(Criterion* c, idx_t n_classes, int kind) noexcept nogil
     c.share_right = <double*> malloc(n_classes * sizeof(double))
     c.compact = <idx_t*> malloc(n_classes * sizeof(idx_t))
     c.sorted_shares = <double*> malloc(n_classes * sizeof(double))
+    c.share_order = <idx_t*> malloc(n_classes * sizeof(idx_t))
     c.present_classes = <idx_t*> malloc(n_classes * sizeof(idx_t))
     if (c.node_counts == NULL or c.count_left == NULL or c.count_right == NULL
             or c.inv_class_total == NULL or c.share_right == NULL or c.compact == NULL
-            or c.sorted_shares == NULL or c.present_classes == NULL):
+            or c.sorted_shares == NULL or c.share_order == NULL
+            or c.present_classes == NULL):
         return -1
     # every class starts absent: zero counts, no compact index (the invariant
     # `criterion_init_cases` keeps: only the present classes hold anything)
@@ -93,9 +95,11 @@ cdef void criterion_free(Criterion* c) noexcept nogil:
     free(c.share_right)
     free(c.compact)
     free(c.sorted_shares)
+    free(c.share_order)
     free(c.present_classes)
     c.node_counts = c.count_left = c.count_right = c.inv_class_total = c.share_right = NULL
     c.sorted_shares = NULL
+    c.share_order = NULL
     c.present_classes = NULL
     c.compact = NULL
 
