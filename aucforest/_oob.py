@@ -1,5 +1,6 @@
 """Out-of-bag estimates of a fit: running sums per candidate node size, the OOB
 AUC and G-mean, and the cases that choose the node size."""
+import threading
 import warnings
 
 import numpy as np
@@ -81,10 +82,11 @@ LEAVES_MIN_CLASSES = 128
 
 # Trees of many classes whose out-of-bag nodes `OutOfBagSums` gathers before
 # adding them to the running sums row by row: each row's sums are then read
-# once for these trees instead of once per tree. At 20k rows x 20 features and
-# 20 trees the sums took 0.75-0.80x the time at K = 16 to 64 with 4 (8: 0.67x
-# at K = 32 but 0.85x at K = 64; 16: slower than one at a time at K = 64)
-# (benchmarks/results/speed_ii.md, seventh round).
+# once for these trees instead of once per tree. On the trees of 20k x 20
+# fits the sums took 0.73-0.80x the time of one tree at a time at K = 32 and
+# 64 and 0.87x at K = 16 with 4 (8: 0.67x at K = 32 but 0.82-0.86x at K = 64;
+# 16: no faster than one at a time at K = 64) (benchmarks/results/speed_ii.md,
+# seventh round).
 SUMS_BATCH_TREES = 4
 
 
@@ -170,6 +172,7 @@ class OutOfBagSums(_OutOfBag):
         self.proba_sum = np.zeros((len(min_samples), self.X.shape[0], n_classes))
         self._divided = [False] * len(min_samples)
         self._pending = []  # `oob_used_nodes` of trees not yet in the sums
+        self._pending_lock = threading.Lock()  # the candidates' figures read in threads
 
     @classmethod
     def from_sums(cls, proba_sum, n_trees, min_samples):
@@ -179,7 +182,7 @@ class OutOfBagSums(_OutOfBag):
         sums.n_classes = proba_sum.shape[2]
         sums.proba_sum, sums.n_trees = proba_sum, n_trees
         sums._divided = [False] * len(min_samples)
-        sums._pending = []
+        sums._pending, sums._pending_lock = [], threading.Lock()
         return sums
 
     def add(self, tree_, counts):
@@ -196,13 +199,15 @@ class OutOfBagSums(_OutOfBag):
             self._add_pending()
 
     def _add_pending(self):
-        """Add the pending trees' proportions to every candidate's sums."""
-        if self._pending:
-            by_row = entries_by_row(self._pending, self.X.shape[0])
-            for candidate in range(len(self.min_samples)):
-                oob_proba_sums_by_row(*by_row[:3], candidate, *by_row[3:],
-                                      self.proba_sum[candidate], accumulate=True)
-            self._pending = []
+        """Add the pending trees' proportions to every candidate's sums, once
+        (the forest reads the candidates from several threads)."""
+        with self._pending_lock:
+            if self._pending:
+                by_row = entries_by_row(self._pending, self.X.shape[0])
+                for candidate in range(len(self.min_samples)):
+                    oob_proba_sums_by_row(*by_row[:3], candidate, *by_row[3:],
+                                          self.proba_sum[candidate], accumulate=True)
+                self._pending = []
 
     def proba(self, candidate):
         """Mean OOB proportions of a candidate node size (NaN rows where no

@@ -353,3 +353,28 @@ def test_sparse_scores_of_a_caller_are_decided_and_ranked_without_being_reordere
     assert hand_till_auc(y, rows) == hand_till_auc(y, proba)
     np.testing.assert_array_equal(rows.indices, indices)
     np.testing.assert_array_equal(rows.data, data)
+
+
+def test_pending_trees_are_added_once_when_the_candidates_are_read_in_threads():
+    # the last trees of a many-class fit wait in OutOfBagSums until a
+    # candidate is read; with two jobs the six candidates are read from two
+    # threads at once (n x K x 6 above TAIL_THREADS_MIN_VALUES), and the
+    # pending trees must enter the sums once: the OOB figures equal one job's
+    from aucforest import AUCForestClassifier
+    from aucforest._forest import TAIL_THREADS_MIN_VALUES
+    from aucforest._oob import SUMS_BATCH_TREES
+    rng = np.random.default_rng(5)
+    n, k, trees = 9000, 20, 2 * SUMS_BATCH_TREES - 1
+    assert n * k * 6 >= TAIL_THREADS_MIN_VALUES
+    X = rng.normal(size=(n, 6)).astype(np.float32)
+    y = np.digitize(X[:, 0] + 0.7 * rng.normal(size=n), np.linspace(-1.5, 1.5, k - 1))
+    fits = [AUCForestClassifier(trees, oob_score=True, n_jobs=jobs, random_state=3).fit(X, y)
+            for jobs in (1, 2)]
+    assert fits[0].oob_scores_by_min_samples_ == fits[1].oob_scores_by_min_samples_
+    np.testing.assert_array_equal(fits[0].oob_decision_function_,
+                                  fits[1].oob_decision_function_)
+    # no tree is added twice: every row with an OOB prediction sums to 1
+    proba = fits[1].oob_decision_function_
+    has_oob = ~np.isnan(proba[:, 0])
+    assert 0 < has_oob.sum() < n
+    np.testing.assert_allclose(proba[has_oob].sum(axis=1), 1.0)
