@@ -13,6 +13,7 @@ conftest.py replays the same ones every run). To search longer, set
 
     AUCFOREST_FUZZ_EXAMPLES=5000 pytest tests/test_model_file_fuzz.py tests/test_csv_fuzz.py
 """
+import copy
 import json
 import os
 
@@ -85,14 +86,18 @@ ODD_VALUES = st.one_of(
 
 @st.composite
 def crafted_metadata(draw):
-    """The saved forest's metadata with one to three fields (or parameters) changed."""
+    """The saved forest's metadata with one to three fields (or parameters) changed.
+
+    Each value is a copy: sampled_from hands out the same list and dict objects
+    in every example, and a "params" replaced by one of them is then written
+    into (which once made a dict that holds itself)."""
     metadata = json.loads(json.dumps(METADATA))
     for _ in range(draw(st.integers(1, 3))):
+        value = copy.deepcopy(draw(ODD_VALUES))
         if draw(st.booleans()) and isinstance(metadata["params"], dict):
-            metadata["params"][draw(st.sampled_from(sorted(METADATA["params"])))] = \
-                draw(ODD_VALUES)
+            metadata["params"][draw(st.sampled_from(sorted(METADATA["params"])))] = value
         else:
-            metadata[draw(st.sampled_from(sorted(metadata)))] = draw(ODD_VALUES)
+            metadata[draw(st.sampled_from(sorted(metadata)))] = value
     return metadata
 
 
