@@ -160,6 +160,25 @@ cdef inline void criterion_move_left_deferred(Criterion* c, idx_t cls,
     c.share_right[c.compact[cls]] = new_right * c.inv_class_total[cls]
 
 
+cdef inline void insertion_sort_by_key(double* keys, idx_t* items, idx_t n) noexcept nogil:
+    """Sort keys[0:n] ascending by insertion, moving items[0:n] alongside;
+    stable (equal keys keep their order), about O(n) when nearly sorted."""
+    cdef idx_t i, j, item
+    cdef double key
+    for i in range(1, n):
+        key = keys[i]
+        if keys[i - 1] <= key:
+            continue
+        item = items[i]
+        j = i
+        while j > 0 and keys[j - 1] > key:
+            keys[j] = keys[j - 1]
+            items[j] = items[j - 1]
+            j -= 1
+        keys[j] = key
+        items[j] = item
+
+
 cdef inline void criterion_recompute_auc(Criterion* c) noexcept nogil:
     """S = sum_i (2i - n - 1) r_(i) over the current shares sorted ascending
     (as `sorted_abs_diff_sum`), after `criterion_move_left_deferred`; m single
@@ -170,24 +189,12 @@ cdef inline void criterion_recompute_auc(Criterion* c) noexcept nogil:
     is nearly right and the sort about O(K). The sorted values do not depend
     on the order ties are met in, so S is the same to the bit as after a
     sort from scratch."""
-    cdef idx_t n = c.n_present, i, j, moved
+    cdef idx_t n = c.n_present, i
     cdef double* v = c.sorted_shares
-    cdef idx_t* order = c.share_order
-    cdef double value, s = 0.0
+    cdef double s = 0.0
     for i in range(n):
-        v[i] = c.share_right[order[i]]
-    for i in range(1, n):
-        value = v[i]
-        if v[i - 1] <= value:
-            continue
-        moved = order[i]
-        j = i
-        while j > 0 and v[j - 1] > value:
-            v[j] = v[j - 1]
-            order[j] = order[j - 1]
-            j -= 1
-        v[j] = value
-        order[j] = moved
+        v[i] = c.share_right[c.share_order[i]]
+    insertion_sort_by_key(v, c.share_order, n)
     if n >= 2:
         for i in range(n):
             s += (2.0 * (i + 1) - n - 1.0) * v[i]

@@ -36,7 +36,7 @@ from ._criterion cimport (CRITERION_AUC, CRITERION_AUC_ECP, Criterion,
                           criterion_init, criterion_init_cases, criterion_move_left,
                           criterion_move_left_deferred,
                           criterion_proxy, criterion_proxy_scale, criterion_recompute_auc,
-                          criterion_reset)
+                          criterion_reset, insertion_sort_by_key)
 from ._sort cimport RADIX_BUCKETS, sort_by_value
 from ._bits cimport bit_count as _bit_count
 from ._bits cimport lowest_bit as _lowest_bit
@@ -601,20 +601,7 @@ cdef class Splitter:
     cdef void _sort_levels(self, idx_t n_levels) noexcept nogil:
         """Sort level_list[0:n_levels] by level_key (insertion sort: at most 255
         levels; stable, so equal keys keep their order)."""
-        cdef idx_t i, j, l
-        cdef double key
-        cdef idx_t* levels = self.level_list
-        cdef double* keys = self.level_key
-        for i in range(1, n_levels):
-            key = keys[i]
-            l = levels[i]
-            j = i
-            while j > 0 and keys[j - 1] > key:
-                keys[j] = keys[j - 1]
-                levels[j] = levels[j - 1]
-                j -= 1
-            keys[j] = key
-            levels[j] = l
+        insertion_sort_by_key(self.level_key, self.level_list, n_levels)
 
     cdef int _scan_levels(self, idx_t feature, const double* weights, const idx_t* cases,
                           const idx_t* levels, idx_t n_levels, const double* missing_weights,
