@@ -160,6 +160,18 @@ cdef inline void criterion_move_left_deferred(Criterion* c, idx_t cls,
     c.share_right[c.compact[cls]] = new_right * c.inv_class_total[cls]
 
 
+cdef inline double abs_diff_sum_of_sorted(const double* values, idx_t n) noexcept nogil:
+    """S = sum_{i<j} |v_i - v_j| = sum_i (2i - n - 1) v_(i) of values sorted
+    ascending (i = 1..n); 0 for fewer than two."""
+    cdef idx_t k
+    cdef double s = 0.0
+    if n < 2:
+        return 0.0
+    for k in range(n):
+        s += (2.0 * (k + 1) - n - 1.0) * values[k]
+    return s
+
+
 cdef inline void insertion_sort_by_key(double* keys, idx_t* items, idx_t n) noexcept nogil:
     """Sort keys[0:n] ascending by insertion, moving items[0:n] alongside;
     stable (equal keys keep their order), about O(n) when nearly sorted."""
@@ -181,7 +193,7 @@ cdef inline void insertion_sort_by_key(double* keys, idx_t* items, idx_t n) noex
 
 cdef inline void criterion_recompute_auc(Criterion* c) noexcept nogil:
     """S = sum_i (2i - n - 1) r_(i) over the current shares sorted ascending
-    (as `sorted_abs_diff_sum`), after `criterion_move_left_deferred`; m single
+    (`abs_diff_sum_of_sorted`), after `criterion_move_left_deferred`; m single
     moves would cost O(m K).
 
     The shares are sorted by insertion from the order they had at the last
@@ -189,16 +201,11 @@ cdef inline void criterion_recompute_auc(Criterion* c) noexcept nogil:
     is nearly right and the sort about O(K). The sorted values do not depend
     on the order ties are met in, so S is the same to the bit as after a
     sort from scratch."""
-    cdef idx_t n = c.n_present, i
-    cdef double* v = c.sorted_shares
-    cdef double s = 0.0
-    for i in range(n):
-        v[i] = c.share_right[c.share_order[i]]
-    insertion_sort_by_key(v, c.share_order, n)
-    if n >= 2:
-        for i in range(n):
-            s += (2.0 * (i + 1) - n - 1.0) * v[i]
-    c.abs_diff_sum = s
+    cdef idx_t i
+    for i in range(c.n_present):
+        c.sorted_shares[i] = c.share_right[c.share_order[i]]
+    insertion_sort_by_key(c.sorted_shares, c.share_order, c.n_present)
+    c.abs_diff_sum = abs_diff_sum_of_sorted(c.sorted_shares, c.n_present)
 
 
 cdef inline double criterion_proxy(Criterion* c) noexcept nogil:

@@ -266,14 +266,10 @@ cdef inline double _theta_of_shares(double* shares, idx_t n_present) noexcept no
 cdef double sorted_abs_diff_sum(double* values, idx_t n) noexcept nogil:
     """S = sum_{i<j} |v_i - v_j| = sum_i (2i - n - 1) v_(i) over the values
     sorted ascending (i = 1..n); sorts `values` in place, O(n log n)."""
-    cdef idx_t k
-    cdef double s = 0.0
     if n < 2:
         return 0.0
     sort_doubles(values, n)
-    for k in range(n):
-        s += (2.0 * (k + 1) - n - 1.0) * values[k]
-    return s
+    return abs_diff_sum_of_sorted(values, n)
 
 
 cdef double node_impurity(const double* counts, idx_t n_classes, int criterion) noexcept nogil:

@@ -55,8 +55,7 @@ def data_sets():
         if np.unique(y).size >= KEEL_MIN_CLASSES:
             yield name, np.asarray(X, dtype=float), np.asarray(y), folds.cv_splits(y)
     for n, p, k in GENERATED:
-        X, y, _, _ = data.speed_data(n, p, k, n_test=1)
-        X, y = X[:n], y[:n]
+        X, y, _, _ = data.speed_data(n, p, k, n_test=1)  # the n training rows
         yield f"generated K={k}", X, y, folds.cv_splits(y, n_repeats=1)
 
 
@@ -82,9 +81,10 @@ def fold_rows(name, X, y, fold, train, test, trees):
         return []  # a class too small to choose: the leaves, whatever the cap
     codes = np.searchsorted(chooser.classes_, y[train])
     oob, test_auc = [], []
-    for m in MIN_SAMPLES_CANDIDATES:
-        at_m = AUCForestClassifier(trees, oob_score=True, predict_min_samples=m, n_jobs=2,
-                                   random_state=seed).fit(X[train], y[train])
+    for m in MIN_SAMPLES_CANDIDATES:  # the same trees collapsed to m (the chooser's at its m)
+        at_m = chooser if m == chooser.predict_min_samples_ else AUCForestClassifier(
+            trees, oob_score=True, predict_min_samples=m, n_jobs=2,
+            random_state=seed).fit(X[train], y[train])
         oob.append(at_m.oob_decision_function_)
         test_auc.append(float(multiclass_auc(y[test], at_m.predict_proba(X[test]),
                                              labels=at_m.classes_)))
