@@ -52,15 +52,18 @@ class CaseDraws:
         dtype = np.int32 if self.n_samples <= INT32_MAX else np.intp
         if not self.bootstrap:
             return np.arange(self.n_samples, dtype=dtype)
-        if self.balanced:
-            per_class = self._n_draws(min(m.size for m in self.class_members))
-            drawn = np.concatenate([m[self._draw(rng, m.size, per_class)]
-                                    for m in self.class_members])
-        else:
-            drawn = self._draw(rng, self.n_samples, self._n_draws(self.n_samples))
+        drawn = self._drawn(rng)
         if not self.replacement:  # a set: in row order, the order the tree's splitter holds
             drawn.sort()          # them in (so that X[s] grows the same tree, nsplit draws too)
         return drawn.astype(dtype, copy=False)
+
+    def _drawn(self, rng):
+        """`indices` with the bootstrap, in draw order."""
+        if self.balanced:
+            per_class = self._n_draws(min(m.size for m in self.class_members))
+            return np.concatenate([m[self._draw(rng, m.size, per_class)]
+                                   for m in self.class_members])
+        return self._draw(rng, self.n_samples, self._n_draws(self.n_samples))
 
     @property
     def n_draws(self):
@@ -72,7 +75,12 @@ class CaseDraws:
                              else self.n_samples)
 
     def counts(self, rng):
-        """Multiplicity of each case in one tree's sample."""
+        """Multiplicity of each case in one tree's sample (`indices` counted;
+        drawn without replacement, a set marked without sorting it)."""
+        if self.bootstrap and not self.replacement:
+            counts = np.zeros(self.n_samples, dtype=np.intp)
+            counts[self._drawn(rng)] = 1
+            return counts
         return np.bincount(self.indices(rng), minlength=self.n_samples)
 
     def tree_rng(self, tree):
