@@ -25,7 +25,7 @@ predicts from real-valued X unchanged. Samples are partitioned stably, so
 each node's samples stay in ascending order and the per-feature gathers
 walk memory forwards.
 """
-from libc.stdint cimport uint64_t
+from libc.stdint cimport uint8_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy
 
@@ -144,6 +144,7 @@ cdef class BinnedSplitter(Splitter):
         cdef const uint8_t* column = &self.codes[0, 0] + feature * self.n_rows
         cdef const idx_t* y = &self.y[0]
         cdef const double* w = &self.w[0]
+        cdef const uint8_t* y_byte = self.y_byte
         cdef const idx_t* samples = self.samples
         cdef double* hist_weight = self.hist_weight
         cdef idx_t* hist_count = self.hist_count
@@ -164,11 +165,26 @@ cdef class BinnedSplitter(Splitter):
             if self.nsplit < n_occupied - 1:
                 n_buckets = self._draw_bins(n_occupied)
                 buckets, drawn = self.drawn_bins, True
+            if self.unit_weights and y_byte != NULL:  # the same sums, fewer cache lines
+                for i in range(start, end):
+                    s = samples[i]
+                    code = bin_target[column[s]]
+                    hist_count[code] += 1
+                    hist_weight[code * K + y_byte[s]] += 1.0
+            else:
+                for i in range(start, end):
+                    s = samples[i]
+                    code = bin_target[column[s]]
+                    hist_count[code] += 1
+                    hist_weight[code * K + y[s]] += w[s]
+        elif self.unit_weights and y_byte != NULL:
             for i in range(start, end):
                 s = samples[i]
-                code = bin_target[column[s]]
+                code = column[s]
+                occupied[code >> 6] |= (<uint64_t> 1) << (code & 63)
                 hist_count[code] += 1
-                hist_weight[code * K + y[s]] += w[s]
+                hist_weight[code * K + y_byte[s]] += 1.0
+            n_occupied = self._list_occupied_bins(occupied)
         else:
             for i in range(start, end):
                 s = samples[i]
@@ -182,7 +198,7 @@ cdef class BinnedSplitter(Splitter):
         if track_classes:  # a pass of its own: no test per case in the histogram pass
             for i in range(start, end):
                 s = samples[i]
-                hist_classes[bin_target[column[s]]] |= (<uint64_t> 1) << y[s]
+                hist_classes[bin_target[column[s]]] |= (<uint64_t> 1) << y_byte[s]
         return self._scan_histogram(feature, start, end, n_occupied, buckets, n_buckets,
                                     drawn, best)
 

@@ -1,6 +1,6 @@
 # Splitters: draw features, find the best split of a node, partition its samples.
 from libc.math cimport INFINITY, fabs
-from libc.stdint cimport uint64_t
+from libc.stdint cimport uint8_t, uint64_t
 
 from ._criterion cimport Criterion, X_t, idx_t
 
@@ -66,6 +66,9 @@ cdef class Splitter:
     # work buffers, owned
     cdef idx_t n_active               # samples with positive weight
     cdef idx_t* samples               # (n_active,) sample indices, permuted so nodes are contiguous
+    cdef uint8_t* y_byte              # (n_rows,) y in one byte (NULL above 256 classes): an
+                                      #   eighth of y's cache lines in the histogram passes
+    cdef bint unit_weights            # every sample in the tree weighs exactly 1
     cdef X_t* xf                      # (n_active,) values of the feature being scanned (exact)
     cdef idx_t* features              # (n_features,) feature order, shuffled per node
     cdef idx_t* constant_start        # (n_features,) the feature is constant in every node whose

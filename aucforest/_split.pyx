@@ -27,7 +27,7 @@ join the side missing values go to, so that unseen levels follow the
 missing direction at prediction.
 """
 from libc.math cimport INFINITY, fabs, sqrt
-from libc.stdint cimport uint64_t
+from libc.stdint cimport uint8_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memset
 
@@ -186,10 +186,18 @@ cdef class Splitter:
                 or self.constant_start == NULL or self.constant_end == NULL):
             raise MemoryError("cannot allocate the splitter's work buffers")
         n = 0
+        self.unit_weights = True
         for i in range(n_rows):
             if w[i] > 0.0:
                 self.samples[n] = i
+                self.unit_weights &= w[i] == 1.0
                 n += 1
+        if n_classes <= 256:
+            self.y_byte = <uint8_t*> malloc(max(n_rows, 1))
+            if self.y_byte == NULL:
+                raise MemoryError("cannot allocate the splitter's work buffers")
+            for i in range(n_rows):
+                self.y_byte[i] = <uint8_t> y[i]
         for i in range(n_features):
             self.features[i] = i
             self.constant_start[i] = 0
@@ -198,6 +206,7 @@ cdef class Splitter:
     def __dealloc__(self):
         criterion_free(&self.crit)
         free(self.samples)
+        free(self.y_byte)
         free(self.xf)
         free(self.features)
         free(self.constant_start)
@@ -267,6 +276,12 @@ cdef class Splitter:
     def n_active_samples(self):
         return self.n_active
 
+    def read_weights_as_given(self):
+        """Make the passes over a node's cases read each case's class and
+        weight as given even when every weight is 1 (for tests: the reference
+        that the unit-weight passes, which add 1 for the class byte, must equal)."""
+        self.unit_weights = False
+
     cdef idx_t node_reset(self, idx_t start, idx_t end) noexcept nogil:
         """Weighted class counts of samples[start:end] (crit.node_counts); returns
         the number of classes present (positive weight)."""
@@ -276,6 +291,10 @@ cdef class Splitter:
         if (end - start) * SPARSE_NODE_FACTOR <= self.n_classes:  # few cases, many classes
             return criterion_init_cases(&self.crit, y, w, self.samples + start, end - start)
         memset(self.crit.node_counts, 0, self.n_classes * sizeof(double))
+        if self.unit_weights and self.y_byte != NULL:  # the same sums, fewer cache lines
+            for i in range(start, end):
+                self.crit.node_counts[self.y_byte[self.samples[i]]] += 1.0
+            return criterion_init(&self.crit)
         for i in range(start, end):
             s = self.samples[i]
             self.crit.node_counts[y[s]] += w[s]
@@ -449,12 +468,18 @@ cdef class Splitter:
         for j in range(self.crit.n_present):  # the other classes are zero on both sides
             left[present[j]] = 0.0
             right[present[j]] = 0.0
-        for i in range(start, best.pos):
-            s = self.samples[i]
-            left[y[s]] += w[s]
-        for i in range(best.pos, end):
-            s = self.samples[i]
-            right[y[s]] += w[s]
+        if self.unit_weights and self.y_byte != NULL:  # the same sums, fewer cache lines
+            for i in range(start, best.pos):
+                left[self.y_byte[self.samples[i]]] += 1.0
+            for i in range(best.pos, end):
+                right[self.y_byte[self.samples[i]]] += 1.0
+        else:
+            for i in range(start, best.pos):
+                s = self.samples[i]
+                left[y[s]] += w[s]
+            for i in range(best.pos, end):
+                s = self.samples[i]
+                right[y[s]] += w[s]
         for j in range(self.crit.n_present):
             weight_left += left[present[j]]
             weight_right += right[present[j]]

@@ -301,3 +301,39 @@ def test_bin_codes_count_the_edges_below_each_value(seed, max_bins, n_threads, o
         if feature_edges is not None:
             assert binned.n_bins[f] == feature_edges.size + 1
             np.testing.assert_array_equal(binned.edges[f, :feature_edges.size], feature_edges)
+
+
+@pytest.mark.parametrize("n_classes", [2, 3, 9, 64])
+@pytest.mark.parametrize("nsplit", [0, 10])
+@pytest.mark.parametrize("criterion", ["auc", "gini"])
+def test_unit_weight_passes_grow_the_tree_of_the_weighted_passes(n_classes, nsplit, criterion):
+    # when every drawn case weighs 1 (the default forest's trees), the passes
+    # over a node's cases add 1 at the class byte instead of reading y and w:
+    # the same sums, so the tree of the passes that read y and w as given
+    from aucforest._binned import BinnedSplitter
+    from aucforest._criterion import CRITERIA
+    from aucforest._tree import build_tree
+
+    rng = np.random.default_rng(n_classes + nsplit)
+    n = 3000
+    X = rng.normal(size=(n, 5)).astype(np.float32)
+    X[rng.random(X.shape) < 0.03] = np.nan
+    y = np.minimum((np.abs(np.nan_to_num(X[:, 0]) + rng.normal(size=n)) * n_classes / 3).astype(np.intp),
+                   n_classes - 1)
+    y[:n_classes] = np.arange(n_classes)  # every class occurs
+    w = (rng.random(n) < 0.632).astype(float)  # drawn once or not at all
+    binned = bin_features(X, 64, np.random.RandomState(0))
+
+    def tree(as_given):
+        splitter = BinnedSplitter(binned.codes, binned.edges, binned.n_bins, y, w, n_classes,
+                                  CRITERIA[criterion], 2, 1, 0.0, 5, nsplit=nsplit)
+        if as_given:
+            splitter.read_weights_as_given()
+        return build_tree(splitter, np.iinfo(np.intp).max)
+
+    unit, given = tree(False), tree(True)
+    assert unit.node_count > 100
+    for name in ("feature", "threshold", "children_left", "children_right",
+                 "missing_go_to_left", "n_node_samples", "weighted_n_node_samples",
+                 "impurity", "value"):
+        np.testing.assert_array_equal(getattr(unit, name), getattr(given, name), err_msg=name)
