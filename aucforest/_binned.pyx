@@ -31,6 +31,7 @@ from libc.string cimport memcpy
 
 import numpy as np
 
+from ._bits cimport bit_count as _bit_count
 from ._bits cimport lowest_bit as _lowest_bit
 from ._criterion cimport X_t
 from ._split cimport level_goes_left
@@ -42,6 +43,19 @@ from ._buckets cimport draw_buckets
 cdef enum:
     CLASS_MASK_MIN_CLASSES = 8
     CLASS_MASK_MAX_CLASSES = 64
+
+# The pass that finds a node's occupied bins stops once every value bin of
+# the feature is occupied (no further case can add one), checked after each
+# this many cases: in the large nodes near the root that happens within a
+# few thousand cases.
+cdef enum:
+    OCCUPANCY_CHECK_CASES = 256
+
+
+cdef inline idx_t _value_bins_occupied(const uint64_t* occupied) noexcept nogil:
+    """Value bins set in a 256-bit mask of occupied codes (the missing code not counted)."""
+    return (_bit_count(occupied[0]) + _bit_count(occupied[1]) + _bit_count(occupied[2])
+            + _bit_count(occupied[3] & ~((<uint64_t> 1) << (MISSING_CODE & 63))))
 
 
 cdef class BinnedSplitter(Splitter):
@@ -140,7 +154,7 @@ cdef class BinnedSplitter(Splitter):
         bins, the draw assigns each to the bucket that takes it (`_draw_bins`),
         and the histogram pass adds each case straight into its bucket.
         """
-        cdef idx_t K = self.n_classes, i, s, n_occupied
+        cdef idx_t K = self.n_classes, i, s, n_occupied, first, last
         cdef const uint8_t* column = &self.codes[0, 0] + feature * self.n_rows
         cdef const idx_t* y = &self.y[0]
         cdef const double* w = &self.w[0]
@@ -158,9 +172,15 @@ cdef class BinnedSplitter(Splitter):
         cdef bint drawn = False
         occupied[0] = occupied[1] = occupied[2] = occupied[3] = 0
         if 0 < self.nsplit < end - start - 1:  # enough cases for a draw: find the bins first
-            for i in range(start, end):
-                code = column[samples[i]]
-                occupied[code >> 6] |= (<uint64_t> 1) << (code & 63)
+            first = start
+            while first < end:
+                last = min(end, first + OCCUPANCY_CHECK_CASES)
+                for i in range(first, last):
+                    code = column[samples[i]]
+                    occupied[code >> 6] |= (<uint64_t> 1) << (code & 63)
+                if _value_bins_occupied(occupied) == self.n_bins[feature]:
+                    break  # every bin is occupied: the rest cannot add one
+                first = last
             n_occupied = self._list_occupied_bins(occupied)
             if self.nsplit < n_occupied - 1:
                 n_buckets = self._draw_bins(n_occupied)

@@ -223,3 +223,18 @@ def test_nsplit_beyond_the_rows_scans_every_value_without_a_buffer_of_that_size(
     for a, b in zip(rows.estimators_, huge.estimators_):
         for name, array in a.tree_.node_arrays().items():
             np.testing.assert_array_equal(array, b.tree_.node_arrays()[name], err_msg=name)
+
+
+def test_a_bin_first_occupied_by_the_last_cases_of_a_large_node_is_found():
+    # the pass that finds a node's occupied bins stops early only once every
+    # bin of the feature is occupied: value 9 occurs only in the last rows
+    # (a node's cases are in row order), after every other value has occurred
+    # hundreds of times, and the only split that isolates class 1 is 8 | 9
+    n = 1200
+    x = np.where(np.arange(n) < n - 10, np.arange(n) % 9, 9).astype(np.float64)
+    y = (x == 9).astype(int)
+    tree = AUCTreeClassifier(max_depth=1, nsplit=20, max_bins=16, random_state=0)
+    tree.fit(x.reshape(-1, 1), y)
+    assert tree.tree_.node_count == 3
+    assert 8 < tree.tree_.threshold[0] < 9
+    np.testing.assert_array_equal(tree.predict(x.reshape(-1, 1)), y)
