@@ -914,53 +914,36 @@ cdef class Tree:
             This tree itself when no node is below ``min_samples``.
         """
         smallest = _check_min_samples(min_samples)
-        small = self._nodes["n_samples"] < smallest  # clipped as the node records are
-        if not small.any():
+        if not np.any(self._nodes["n_samples"] < smallest):  # clipped as the node records are
             return self
-        index = np.arange(self.node_count)
-        feature, right = self.feature, self.children_right
-        split = feature >= 0
-        parent = np.full(self.node_count, -1, dtype=np.intp)
-        parent[index[split] + 1] = index[split]
-        parent[right[split]] = index[split]
-        collapse = split.copy()
-        collapse[split] = small[index[split] + 1] & small[right[split]]
-        # a node stays when its parent is kept as a split: neither small nor collapsed
-        # (an ancestor of a node that is not small is neither)
-        present = np.ones(self.node_count, dtype=bool)
-        present[1:] = ~small[parent[1:]] & ~collapse[parent[1:]]
-        borrows = present & small
-        borrows[0] = False
-        # the node whose proportions each kept node predicts: its own or its parent's
-        # (one gather of the kept rows: at many classes the proportions are most of a tree)
-        source = np.where(borrows, parent, index)[present]
-        leaf = ~split | collapse
-        new_index = np.cumsum(present) - 1
-        kept = lambda array: np.ascontiguousarray(array[present])
+        kept, source, leaf_code, children_left, children_right, max_depth = _collapse_plan(
+            self, min(smallest, INT32_MAX + 1))
+        leaf = leaf_code.view(bool)
         arrays = {
-            "children_left": kept(np.where(leaf, _LEAF, new_index + 1)),
-            "children_right": kept(np.where(leaf, _LEAF, new_index[np.maximum(right, 0)])),
-            "feature": kept(np.where(leaf, _UNDEFINED, feature)),
-            "threshold": kept(np.where(leaf, _UNDEFINED, self.threshold)),
-            "missing_go_to_left": kept(np.where(leaf, 0, self.missing_go_to_left)
-                                       .astype(np.uint8)),
+            "children_left": children_left,
+            "children_right": children_right,
+            "feature": np.where(leaf, _UNDEFINED, self._nodes["feature"][kept].astype(np.intp)),
+            "threshold": np.where(leaf, _UNDEFINED, self.threshold[kept]),
+            "missing_go_to_left": np.where(leaf, 0, self._nodes["missing_left"][kept])
+                                  .astype(np.uint8),
+            # the node whose proportions each kept node predicts (one gather of the kept
+            # rows: at many classes the proportions are most of a tree)
             "value": (np.take(self._proba, source, axis=0) if self._proba is not None
                       else _dense_rows(self._shares, source, self.max_n_classes)),
-            "improvement": kept(np.where(leaf, 0.0, self.improvement)),
+            "improvement": np.where(leaf, 0.0, self.improvement[kept]),
+            "n_node_samples": self.n_node_samples[kept],
+            "weighted_n_node_samples": self.weighted_n_node_samples[kept],
+            "impurity": (np.where(leaf, 0.5, self.impurity[kept]) if split_impurity
+                         else self.impurity[kept]),
         }
-        for name in ("n_node_samples", "weighted_n_node_samples"):
-            arrays[name] = kept(getattr(self, name))
         categorical = self._nodes["categorical"] == 1
         if categorical.any():  # the sets of the categorical splits that stay splits
             row = np.cumsum(categorical) - 1
-            stays = categorical & present & ~leaf
-            arrays["categorical_split"] = kept(stays.astype(np.uint8))
-            arrays["left_levels"] = np.ascontiguousarray(self._left_levels[row[stays]])
-        arrays["impurity"] = kept(np.where(leaf, 0.5, self.impurity) if split_impurity
-                                  else self.impurity)
+            stays = categorical[kept] & ~leaf
+            arrays["categorical_split"] = stays.astype(np.uint8)
+            arrays["left_levels"] = np.ascontiguousarray(self._left_levels[row[kept][stays]])
         cdef Tree tree = Tree.__new__(Tree)
-        _fill_tree(tree, self.n_features, self.max_n_classes,
-                   int(self.node_depths()[present].max()), arrays)
+        _fill_tree(tree, self.n_features, self.max_n_classes, max_depth, arrays)
         return tree
 
     def compute_feature_importances(self):
@@ -974,6 +957,61 @@ cdef class Tree:
             minlength=self.n_features).astype(np.float64)
         total = importances.sum()
         return importances / total if total > 0 else importances
+
+
+cdef tuple _collapse_plan(Tree tree, idx_t smallest):
+    """The nodes `Tree.collapsed` keeps, in one preorder pass: a node is kept
+    when its parent is kept as a split, and a kept split stays a split unless
+    both children hold fewer than ``smallest`` cases (node sizes shrink along
+    a path, so a kept split is not itself below it and its children are kept).
+
+    Returns the kept nodes (ascending), the node whose proportions each
+    predicts (its parent's when it is below ``smallest``, else its own),
+    whether each is a leaf (uint8), their children in the new numbering
+    (_LEAF at leaves) and the largest depth among them.
+    """
+    cdef const Node* nodes = <const Node*> cnp.PyArray_DATA(tree._nodes)
+    cdef idx_t n = tree.node_count, i, j, r, m = 0, max_depth = 0
+    cdef bint is_split, leaf
+    kept_array = np.empty(n, dtype=np.intp)
+    source_array = np.empty(n, dtype=np.intp)
+    leaf_array = np.empty(n, dtype=np.uint8)
+    left_array = np.empty(n, dtype=np.intp)
+    right_array = np.empty(n, dtype=np.intp)
+    work = np.zeros((4, n), dtype=np.intp)  # kept flag, parent, depth, new index
+    cdef idx_t[::1] kept = kept_array, source = source_array
+    cdef idx_t[::1] left = left_array, right = right_array
+    cdef unsigned char[::1] leaf_out = leaf_array
+    cdef idx_t[::1] is_kept = work[0], parent = work[1], depth = work[2], new_index = work[3]
+    with nogil:
+        if n > 0:
+            is_kept[0] = 1
+            parent[0] = -1
+        for i in range(n):  # preorder: a parent before its children
+            if not is_kept[i]:
+                continue
+            is_split = nodes[i].feature >= 0
+            r = nodes[i].right
+            leaf = (not is_split or (nodes[i + 1].n_samples < smallest
+                                     and nodes[r].n_samples < smallest))
+            new_index[i] = m
+            kept[m] = i
+            source[m] = parent[i] if i > 0 and nodes[i].n_samples < smallest else i
+            leaf_out[m] = leaf
+            left[m] = _LEAF if leaf else m + 1
+            right[m] = _LEAF
+            if depth[i] > max_depth:
+                max_depth = depth[i]
+            if not leaf:  # its children are kept
+                is_kept[i + 1] = is_kept[r] = 1
+                parent[i + 1] = parent[r] = i
+                depth[i + 1] = depth[r] = depth[i] + 1
+            m += 1
+        for j in range(m):  # a right child is numbered after its sibling's subtree
+            if not leaf_out[j]:
+                right[j] = new_index[nodes[kept[j]].right]
+    return (kept_array[:m], source_array[:m], leaf_array[:m], left_array[:m],
+            right_array[:m], max_depth)
 
 
 cdef _fill_tree(Tree tree, n_features, n_classes, max_depth, dict arrays):

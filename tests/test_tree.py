@@ -370,3 +370,68 @@ def test_a_tree_of_many_classes_keeps_each_nodes_classes_present_as_the_dense_ro
             for a, b in zip(found, reference_found):
                 np.testing.assert_array_equal(a, b)
         reference_out, reference_found = out, found
+
+
+def _collapsed_reference(tree, m, split_impurity):
+    """`Tree.collapsed` node by node, in preorder from the root: a split
+    stays a split unless both children have fewer than m cases; each child of
+    a split is kept, predicting its own proportions, or its parent's when it
+    has fewer than m cases."""
+    n = tree.n_node_samples
+    left, right, proba = tree.children_left, tree.children_right, tree.proba
+    names = ("children_left", "children_right", "feature", "threshold", "missing_go_to_left",
+             "improvement", "n_node_samples", "weighted_n_node_samples", "impurity",
+             "value", "categorical_split")
+    out = {name: [] for name in names}
+
+    def visit(node, source):
+        position = len(out["feature"])
+        split = tree.feature[node] >= 0
+        leaf = not split or (n[left[node]] < m and n[right[node]] < m)
+        values = dict(
+            children_left=-1, children_right=-1, feature=-2 if leaf else tree.feature[node],
+            threshold=-2.0 if leaf else tree.threshold[node],
+            missing_go_to_left=0 if leaf else tree.missing_go_to_left[node],
+            improvement=0.0 if leaf else tree.improvement[node],
+            n_node_samples=n[node], weighted_n_node_samples=tree.weighted_n_node_samples[node],
+            impurity=0.5 if leaf and split_impurity else tree.impurity[node],
+            value=proba[source],
+            categorical_split=0 if leaf else tree.categorical_split[node])
+        for name in names:
+            out[name].append(values[name])
+        if not leaf:
+            out["children_left"][position] = visit(
+                left[node], left[node] if n[left[node]] >= m else node)
+            out["children_right"][position] = visit(
+                right[node], right[node] if n[right[node]] >= m else node)
+        return position
+
+    visit(0, 0)
+    return {name: np.array(values) for name, values in out.items()}
+
+
+@pytest.mark.parametrize("min_samples", [2, 5, 40, 10**12])
+@pytest.mark.parametrize("params", [dict(criterion="auc"), dict(criterion="gini", max_bins=16),
+                                    dict(criterion="auc", categorical_features=[3])])
+def test_collapsed_keeps_the_nodes_of_a_walk_from_the_root(min_samples, params):
+    rng = np.random.default_rng(min_samples)
+    X = rng.normal(size=(600, 4))
+    X[:, 3] = rng.integers(0, 6, 600)
+    X[rng.random(X.shape) < 0.1] = np.nan
+    y = rng.integers(0, 3, 600) + (np.nan_to_num(X[:, 0]) > 0) + (X[:, 3] == 2)
+    tree = AUCTreeClassifier(random_state=0, **params).fit(X, y).tree_
+    assert tree.node_count > 100
+    split_impurity = params["criterion"] == "auc"
+    collapsed = tree.collapsed(min_samples, split_impurity=split_impurity)
+    expected = _collapsed_reference(tree, min_samples, split_impurity)
+    assert collapsed.node_count == expected["feature"].size < tree.node_count
+    got = dict(collapsed.node_arrays(), value=collapsed.proba,
+               categorical_split=collapsed.categorical_split)
+    for name, values in expected.items():
+        np.testing.assert_array_equal(got[name], values, err_msg=name)
+    depth = np.zeros(collapsed.node_count, dtype=int)  # from the expected children
+    for node in range(collapsed.node_count):
+        if expected["children_left"][node] >= 0:
+            depth[expected["children_left"][node]] = depth[expected["children_right"][node]] = \
+                depth[node] + 1
+    assert collapsed.max_depth == depth.max()
