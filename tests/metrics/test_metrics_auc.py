@@ -218,3 +218,21 @@ class _no_op:
 
     def __exit__(self, *exc):
         return False
+
+
+@FAST
+@given(tied_binary_data(), st.sampled_from([0.0, 0.5]))
+def test_unit_weight_mann_whitney_equals_the_weighted_formula_to_the_bit(data, shift):
+    # the package's own AUCs (out-of-bag choice, permutation importance) pass
+    # no weights and take the counting path; it must equal the weighted
+    # formula with unit weights exactly, and scikit-learn's AUC
+    from aucforest.metrics._auc import mann_whitney_auc
+    y, scores, _ = data
+    scores = scores / 7 + shift  # ties
+    scores[(scores == 0) & (np.arange(y.size) % 2 == 0)] = -0.0  # tied with 0.0
+    positive = y == 1
+    unit = mann_whitney_auc(positive, scores)
+    assert unit == mann_whitney_auc(positive, scores, np.ones(y.size))
+    assert unit == pytest.approx(roc_auc_score(y, scores), abs=1e-12)
+    with pytest.raises(ValueError, match="positive total sample weight"):
+        mann_whitney_auc(np.zeros(y.size, dtype=bool), scores)
