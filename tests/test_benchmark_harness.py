@@ -468,3 +468,24 @@ def test_choice_cases_on_every_case_choose_as_the_fit_does(monkeypatch):
     assert (full.picked_m == full.default_m).all()
     assert (full.picked_auc == full.default_auc).all()
     assert (frame[frame.cap == 5].scored == 15).all()
+
+
+@pytest.mark.parametrize("side_by_side", [False, True])
+def test_ab_checkouts_fits_the_same_forest_from_both_checkouts(capsys, side_by_side):
+    # the same checkout as A and B (the folder the aucforest under test is
+    # imported from: the installed one in CI): the same trees (nodes of tree
+    # 0, node size) each round, and a ratio line over the rounds
+    import aucforest
+    from benchmarks import ab_checkouts
+    root = os.path.dirname(os.path.dirname(os.path.abspath(aucforest.__file__)))
+    ab_checkouts.main([root, root, "--shape", "600x4x3x3", "--rounds", "2"]
+                      + (["--side-by-side"] if side_by_side else []))
+    lines = capsys.readouterr().out.strip().splitlines()
+    rounds = [line for line in lines if line.startswith("round ")]
+    assert len(rounds) == 2
+    for line in rounds:
+        a_trees, b_trees = line.split("node size A ")[1].split(", B ")
+        assert a_trees == b_trees
+    summary = lines[-1]
+    assert ("side by side" if side_by_side else "in turn") in summary
+    assert float(summary.rsplit(" ", 1)[1]) > 0
