@@ -26,6 +26,10 @@ from ._validation import (
 )
 
 
+# the error of an AUC with a class of no (positive) weight, whichever path computes it
+_EMPTY_CLASS_MESSAGE = "Each class needs a positive total sample weight for the AUC."
+
+
 def auc(y_true, y_score, sample_weight=None, *, pos_label=None):
     """Area under the ROC curve as the Mann-Whitney statistic.
 
@@ -109,9 +113,7 @@ def mann_whitney_auc(positive, score, weight=None):
     wins = negative_below[slot] + 0.5 * negative_at[slot]
     total_pairs = positive_weight.sum() * negative_weight.sum()
     if total_pairs <= 0:
-        raise ValueError(
-            "Each class needs a positive total sample weight for the AUC."
-        )
+        raise ValueError(_EMPTY_CLASS_MESSAGE)
     # an elementwise sum, not np.dot: BLAS's threaded dot leaves its threads
     # spinning after the call, which costs a second core in loops of AUCs
     return float(np.sum(positive_weight * wins) / total_pairs)
@@ -127,7 +129,7 @@ def _unit_mann_whitney_auc(positive, score):
     negative = np.sort(score[~positive])
     found = np.sort(score[positive])
     if found.size == 0 or negative.size == 0:
-        raise ValueError("Each class needs a positive total sample weight for the AUC.")
+        raise ValueError(_EMPTY_CLASS_MESSAGE)
     below = np.searchsorted(negative, found, side="left")
     tied = np.searchsorted(negative, found, side="right") - below
     return float((np.sum(below) + 0.5 * np.sum(tied)) / (float(found.size) * negative.size))
@@ -235,7 +237,7 @@ def hand_till_auc(codes, scores, weight=None):
     n_classes = scores.shape[1]
     class_weight = np.bincount(codes, weights=weight, minlength=n_classes)
     if np.any(class_weight <= 0):
-        raise ValueError("Each class needs a positive total sample weight for the AUC.")
+        raise ValueError(_EMPTY_CLASS_MESSAGE)
     if issparse(scores):
         if np.any(weight != 1.0):
             raise ValueError("Sparse scores take unit weights only.")
