@@ -57,17 +57,20 @@ import itertools
 import operator
 import sys
 import uuid
+from types import SimpleNamespace
 
 import numpy as np
 
-from ._base import (MAX_SEED, SPLIT_STATISTIC_CRITERIA, check_counts_are_not_booleans,
-                    collapsed, fit_atomically, grow_tree, resolve_max_features, tree_params)
+from ._base import (MAX_SEED, SPLIT_STATISTIC_CRITERIA, check_categorical_codes,
+                    check_counts_are_not_booleans, collapsed, fit_atomically, grow_tree,
+                    resolve_max_features, tree_params)
 from ._binning import LAST_EDGE, MAX_BINS, BinnedData, _codes, bin_edges
+from ._categories import predict_codes
 from ._dask_kernels import (HistogramSplitter, draw_counts, feature_order, hash_key,
                             histograms, node_impurity, route, row_uniforms, start_trees,
                             take_rows)
 from ._decision import validate_decision
-from ._oob import OOB_CHOICE_MAX_CASES, OutOfBagSums, node_size_candidates, oob_gmean
+from ._oob import OOB_CHOICE_MAX_CASES, OutOfBagSums, node_size_candidates
 from ._prediction import decide_classes, mean_tree_proba
 from ._sampling import CaseDraws, check_class_weight_dict
 from ._split import CRITERIA
@@ -130,18 +133,26 @@ def _client():
                          "(e.g. Client(LocalCluster())); none was found") from error
 
 
+def _is_dask_frame(X):
+    """Whether X is a dask DataFrame or Series, without importing dask.dataframe
+    (which needs pandas and pyarrow) when nothing did: X cannot be one then."""
+    dd = sys.modules.get("dask.dataframe")
+    return dd is not None and isinstance(X, (dd.DataFrame, dd.Series))
+
+
 def _as_rows(X, y, sample_weight):
     """X as a dask array with one column chunk, y and sample_weight chunked as its
     rows; the feature names of a DataFrame (None otherwise)."""
     import dask.array as da
-    import dask.dataframe as dd
 
     names = None
-    if isinstance(X, dd.DataFrame):
+    if _is_dask_frame(X) and X.ndim == 2:
         columns = list(X.columns)
         if all(isinstance(c, str) for c in columns):
             names = np.asarray(columns, dtype=object)
-        X = X.to_dask_array(lengths=True)
+        # sizes from the array's own graph (lengths=True can count the partitions of
+        # another optimization of the frame, e.g. parquet files read together)
+        X = _numeric_frame(X).to_dask_array()
     if not isinstance(X, da.Array):
         raise TypeError(f"X must be a dask array or DataFrame; got {type(X).__name__}")
     if X.ndim != 2:
@@ -156,8 +167,8 @@ def _as_rows(X, y, sample_weight):
     def aligned(v, name):
         if v is None:
             return None
-        if isinstance(v, (dd.Series, dd.DataFrame)):
-            v = v.to_dask_array(lengths=True)
+        if _is_dask_frame(v):
+            v = v.to_dask_array()
         elif not isinstance(v, da.Array):
             v = da.from_array(np.asarray(v), chunks=(row_chunks,))
         if v.ndim == 2 and v.shape[1] == 1:
@@ -171,6 +182,38 @@ def _as_rows(X, y, sample_weight):
         return v.rechunk((row_chunks,))
 
     return X, aligned(y, "y"), aligned(sample_weight, "sample_weight"), names
+
+
+def _numeric_frame(X):
+    """A dask DataFrame's columns as numbers, as the in-memory fit takes them:
+    nullable (Int64, Float64, boolean; pd.NA missing) and bool columns become
+    float64 (NaN missing) in each partition. ValueError naming a category
+    column (the Dask fit splits ordered features only) or a text column."""
+    from pandas.api.types import is_bool_dtype, is_numeric_dtype
+
+    for name, dtype in X.dtypes.items():
+        if str(dtype) == "category":
+            raise ValueError(f"column {str(name)!r} has the category dtype: categorical features "
+                             "are not available for Dask input (the Dask fit splits ordered "
+                             "features only); fit on a pandas DataFrame, or convert the column "
+                             "to numbers")
+        if getattr(dtype, "kind", "O") in "OSU" or str(dtype).startswith(("str", "string")):
+            raise ValueError(f"column {str(name)!r} holds text (dtype {dtype}); the Dask fit "
+                             "takes numbers only")
+        if not (is_numeric_dtype(dtype) or is_bool_dtype(dtype)):
+            raise ValueError(f"column {str(name)!r} has dtype {dtype}; the Dask fit takes "
+                             "numbers only")
+    if all(isinstance(dtype, np.dtype) and dtype.kind in "iuf" for dtype in X.dtypes):
+        return X
+    return X.map_partitions(_float_frame, meta=_float_frame(X._meta))
+
+
+def _float_frame(frame):
+    """A pandas partition as float64 columns, pd.NA as NaN."""
+    import pandas
+
+    return pandas.DataFrame(frame.to_numpy(dtype=np.float64, na_value=np.nan),
+                            index=frame.index, columns=frame.columns)
 
 
 def _check_supported(forest):
@@ -548,6 +591,8 @@ class _Fit:
             forest.feature_names_in_ = self.names
         elif "feature_names_in_" in vars(forest):
             del forest.feature_names_in_
+        forest.is_categorical_ = np.zeros(p, dtype=bool)  # ordered features only
+        forest.categories_ = [None] * p
         forest.max_bins_ = self.max_bins
         self._draw_rates()
         self._oob_choice_rows()
@@ -923,8 +968,8 @@ class _Fit:
                         self.classes, self.p, int(seed), params, features)
             for seed, tree_ in zip(self.seeds, self.trees)]
         if self.oob is not None and forest.oob_score:
-            forest._saved_oob_gmean = oob_gmean(labels, forest.oob_decision_function_,
-                                                 forest.class_prior_, forest.decision)
+            # oob_gmean_ under any later decision, from the rows oob_score_ is computed on
+            forest._oob_sample_ = (labels, forest.oob_decision_function_)
             forest.oob_labels_ = None
             forest.oob_decision_function_ = self._lazy_oob(
                 [e.tree_ for e in forest.estimators_])
@@ -1050,45 +1095,72 @@ def fit(forest, X, y, sample_weight=None):
 
 # ---------------------------------------------------------------------------- prediction
 
-def _prediction_input(forest, X):
-    """X as a dask array with one column chunk, checked against the fit."""
+def _prediction_rows(forest, X):
+    """The fitted model read once (a refit replaces the estimator's dict whole),
+    as one key of the graph, and X as a lazy dask array of the rows the dense
+    predict reads: float32 in one column chunk, each block mapped and checked
+    as ``_validate_X_predict`` maps and checks its X (`_dense_rows`)."""
+    import dask
     import dask.array as da
-    import dask.dataframe as dd
     from sklearn.utils.validation import check_is_fitted
 
     check_is_fitted(forest)
-    if isinstance(X, dd.DataFrame):
-        names = getattr(forest, "feature_names_in_", None)
+    state = vars(forest)
+    model = _model(state)
+    n_features = state["n_features_in_"]
+    if _is_dask_frame(X) and X.ndim == 2:
+        names = state.get("feature_names_in_")
         if names is not None and list(X.columns) != list(names):
             raise ValueError("The feature names should match those that were passed during "
                              "fit.")
-        X = X.to_dask_array()
+        _check_n_features(len(X.columns), n_features, forest)
+        # the dtypes (text, category or not where fitted) refused before anything runs
+        predict_codes(SimpleNamespace(categories_=state.get("categories_")), X._meta)
+        blocks = [da.from_delayed(dask.delayed(_dense_rows)(part, model),
+                                  shape=(np.nan, n_features), dtype=np.float32,
+                                  meta=np.empty((0, 0), dtype=np.float32))
+                  for part in X.to_delayed()]
+        return da.concatenate(blocks, axis=0), model, state
     if not isinstance(X, da.Array) or X.ndim != 2:
         raise ValueError("X must be a 2-dimensional dask array or a dask DataFrame")
-    if X.shape[1] != forest.n_features_in_:
-        raise ValueError(f"X has {X.shape[1]} features, but {type(forest).__name__} is "
-                         f"expecting {forest.n_features_in_} features as input.")
-    return X.rechunk({1: -1})
+    _check_n_features(X.shape[1], n_features, forest)
+    X = X.rechunk({1: -1}).map_blocks(_dense_rows, model, dtype=np.float32,
+                                      meta=np.empty((0, 0), dtype=np.float32))
+    return X, model, state
 
 
-def _model(forest):
-    """The fitted model as one key of the graph (sent to each worker once)."""
+def _check_n_features(found, expected, forest):
+    if found != expected:
+        raise ValueError(f"X has {found} features, but {type(forest).__name__} is "
+                         f"expecting {expected} features as input.")
+
+
+def _model(state):
+    """The fitted model (of the estimator's dict ``state``) as one key of the
+    graph, sent to each worker once."""
     import dask
-    model = {"estimators_": forest.estimators_, "classes_": forest.classes_,
-             "class_prior_": forest.class_prior_}
+    model = {name: state.get(name) for name in (
+        "estimators_", "classes_", "class_prior_", "categories_", "is_categorical_",
+        "feature_names_in_")}
     return dask.delayed(model, name=f"aucforest-model-{uuid.uuid4().hex}", pure=False)
 
 
-def _block_matrix(X):
-    X = np.ascontiguousarray(X, dtype=np.float32)
-    if np.isinf(X).any():
-        raise ValueError("Input X contains infinity or a value too large for "
-                         "dtype('float32').")
+def _dense_rows(X, model):
+    """One block of rows as the dense predict reads it: a pandas partition's
+    category columns mapped to the fitted codes by value (`predict_codes`),
+    nullable columns with NaN for pd.NA, float32 in C order, infinite values
+    and invalid categorical level codes refused with the dense predict's error."""
+    from sklearn.utils import check_array
+
+    X = predict_codes(SimpleNamespace(categories_=model["categories_"]), X)
+    X = check_array(X, dtype=np.float32, order="C", ensure_all_finite="allow-nan",
+                    ensure_min_samples=0)
+    check_categorical_codes(X, model["is_categorical_"], model["feature_names_in_"])
     return X
 
 
 def _proba_block(X, model):
-    return mean_tree_proba(_block_matrix(X), model, 1)
+    return mean_tree_proba(X, model, 1)
 
 
 def _predict_block(X, model, decision):
@@ -1096,30 +1168,29 @@ def _predict_block(X, model, decision):
 
 
 def _apply_block(X, model):
-    X = _block_matrix(X)
     return np.column_stack([tree.tree_.apply(X) for tree in model["estimators_"]])
 
 
 def predict_proba(forest, X):
     """Lazy `predict_proba`: a dask array (n_samples, n_classes)."""
-    X = _prediction_input(forest, X)
-    return X.map_blocks(_proba_block, _model(forest), dtype=np.float64,
-                        chunks=(X.chunks[0], (forest.classes_.shape[0],)),
+    X, model, state = _prediction_rows(forest, X)
+    return X.map_blocks(_proba_block, model, dtype=np.float64,
+                        chunks=(X.chunks[0], (state["classes_"].shape[0],)),
                         meta=np.empty((0, 0)))
 
 
 def predict(forest, X):
     """Lazy `predict`: a dask array (n_samples,) of classes."""
-    X = _prediction_input(forest, X)
-    validate_decision(forest.decision, forest.classes_.shape[0])
-    return X.map_blocks(_predict_block, _model(forest), forest.decision,
-                        dtype=forest.classes_.dtype, drop_axis=1,
-                        meta=np.empty((0,), dtype=forest.classes_.dtype))
+    X, model, state = _prediction_rows(forest, X)
+    classes, decision = state["classes_"], state["decision"]
+    validate_decision(decision, classes.shape[0])
+    return X.map_blocks(_predict_block, model, decision, dtype=classes.dtype, drop_axis=1,
+                        meta=np.empty((0,), dtype=classes.dtype))
 
 
 def apply(forest, X):
     """Lazy `apply`: a dask array (n_samples, n_estimators) of leaf indices."""
-    X = _prediction_input(forest, X)
-    return X.map_blocks(_apply_block, _model(forest), dtype=np.intp,
-                        chunks=(X.chunks[0], (len(forest.estimators_),)),
+    X, model, state = _prediction_rows(forest, X)
+    return X.map_blocks(_apply_block, model, dtype=np.intp,
+                        chunks=(X.chunks[0], (len(state["estimators_"]),)),
                         meta=np.empty((0, 0), dtype=np.intp))

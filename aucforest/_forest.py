@@ -665,11 +665,15 @@ default="from_dtype"
     def oob_gmean_(self):
         """OOB G-mean of the predictions under the current ``decision``."""
         check_is_fitted(self, ["oob_decision_function_", "oob_labels_"])
-        if self.oob_labels_ is None:  # loaded from a file without the training labels
-            return self._saved_oob_gmean
+        labels, proba = self.oob_labels_, self.oob_decision_function_
+        if labels is None:
+            # a fit on dask collections keeps the bounded sample oob_score_ is computed on
+            sample = getattr(self, "_oob_sample_", None)
+            if sample is None:  # loaded from a file without the training labels
+                return self._saved_oob_gmean
+            labels, proba = sample
         validate_decision(self.decision, self.n_classes_)
-        return oob_gmean(self.oob_labels_, self.oob_decision_function_, self.class_prior_,
-                          self.decision)
+        return oob_gmean(labels, proba, self.class_prior_, self.decision)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
