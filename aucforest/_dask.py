@@ -47,11 +47,24 @@ of 1 and rounded to a multiple of 2**-S (S about 62 - 8 - log2 n; exact for
 unweighted data), times the drawn multiplicity. The forest is therefore the
 same for any chunking and any number of workers.
 
+A dask DataFrame is fitted on its numbers: nullable (Int64, Float64,
+boolean) and bool columns become float64 in each partition, pd.NA as NaN, as
+in memory; a ``category`` or text column is refused, naming it (the trees
+split ordered features only here). Its sizes are counted on the array's own
+graph, so a frame whose optimizations fuse partitions differently (several
+parquet files) fits.
+
 Prediction on dask collections (`predict_proba`, `predict`, `apply`) is lazy:
-``map_blocks`` with the fitted model as a single key of the graph.
+each block becomes the rows the dense predict reads (`_dense_rows`: a
+partition's ``category`` columns mapped to the fitted codes by value, as
+`predict_codes` does in memory, whatever the partition's own categories;
+float32; infinite values and invalid level codes of categorical features
+refused with the dense error when the block is computed), then
+``map_blocks`` with the fitted model, read once, as a single key of the graph.
 
 Dask is imported here only, and this module only when a fit or a prediction
-meets a dask collection.
+meets a dask collection; ``dask.dataframe`` (pandas and pyarrow) only when X
+or y is a dask DataFrame or Series, which the caller imported.
 """
 import itertools
 import operator

@@ -90,6 +90,7 @@ def test_lazy_predictions_map_category_columns_by_value_in_each_partition(client
         forest.predict_proba(frame))
 
 
+@pytest.mark.filterwarnings("ignore:column 'level' has 10 values")  # on the workers
 def test_lazy_predictions_refuse_what_the_in_memory_predict_refuses_on_frames(client):
     """Case 1: a numeric column where a category one was fitted is refused
     (naming it) before anything is computed; a value not seen at fit is missing."""
