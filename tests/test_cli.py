@@ -241,8 +241,6 @@ def test_usage_error_is_one_line(capsys):
      "row 3 has 3 fields, the header has 2"),
     (lambda d: ["fit", d / "infinite.csv", "--target", "label", "--output", d / "m.npz"],
      "column 'x' of"),
-    (lambda d: ["fit", d / "data.parquet", "--target", "label", "--output", d / "m.npz"],
-     "needs pyarrow"),
     (lambda d: ["compare", "--target", "label"], "give DATA too"),
     (lambda d: ["compare", d / "binary.csv"], "compare DATA needs --target"),
     (lambda d: ["compare", d / "tiny.csv", "--target", "label"],
@@ -264,16 +262,20 @@ def write_error_inputs(folder):
     (folder / "ragged.csv").write_text("x,label\n1,a\n2,b,3\n")
     write_csv(folder / "infinite.csv", ["x", "label"], [[1, "a"], ["inf", "b"]])
     write_csv(folder / "tiny.csv", ["x", "label"], [[i, "a" if i < 8 else "b"] for i in range(10)])
-    if not _has_pyarrow():
-        (folder / "data.parquet").write_bytes(b"PAR1")
 
 
-def _has_pyarrow():
-    try:
-        import pyarrow  # noqa: F401
-    except ImportError:
-        return False
-    return True
+def test_parquet_without_pyarrow_fails_in_one_line(capsys, folder, monkeypatch):
+    """The test extras install pyarrow, so its absence is simulated: the import fails."""
+    (folder / "data.parquet").write_bytes(b"PAR1")
+    for name in [m for m in sys.modules if m == "pyarrow" or m.startswith("pyarrow.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "pyarrow", None)
+    monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)
+    code, out, err = run_main(capsys, "fit", folder / "data.parquet", "--target", "label",
+                              "--output", folder / "m.npz")
+    assert code == 1 and out == ""
+    assert err.startswith("aucforest: error: ") and err.count("\n") == 1, err
+    assert "needs pyarrow" in err
 
 
 def test_missing_values(capsys, folder):
