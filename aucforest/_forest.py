@@ -171,7 +171,11 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         are made again over all trees). To choose the node size again the
         forest keeps its trees as grown beside the collapsed ones
         (``_grown_trees_``, not written to model files), which costs their
-        memory.
+        memory. A DataFrame's ``category`` columns are mapped by value to the
+        first fit's ``categories_`` (the codes the kept trees read); a level
+        the first fit did not know, columns in another order or under other
+        names, and another set of categorical features are refused
+        (ValueError naming them).
     categorical_features : "from_dtype", array-like of int, str or bool, or None, \
 default="from_dtype"
         The categorical features, as scikit-learn's

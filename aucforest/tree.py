@@ -144,7 +144,9 @@ default="from_dtype"
         (node_count, 1, n_classes), ``n_node_samples``,
         ``weighted_n_node_samples``, ``impurity``, ``missing_go_to_left``), so
         that ``sklearn.tree.export_text``, ``plot_tree`` and
-        ``export_graphviz`` read it. Under the AUC criteria ``impurity`` holds
+        ``export_graphviz`` read it (they show a categorical split, which has
+        no threshold, as ``<= nan``; `aucforest.tree.export_text` shows it
+        as sets of levels). Under the AUC criteria ``impurity`` holds
         theta of each node's split (1/2 at leaves).
     classes_ : ndarray of shape (n_classes,)
         Class labels.

@@ -186,7 +186,7 @@ def test_export_text_is_scikit_learns_for_numeric_splits():
     """Case 7: on a tree without categorical splits the text is scikit-learn's,
     whatever the options."""
     X, y = frame()
-    tree = AUCTreeClassifier(random_state=0, max_depth=4).fit(X[["x", "z"]], y)
+    tree = AUCTreeClassifier(random_state=0, max_depth=4).fit(X[["x", "z"]].to_numpy(), y)
     for options in ({}, {"feature_names": ["u", "v"], "show_weights": True, "decimals": 3},
                     {"max_depth": 1, "spacing": 2, "class_names": ["no", "yes"]}):
         assert export_text(tree, **options) == sklearn_export_text(tree, **options)
@@ -197,28 +197,61 @@ def test_export_text_shows_categorical_splits_as_the_sets_the_tree_sends_left():
     split reads ``c in {...}``, and the levels printed on each side are
     those the tree sends there (checked level by level with ``apply`` on the
     children's node ids), missing values on the side marked ``or missing``."""
-    X, y = frame(seed=1)
-    tree = AUCTreeClassifier(random_state=0, max_features=None).fit(X, y)
-    text = export_text(tree)
+    X, _ = frame(n=400, seed=1)
+    c, x = X["c"].astype(str).to_numpy(), X["x"].to_numpy()
+    y = ((np.isin(c, ["a", "b"]) & (x > 0)) | (np.isin(c, ["c", "d"]) & (x <= 0))
+         | (c == "f")).astype(int)  # c split again below x: nodes where levels are absent
+    X.loc[::17, "c"] = np.nan  # a learnt missing-value direction
+    tree = AUCTreeClassifier(random_state=0).fit(X, y)
+    text = export_text(tree, max_depth=100)
     assert "nan" not in text
     splits = _split_nodes(tree.tree_, 1)
-    assert splits and "c <= nan" in sklearn_export_text(tree, feature_names=["c", "x", "z"])
+    assert len(splits) > 5 and "feature_0 <= nan" in sklearn_export_text(tree)
+    lines = text.splitlines()
+    left_line, right_line = _condition_lines(tree.tree_)
     for node in splits:
-        left, right = tree.tree_.children_left[node], tree.tree_.children_right[node]
-        goes_left = {}
-        for level in LEVELS + [np.nan]:
+        printed = {}  # side -> (levels printed there, missing values go there)
+        for side, line in (("left", lines[left_line[node]]), ("right", lines[right_line[node]])):
+            found = re.fullmatch(r"[| -]*c in \{(.*)\}( or missing)?", line)
+            assert found, line
+            printed[side] = (set(found.group(1).split(", ")) - {""}, bool(found.group(2)))
+        assert printed["left"][0] | printed["right"][0] == set(LEVELS)
+        assert not printed["left"][0] & printed["right"][0]
+        assert printed["left"][1] != printed["right"][1]  # one side takes missing values
+        for level in LEVELS + [np.nan]:  # where rows of the level that reach the node go
             rows = X.assign(c=pd.Categorical([level] * len(X), categories=LEVELS))
             path = tree.decision_path(rows)
             at_node = path[:, node].toarray().ravel() == 1
-            if at_node.any():
-                assert path[at_node, left].toarray().all() or path[at_node, right].toarray().all()
-                goes_left[level if isinstance(level, str) else "missing"] = \
-                    bool(path[at_node, left].toarray().all())
-        left_set = "{" + ", ".join(v for v in LEVELS if goes_left.get(v)) + "}"
-        right_set = "{" + ", ".join(v for v in LEVELS if goes_left.get(v) is False) + "}"
-        missing_left = goes_left["missing"]
-        assert (f"c in {left_set}" + (" or missing" if missing_left else "")) in text
-        assert (f"c in {right_set}" + ("" if missing_left else " or missing")) in text
+            if not at_node.any():
+                continue
+            went_left = path[at_node, tree.tree_.children_left[node]].toarray().ravel() == 1
+            assert went_left.all() or not went_left.any()
+            side = "left" if went_left[0] else "right"
+            if isinstance(level, str):
+                assert level in printed[side][0]
+            else:
+                assert printed[side][1]
+
+
+def _condition_lines(tree_):
+    """The line of each split node's left and right condition in the report
+    (preorder: left condition, left subtree, right condition, right subtree)."""
+    left_line, right_line, line = {}, {}, 0
+
+    def walk(node):
+        nonlocal line
+        if tree_.feature[node] < 0:
+            line += 1
+            return
+        left_line[node] = line
+        line += 1
+        walk(tree_.children_left[node])
+        right_line[node] = line
+        line += 1
+        walk(tree_.children_right[node])
+
+    walk(0)
+    return left_line, right_line
 
 
 def test_export_text_of_codes_without_categories_prints_the_codes():
