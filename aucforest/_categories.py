@@ -268,12 +268,16 @@ def _refuse_duplicate_columns(X):
                          "own name")
 
 
+# scikit-learn's words for columns in another order (its estimator checks look for them)
+_SKLEARN_ORDER_MESSAGE = ("The feature names should match those that were passed during fit.\n"
+                          "Feature names must be in the same order as they were in fit.")
+
+
 def _check_column_order(fitted_names, X, when):
-    """ValueError when X's columns are ``fitted_names`` in another order,
-    naming both orders (scikit-learn refuses them too, with a message about
-    feature names; this one says what differs). At a warm start (``when``
-    "the first fit") other names are refused as well; at predict scikit-learn
-    names them."""
+    """ValueError when X's columns are ``fitted_names`` in another order:
+    scikit-learn's message, then both orders. At a warm start (``when`` "the
+    first fit") other names are refused as well; at predict scikit-learn's
+    `validate_data` names them."""
     names = list(X.columns)
     if fitted_names is None or not all(isinstance(name, str) for name in names):
         return
@@ -281,9 +285,9 @@ def _check_column_order(fitted_names, X, when):
     if names == fitted:
         return
     if sorted(names) == sorted(fitted):
-        raise ValueError(f"the columns of X are in another order than at {when}: {names} where "
-                         f"{when} had {fitted}; select them as at {when}, "
-                         "X[estimator.feature_names_in_]")
+        raise ValueError(f"{_SKLEARN_ORDER_MESSAGE}\nthe columns of X are in another order "
+                         f"than at {when}: {names} where {when} had {fitted}; select them as "
+                         f"at {when}, X[estimator.feature_names_in_]")
     if when != "fit":
         raise ValueError(f"X has the columns {names} where {when} had {fitted}; "
                          "warm_start=True adds trees grown on the data of the first fit")
@@ -364,13 +368,31 @@ def checked_categories(value, n_features, feature_names=None):
                 or not all(_plain_category(v) for v in levels):
             raise ValueError(f"{entry} must be None or a list of 0 to {MAX_CATEGORIES} distinct "
                              "str, int or float values")
-        first_of = {}  # a Python dict matches values as pandas does: 1 == 1.0
-        for level in levels:
-            if level in first_of:
-                raise ValueError(f"{entry} holds {first_of[level]!r} and {level!r}, the same "
-                                 "level to pandas; the levels must be distinct values")
-            first_of[level] = level
+        same = _same_level(levels)
+        if same is not None:
+            raise ValueError(f"{entry} holds {same[0]!r} and {same[1]!r}, the same level to "
+                             "pandas; the levels must be distinct values")
     return value
+
+
+def _same_level(levels):
+    """The first two of ``levels`` that pandas matches as one value (as
+    `predict_codes` indexes them: 1 and 1.0, 2**53 + 1 and 2.0**53), or None."""
+    first_of = {}  # Python's equality first (1 == 1.0, 0 == -0.0), then pandas'
+    for level in levels:
+        if level in first_of:
+            return first_of[level], level
+        first_of[level] = level
+    try:
+        import pandas
+    except ImportError:
+        return None
+    codes, _ = pandas.factorize(pandas.Index(levels))
+    repeated = np.flatnonzero(pandas.Index(codes).duplicated())
+    if repeated.size == 0:
+        return None
+    second = repeated[0]
+    return levels[np.flatnonzero(codes == codes[second])[0]], levels[second]
 
 
 def _plain_category(value):

@@ -158,7 +158,8 @@ def test_predict_with_reordered_columns_names_the_order_not_a_dtype(estimator):
 
 # ------------------------------------- case 6: levels that are the same to pandas
 
-@pytest.mark.parametrize("levels", [[1, 1.0, "a"], ["a", 2, 2.0]])
+@pytest.mark.parametrize("levels", [[1, 1.0, "a"], ["a", 2, 2.0], [0, -0.0],
+                                    [2**53 + 1, 2.0**53]])  # distinct to Python, not to pandas
 def test_model_file_with_levels_pandas_cannot_tell_apart_is_refused_at_load(tmp_path, levels):
     """Case 6 (before: loaded, then every predict raised pandas'
     InvalidIndexError)."""
