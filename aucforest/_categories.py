@@ -20,10 +20,17 @@ a subset or superset, predicts the same. A value not seen at fit becomes a
 missing value (the node's missing-value direction), with a warning naming
 the column and the count. An array holds the codes themselves.
 
+A warm start (`fit_categories` given the first fit's ``categories_``)
+maps the new frame's levels by value to those categories, the codes the
+kept trees read, and refuses a level the first fit did not know (the kept
+trees cannot read it; as missing, the new trees would learn nothing from
+those rows) and columns in another order or under other names.
+
 Refused with a ValueError naming the column: text (object or string)
 columns (convert them to ``category``), a ``category`` column that is not
-among the categorical features, more than ``MAX_CATEGORIES`` categories, and
-at predict a column that is not ``category`` where one was fitted.
+among the categorical features, more than ``MAX_CATEGORIES`` categories,
+duplicate column names, columns in another order than at fit, and at
+predict a column that is not ``category`` where one was fitted.
 """
 import warnings
 from numbers import Integral
@@ -42,13 +49,18 @@ def is_frame(X):
         and hasattr(X, "dtypes")
 
 
-def fit_categories(X, categorical_features):
+def fit_categories(X, categorical_features, first_fit=None):
     """A training DataFrame's ``category`` columns as codes, before validation.
 
     Parameters
     ----------
     X : array-like or pandas DataFrame
     categorical_features : "from_dtype", array-like of int, str or bool, or None
+    first_fit : dict or None
+        A warm start's fitted model (its ``vars``): X's columns must be its
+        ``feature_names_in_`` in their order, and each ``category`` column's
+        levels are mapped by value to its ``categories_`` (ValueError for a
+        level it did not know). None: a new fit, the columns' own categories.
 
     Returns
     -------
@@ -60,7 +72,10 @@ def fit_categories(X, categorical_features):
     """
     if not is_frame(X):
         return X, None, None
+    _refuse_duplicate_columns(X)
     _refuse_text(X)
+    if first_fit is not None:
+        return _warm_start_codes(X, categorical_features, first_fit)
     names = [str(name) for name in X.columns]
     is_category = np.array([_is_category(X[name]) for name in X.columns], dtype=bool)
     mask = resolve_categorical_features(categorical_features, len(names), names, is_category)
@@ -88,6 +103,32 @@ def fit_categories(X, categorical_features):
     return _numeric_frame(X, columns), mask, categories
 
 
+def _warm_start_codes(X, categorical_features, first_fit):
+    """`fit_categories` of a warm start: codes in the first fit's categories."""
+    _check_column_order(first_fit.get("feature_names_in_"), X, "the first fit")
+    fitted = first_fit.get("categories_") or [None] * X.shape[1]
+    if len(fitted) != X.shape[1]:
+        raise ValueError("warm_start=True adds trees grown on the data of the first fit: "
+                         f"X has {X.shape[1]} features, the first fit {len(fitted)}")
+    names = [str(name) for name in X.columns]
+    is_category = np.array([_is_category(X[name]) for name in X.columns], dtype=bool)
+    mask = resolve_categorical_features(categorical_features, len(names), names, is_category)
+    columns = {}
+    for j, name in enumerate(X.columns):
+        column = X[name]
+        if fitted[j] is None and _is_category(column):
+            raise ValueError(f"column {str(name)!r} has the category dtype, but the first fit "
+                             "read numbers there; warm_start=True keeps its trees, so pass the "
+                             "column as it was at the first fit")
+        if fitted[j] is not None and not _is_category(column):
+            raise ValueError(f"column {str(name)!r} was a category column at the first fit, "
+                             f"but X has dtype {column.dtype} there; warm_start=True keeps its "
+                             "trees, so pass the column as it was at the first fit")
+        columns[name] = column if fitted[j] is None else \
+            _codes_by_value(column, fitted[j], name, unseen="refuse")
+    return _numeric_frame(X, columns), mask, list(fitted)
+
+
 def resolve_fitted(categorical_features, n_features, is_categorical, categories):
     """``(is_categorical_, categories_)`` of a fit: what `fit_categories` found
     for a DataFrame, or for an array the resolution of
@@ -105,6 +146,8 @@ def predict_codes(estimator, X):
     categories = getattr(estimator, "categories_", None)
     if not is_frame(X):
         return X
+    _refuse_duplicate_columns(X)
+    _check_column_order(getattr(estimator, "feature_names_in_", None), X, "fit")
     _refuse_text(X)
     if categories is None or all(c is None for c in categories):
         category = [name for name in X.columns if _is_category(X[name])]
@@ -133,20 +176,27 @@ def predict_codes(estimator, X):
     return _numeric_frame(X, columns)
 
 
-def _codes_by_value(column, fitted, name):
+def _codes_by_value(column, fitted, name, unseen="warn"):
     """Codes of a category column in the fitted categories; NaN where missing
-    or unseen (with a warning naming the column and the count)."""
+    or unseen (with a warning naming the column and the count; ``unseen=
+    "refuse"``: a ValueError naming the column and the levels)."""
     import pandas
 
-    positions = pandas.Index(fitted).get_indexer(column.cat.categories)
+    # code -1 (missing) takes the last entry, -1: also when X has no categories
+    positions = np.append(pandas.Index(fitted).get_indexer(column.cat.categories), -1)
     codes = column.cat.codes.to_numpy()
-    mapped = np.where(codes >= 0, positions[codes], -1).astype(np.float64)
-    unseen = (codes >= 0) & (mapped < 0)
-    if unseen.any():
-        levels = pandas.unique(column[unseen].astype(object))
+    mapped = positions[codes].astype(np.float64)
+    is_unseen = (codes >= 0) & (mapped < 0)
+    if is_unseen.any():
+        levels = pandas.unique(column[is_unseen].astype(object))
         shown = ", ".join(repr(v) for v in levels[:5]) + (", ..." if len(levels) > 5 else "")
-        warnings.warn(f"column {str(name)!r} has {int(unseen.sum())} "
-                      f"{'value' if unseen.sum() == 1 else 'values'} of categories not seen at "
+        if unseen == "refuse":
+            raise ValueError(f"column {str(name)!r} holds levels the first fit did not know "
+                             f"({shown}); the trees kept by warm_start=True cannot read them. "
+                             "Refit with warm_start=False, or set those values to missing")
+        count = int(is_unseen.sum())
+        warnings.warn(f"column {str(name)!r} has {count} "
+                      f"{'value' if count == 1 else 'values'} of categories not seen at "
                       f"fit ({shown}); treated as missing", UserWarning, stacklevel=4)
     mapped[mapped < 0] = np.nan
     return mapped
@@ -210,6 +260,39 @@ def resolve_categorical_features(categorical_features, n_features, names=None,
     return mask
 
 
+def _refuse_duplicate_columns(X):
+    """ValueError naming the column names X holds more than once."""
+    duplicated = X.columns[X.columns.duplicated()].unique().tolist()
+    if duplicated:
+        raise ValueError(f"X has duplicate column names: {duplicated}; give each column its "
+                         "own name")
+
+
+# scikit-learn's words for columns in another order (its estimator checks look for them)
+_SKLEARN_ORDER_MESSAGE = ("The feature names should match those that were passed during fit.\n"
+                          "Feature names must be in the same order as they were in fit.")
+
+
+def _check_column_order(fitted_names, X, when):
+    """ValueError when X's columns are ``fitted_names`` in another order:
+    scikit-learn's message, then both orders. At a warm start (``when`` "the
+    first fit") other names are refused as well; at predict scikit-learn's
+    `validate_data` names them."""
+    names = list(X.columns)
+    if fitted_names is None or not all(isinstance(name, str) for name in names):
+        return
+    fitted = [str(name) for name in fitted_names]
+    if names == fitted:
+        return
+    if sorted(names) == sorted(fitted):
+        raise ValueError(f"{_SKLEARN_ORDER_MESSAGE}\nthe columns of X are in another order "
+                         f"than at {when}: {names} where {when} had {fitted}; select them as "
+                         f"at {when}, X[estimator.feature_names_in_]")
+    if when != "fit":
+        raise ValueError(f"X has the columns {names} where {when} had {fitted}; "
+                         "warm_start=True adds trees grown on the data of the first fit")
+
+
 def _is_category(column):
     return str(column.dtype) == "category"
 
@@ -264,20 +347,52 @@ def storable_categories(categories, n_features):
     return plain
 
 
-def checked_categories(value, n_features):
+def checked_categories(value, n_features, feature_names=None):
     """The ``categories_`` read from a model file, checked: ValueError naming
-    the problem."""
+    the entry (and its feature's name, when ``feature_names`` are given).
+
+    An entry is None (a feature without categories) or a list of at most
+    ``MAX_CATEGORIES`` str, int or finite float values that pandas can tell
+    apart: 1 and 1.0 are the same level to pandas (levels are matched by
+    value at predict), so a list holding both is refused. An empty list is
+    a ``category`` column fitted without categories (all its values
+    missing)."""
     if not isinstance(value, list) or len(value) != n_features:
         raise ValueError(f"metadata field 'categories' must be a list of {n_features} entries")
     for j, levels in enumerate(value):
         if levels is None:
             continue
-        if not isinstance(levels, list) or not 0 < len(levels) <= MAX_CATEGORIES \
-                or not all(_plain_category(v) for v in levels) \
-                or len({(type(v), v) for v in levels}) != len(levels):
-            raise ValueError(f"metadata field 'categories' entry {j} must be None or a list of "
-                             f"1 to {MAX_CATEGORIES} distinct str, int or float values")
+        entry = f"metadata field 'categories' entry {j}" + (
+            "" if feature_names is None else f" (feature {str(feature_names[j])!r})")
+        if not isinstance(levels, list) or not len(levels) <= MAX_CATEGORIES \
+                or not all(_plain_category(v) for v in levels):
+            raise ValueError(f"{entry} must be None or a list of 0 to {MAX_CATEGORIES} distinct "
+                             "str, int or float values")
+        same = _same_level(levels)
+        if same is not None:
+            raise ValueError(f"{entry} holds {same[0]!r} and {same[1]!r}, the same level to "
+                             "pandas; the levels must be distinct values")
     return value
+
+
+def _same_level(levels):
+    """The first two of ``levels`` that pandas matches as one value (as
+    `predict_codes` indexes them: 1 and 1.0, 2**53 + 1 and 2.0**53), or None."""
+    first_of = {}  # Python's equality first (1 == 1.0, 0 == -0.0), then pandas'
+    for level in levels:
+        if level in first_of:
+            return first_of[level], level
+        first_of[level] = level
+    try:
+        import pandas
+    except ImportError:
+        return None
+    codes, _ = pandas.factorize(pandas.Index(levels))
+    repeated = np.flatnonzero(pandas.Index(codes).duplicated())
+    if repeated.size == 0:
+        return None
+    second = repeated[0]
+    return levels[np.flatnonzero(codes == codes[second])[0]], levels[second]
 
 
 def _plain_category(value):

@@ -171,7 +171,11 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         are made again over all trees). To choose the node size again the
         forest keeps its trees as grown beside the collapsed ones
         (``_grown_trees_``, not written to model files), which costs their
-        memory.
+        memory. A DataFrame's ``category`` columns are mapped by value to the
+        first fit's ``categories_`` (the codes the kept trees read); a level
+        the first fit did not know, columns in another order or under other
+        names, and another set of categorical features are refused
+        (ValueError naming them).
     categorical_features : "from_dtype", array-like of int, str or bool, or None, \
 default="from_dtype"
         The categorical features, as scikit-learn's
@@ -415,7 +419,9 @@ default="from_dtype"
     def _fit(self, X, y, sample_weight, previous=None):
         check_counts_are_not_booleans(self)
         self._check_sampling_params()
-        X, is_categorical, categories = fit_categories(X, self.categorical_features)
+        # a warm start maps the levels by value to the first fit's categories (its
+        # trees read those codes), checking the columns' names and order
+        X, is_categorical, categories = fit_categories(X, self.categorical_features, previous)
         X, y, self.classes_, y_encoded, sample_weight = validate_training_data(
             self, X, y, sample_weight,  # sample_weight None: all one
             order=training_layout(self.max_bins, X))
@@ -494,6 +500,14 @@ default="from_dtype"
                 or not np.array_equal(previous["classes_"], self.classes_)):
             raise ValueError("warm_start=True adds trees grown on the data of the first fit: "
                              "X and y must have the same features and classes")
+        first_categorical = previous.get("is_categorical_")
+        if first_categorical is not None \
+                and not np.array_equal(first_categorical, self.is_categorical_):
+            raise ValueError("warm_start=True adds trees grown on the data of the first fit: "
+                             "its categorical features were "
+                             f"{_feature_list(previous, first_categorical)}, X gives "
+                             f"{_feature_list(previous, self.is_categorical_)}; pass X as at "
+                             "the first fit")
         fitted_size = previous["predict_min_samples_"]
         trees = previous.get("_grown_trees_")
         if trees is None:
@@ -877,6 +891,12 @@ def _predicting_tree(tree_, min_samples, classes, n_features, seed, params, feat
     """The fitted `AUCTreeClassifier` of a grown tree, collapsed to min_samples."""
     return fitted_tree(collapsed(tree_, min_samples, params["criterion"]), classes,
                        n_features, seed, params, features)
+
+
+def _feature_list(model, mask):
+    """The names (or indices) of the features ``mask`` selects."""
+    names = model.get("feature_names_in_")
+    return [str(names[j]) if names is not None else int(j) for j in np.flatnonzero(mask)]
 
 
 def _from_dtype(categorical_features):

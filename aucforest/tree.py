@@ -12,6 +12,7 @@ from ._base import (MAX_SEED, TREE_PARAMETER_CONSTRAINTS, check_categorical_code
                     validate_training_data)
 from ._categories import fit_categories, predict_codes, resolve_fitted
 from ._compat import StrOptions, fit_context, validate_data
+from ._export_text import export_text  # noqa: F401 (categorical splits as sets)
 from ._pruning import cost_complexity_path
 from ._sampling import check_class_weight_dict, tree_growth_seed
 from ._sparse import SparseRows, is_sparse
@@ -143,7 +144,9 @@ default="from_dtype"
         (node_count, 1, n_classes), ``n_node_samples``,
         ``weighted_n_node_samples``, ``impurity``, ``missing_go_to_left``), so
         that ``sklearn.tree.export_text``, ``plot_tree`` and
-        ``export_graphviz`` read it. Under the AUC criteria ``impurity`` holds
+        ``export_graphviz`` read it (they show a categorical split, which has
+        no threshold, as ``<= nan``; `aucforest.tree.export_text` shows it
+        as sets of levels). Under the AUC criteria ``impurity`` holds
         theta of each node's split (1/2 at leaves).
     classes_ : ndarray of shape (n_classes,)
         Class labels.

@@ -19,8 +19,10 @@ Layout (format version 1)
     grown with; the parameter's value when absent, which it cannot be for
     ``max_bins="auto"``), ``oob_score``/``oob_gmean`` (when fitted with
     ``oob_score=True``), ``categories`` (``categories_``: per feature, the
-    list of a categorical column's category values, str, int or float, or
-    null; absent when no feature has categories) and ``extra`` (plain data
+    list of a categorical column's category values, str, int or float,
+    distinct to pandas (not both 1 and 1.0), empty for a ``category`` column
+    fitted without categories, or null; absent when no feature has
+    categories) and ``extra`` (plain data
     stored by the caller, e.g. the command line's feature encoding).
 ``classes``, ``class_prior``
     ``classes_`` (int64, float64, bool or unicode) and ``class_prior_``.

@@ -287,7 +287,8 @@ def _model_from_arrays(arrays):
     forest.categories_ = [None] * n_features  # absent: no feature had categories
     if "categories" in metadata:
         try:
-            forest.categories_ = checked_categories(metadata["categories"], n_features)
+            forest.categories_ = checked_categories(metadata["categories"], n_features,
+                                                  getattr(forest, "feature_names_in_", None))
         except ValueError as error:
             raise ModelFileError(str(error)) from None
     forest.predict_min_samples_ = (_positive_int(metadata, "predict_min_samples")
