@@ -696,6 +696,49 @@ def _warn_unknown_levels(text, levels, name, kind):
                       f"encoded as {meaning}", UserWarning, stacklevel=4)
 
 
+def codes_by_value(values, levels, name, path, allow_missing=True, na_values=DEFAULT_NA_VALUES):
+    """Codes of a column's cells in ``levels``, matched by value.
+
+    For a model saved from Python with a pandas ``category`` column:
+    ``levels`` is its entry of ``categories_`` (str, int or float values, in
+    the model's order) and a cell's code is the position of its value there,
+    as Python's predict maps a category column (`aucforest._categories`):
+    a cell equal to a str level as text, else a number equal to a numeric
+    level ("3" and "3.0" are the level 3). NaN where missing, and where the
+    value is not a level, with a warning naming the column and the values.
+    """
+    text, missing = _checked_text(values, name, path, allow_missing, na_values)
+    by_text = {level: code for code, level in enumerate(levels) if isinstance(level, str)}
+    by_number = {level: code for code, level in enumerate(levels) if not isinstance(level, str)}
+    cells, inverse = np.unique(text[~missing].astype(str), return_inverse=True)
+    found = np.array([_level_code(cell, by_text, by_number) for cell in cells.tolist()],
+                     dtype=np.float64)
+    codes = np.full(text.shape[0], np.nan)
+    codes[~missing] = found[inverse]
+    unseen = np.isnan(codes) & ~missing
+    if unseen.any():
+        distinct = cells[np.isnan(found)].tolist()
+        shown = ", ".join(quote(v) for v in distinct[:5]) + (", ..." if len(distinct) > 5 else "")
+        count = int(unseen.sum())
+        warnings.warn(f"column {quote(name)} has {count} {'value' if count == 1 else 'values'} "
+                      f"of categories not seen at fit ({shown}); treated as missing",
+                      UserWarning, stacklevel=3)
+    return codes
+
+
+def _level_code(cell, by_text, by_number):
+    """Code of one cell text in the levels (`codes_by_value`), NaN if none."""
+    if cell in by_text:
+        return by_text[cell]
+    if by_number and is_number(cell):
+        try:
+            number = int(cell)  # exact, also above 2**53
+        except ValueError:
+            number = float(cell)
+        return by_number.get(number, np.nan)  # 3 == 3.0: the same key
+    return np.nan
+
+
 def parse_labels(values, name, path, like=None, na_values=DEFAULT_NA_VALUES):
     """Class labels of the target column.
 

@@ -5,8 +5,8 @@ import warnings
 
 import numpy as np
 
-from .._encoding import (DEFAULT_NA_VALUES, ColumnEncoding, is_number, missing_mask,
-                         numeric_values, parse_labels)
+from .._encoding import (DEFAULT_NA_VALUES, ColumnEncoding, codes_by_value, is_number,
+                         missing_mask, numeric_values, parse_labels)
 from .._table import quote, read_table, shown
 from ..io import read_model
 
@@ -29,11 +29,18 @@ def model_and_labelled_data(args):
 
 class _Model:
     """A loaded model file: the forest, its column encoding (None for a model
-    saved from Python without feature names), its target name and extra data."""
+    saved from Python without feature names), its target name and extra data.
 
-    def __init__(self, forest, encoding, extra):
+    ``categories`` is, for a model saved from Python with pandas ``category``
+    columns, its ``categories_`` (levels of any type, in the model's order,
+    which a data file's values are mapped to by value); None otherwise (the
+    encoding of a model fitted by the command line maps its levels itself).
+    """
+
+    def __init__(self, forest, encoding, extra, categories=None):
         self.forest, self.encoding, self.extra = forest, encoding, extra
         self.target = extra.get("target")
+        self.categories = categories
 
 
 def _markers(na_values):
@@ -176,11 +183,16 @@ def _load_model(path):
             raise ValueError(f"{path}: its feature encoding gives {len(encoding.feature_names)} "
                              f"columns but the forest has {forest.n_features_in_} features")
         return _Model(forest, encoding, extra)
-    return _Model(forest, _python_model_encoding(forest), extra)
+    encoding = _python_model_encoding(forest)
+    categories = getattr(forest, "categories_", None)
+    if encoding is None or not categories or all(levels is None for levels in categories):
+        categories = None  # no names to match, or codes given as numbers at fit
+    return _Model(forest, encoding, extra, categories)
 
 
 def _python_model_encoding(forest):
-    """For a model saved from Python: its named (or else all) columns, as numbers."""
+    """For a model saved from Python: its named columns, as numbers (its
+    ``category`` columns are mapped by value, `_model_features`)."""
     names = getattr(forest, "feature_names_in_", None)
     if names is None:
         return None
@@ -207,7 +219,18 @@ def _model_features(model, table, not_features, na_values=None):
         encoding = ColumnEncoding([{"name": name, "kind": "numeric"} for name in names])
     if na_values is not None:
         encoding = ColumnEncoding(encoding.to_dict()["columns"], na_values)
-    return encoding.transform(table, allow_missing=accepts_missing(model.forest))
+    allow_missing = accepts_missing(model.forest)
+    if model.categories is None:
+        return encoding.transform(table, allow_missing=allow_missing)
+    columns = []
+    for column, levels in zip(encoding.to_dict()["columns"], model.categories):
+        if levels is None:
+            columns.append(ColumnEncoding([column], encoding.na_values).transform(
+                table, allow_missing=allow_missing)[:, 0])
+        else:  # as Python's predict maps a category column
+            columns.append(codes_by_value(table.column(column["name"]), levels, column["name"],
+                                          table.path, allow_missing, encoding.na_values))
+    return np.column_stack(columns)
 
 
 def name_features(forest, encoding):

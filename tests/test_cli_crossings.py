@@ -1,0 +1,135 @@
+"""The command line where features meet (issue 44): models saved from Python
+with category columns, importance of a weighted balanced-bootstrap fit,
+one-hot names that collide, targets and features that look like something
+else.
+
+Real CSV and Parquet files written in ``tmp_path``, through
+`aucforest.cli.main` in process; each answer is checked against an
+independent path (the Python API on a pandas frame, the fit's own OOB
+figures, the encoding's names).
+"""
+import csv
+import io
+import json
+
+import numpy as np
+import pytest
+from sklearn.metrics import recall_score
+
+import aucforest
+from aucforest import io as model_io
+from cli_files import run_main, write_csv
+
+pd = pytest.importorskip("pandas")
+
+N_TREES = 15
+
+
+def read_csv_text(text):
+    rows = list(csv.reader(io.StringIO(text)))
+    return rows[0], rows[1:]
+
+
+# ------------------------------------------------ case 1: a Python model with category columns
+
+def shops(n=300, seed=0):
+    """A frame with an int-levelled category (store numbers 11..17, listed in
+    a non-sorted order), a str-levelled one and a number; y depends on both."""
+    rng = np.random.RandomState(seed)
+    store = rng.choice([17, 11, 13, 15, 12, 14, 16], n)
+    region = rng.choice(["west", "east", "north"], n)
+    size = np.round(rng.normal(0, 1, n), 3)
+    risk = np.isin(store, [11, 15, 16]).astype(float) + (region == "east") + 0.3 * size
+    y = np.where(risk + rng.normal(0, 0.3, n) > 0.9, "yes", "no")
+    frame = pd.DataFrame({
+        "store": pd.Categorical(store, categories=[17, 11, 13, 15, 12, 14, 16]),
+        "region": pd.Categorical(region, categories=["west", "north", "east"]),
+        "size": size})
+    return frame, y
+
+
+@pytest.fixture(scope="module")
+def python_model(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("python_model")
+    frame, y = shops()
+    forest = aucforest.AUCForestClassifier(n_estimators=N_TREES, random_state=0).fit(frame, y)
+    assert forest.categories_[0] == [17, 11, 13, 15, 12, 14, 16]
+    path = folder / "shops.npz"
+    aucforest.save(forest, path)
+    return folder, forest, frame, y, path
+
+
+def with_levels(frame, forest):
+    """The frame's category columns with the forest's levels (as a user would
+    read the CSV back with pandas and set the dtype)."""
+    frame = frame.copy()
+    for name, levels in zip(forest.feature_names_in_, forest.categories_):
+        if levels is not None:
+            frame[name] = frame[name].astype(pd.CategoricalDtype(levels))
+    return frame
+
+
+@pytest.mark.parametrize("suffix", ["csv", "parquet"])
+def test_predict_on_a_python_model_maps_category_values_by_value(capsys, python_model, suffix):
+    """Case 1 (silent wrong): the CSV's store numbers were read as level codes."""
+    folder, forest, frame, y, model = python_model
+    table = frame.assign(y=y).astype({"store": int, "region": str})  # values, not codes
+    data = folder / f"new.{suffix}"
+    if suffix == "csv":
+        table.to_csv(data, index=False)
+    else:
+        frame.assign(y=y).to_parquet(data)  # category columns as Parquet dictionaries
+    proba_file = folder / f"proba_{suffix}.csv"
+    code, out, err = run_main(capsys, "predict", model, data, "--proba", "--output", proba_file)
+    assert code == 0, err
+    header, rows = read_csv_text(proba_file.read_text())
+    assert header == ["no", "yes"]
+    expected = forest.predict_proba(frame)
+    np.testing.assert_array_equal(np.array(rows, dtype=float), expected)  # to the bit (repr)
+    code, out, err = run_main(capsys, "predict", model, data)
+    assert code == 0, err
+    assert [row[0] for row in read_csv_text(out)[1]] == forest.predict(frame).tolist()
+    code, out, err = run_main(capsys, "evaluate", model, data, "--target", "y", "--json")
+    assert code == 0, err
+    recall = json.loads(out)["report"]["per_class"]["recall"]
+    expected = recall_score(y, forest.predict(frame), average=None, labels=["no", "yes"])
+    np.testing.assert_allclose(recall, expected)
+
+
+def test_predict_on_a_python_model_warns_of_an_unseen_value_as_python_does(capsys,
+                                                                           python_model):
+    """Case 1: a store number and a region the model never saw are missing
+    values, with a warning naming the column, as Python's predict does."""
+    folder, forest, frame, y, model = python_model
+    rows = [[17, "west", 0.5], [99, "east", -0.2], [12, "south", 1.0], [15, "?", 0.1]]
+    data = write_csv(folder / "unseen.csv", ["store", "region", "size"], rows)
+    code, out, err = run_main(capsys, "predict", model, data, "--proba")
+    assert code == 0, err
+    assert "column 'store'" in err and "99" in err
+    assert "column 'region'" in err and "south" in err
+    new = pd.DataFrame({"store": pd.Categorical([17, 99, 12, 15]),
+                        "region": pd.Categorical(["west", "east", "south", None]),
+                        "size": [0.5, -0.2, 1.0, 0.1]})
+    with pytest.warns(UserWarning, match="not seen at fit"):
+        expected = forest.predict_proba(new)
+    np.testing.assert_array_equal(np.array(read_csv_text(out)[1], dtype=float), expected)
+
+
+def test_int_levels_that_look_like_codes_are_mapped_by_value(capsys, tmp_path):
+    """Case 1 as filed: levels 0..6 in another order than their values, so
+    that reading the values as codes runs without error but predicts wrong."""
+    rng = np.random.RandomState(1)
+    grade = rng.randint(0, 7, 400)
+    y = np.where(np.isin(grade, [0, 1, 2]) ^ (rng.uniform(size=400) < 0.05), "yes", "no")
+    frame = pd.DataFrame({"grade": pd.Categorical(grade, categories=[3, 0, 6, 1, 5, 2, 4]),
+                          "noise": np.round(rng.normal(size=400), 2)})
+    forest = aucforest.AUCForestClassifier(n_estimators=N_TREES, random_state=0).fit(frame, y)
+    model = tmp_path / "grades.npz"
+    aucforest.save(forest, model)
+    data = tmp_path / "grades.csv"
+    frame.astype({"grade": int}).assign(y=y).to_csv(data, index=False)
+    code, out, err = run_main(capsys, "predict", model, data, "--proba")
+    assert code == 0 and err == "", err
+    np.testing.assert_array_equal(np.array(read_csv_text(out)[1], dtype=float),
+                                  forest.predict_proba(frame))
+    assert np.mean(forest.predict(frame) == y) > 0.9
