@@ -133,3 +133,69 @@ def test_int_levels_that_look_like_codes_are_mapped_by_value(capsys, tmp_path):
     np.testing.assert_array_equal(np.array(read_csv_text(out)[1], dtype=float),
                                   forest.predict_proba(frame))
     assert np.mean(forest.predict(frame) == y) > 0.9
+
+
+# ------------------------------------- case 2: importance of a weighted balanced-bootstrap fit
+
+def importance_table(stdout):
+    """The OOB score and ``{feature: importance}`` printed by ``importance``."""
+    lines = stdout.splitlines()
+    score = float(lines[0].split("OOB auc ")[1].split(";")[0])
+    start = next(i for i, line in enumerate(lines) if line.startswith("feature"))
+    return score, {line.split()[0]: float(line.split()[1]) for line in lines[start + 1:]}
+
+
+def test_importance_rebuilds_the_draws_of_a_weighted_balanced_bootstrap_fit(capsys, tmp_path):
+    """Case 2 (silent wrong): with --balanced-bootstrap and zero case weights,
+    importance drew its out-of-bag rows as if every weight were positive
+    (OOB AUC 0.958 against the fit's 0.943)."""
+    rng = np.random.RandomState(3)
+    n = 240
+    X = np.round(rng.normal(size=(n, 3)), 3)
+    y = np.where(X[:, 0] + 0.5 * X[:, 1] + rng.normal(0, 0.7, n) > 0.8, "case", "control")
+    weight = np.where(rng.uniform(size=n) < 0.3, 0, rng.choice([1, 2], n))
+    rows = [[*X[i], weight[i], y[i]] for i in range(n)]
+    data = write_csv(tmp_path / "weighted.csv", ["a", "b", "c", "w", "y"], rows)
+    model = tmp_path / "m.npz"
+    code, out, err = run_main(capsys, "fit", data, "--target", "y", "--weight", "w",
+                              "--balanced-bootstrap", "--n-estimators", 30, "--output", model,
+                              "--quiet", "--json")
+    assert code == 0, err
+    fit_auc = json.loads(out)["oob_auc"]
+    code, out, err = run_main(capsys, "importance", model, data, "--target", "y",
+                              "--repeats", 2, "--seed", 4)
+    assert code == 0, err
+    score, importances = importance_table(out)
+    assert score == pytest.approx(fit_auc, abs=5e-5)
+    # the same fit in this session keeps its draws: its importances are the reference
+    saved = model_io.read_model(model).forest
+    encoding = aucforest.ColumnEncoding.from_model_file(model)
+    frame = pd.read_csv(data)
+    refit = aucforest.AUCForestClassifier(**saved.get_params()).fit(
+        encoding.transform(frame[["a", "b", "c"]]), frame["y"].to_numpy(),
+        sample_weight=frame["w"].to_numpy(dtype=float))
+    assert refit.oob_score_ == pytest.approx(fit_auc, abs=1e-12)
+    expected = aucforest.inspection.oob_importance(
+        refit, encoding.transform(frame[["a", "b", "c"]]), frame["y"].to_numpy(), n_repeats=2,
+        random_state=4)
+    assert expected.score == pytest.approx(fit_auc, abs=1e-12)
+    for j, name in enumerate("abc"):
+        assert importances[name] == pytest.approx(expected.importances_mean[j], abs=5e-5)
+
+
+def test_importance_intervals_of_a_weighted_fit_are_refused(capsys, tmp_path):
+    """Case 2: the subsample refits of --intervals take no case weights, so a
+    weighted model's intervals are refused instead of silently unweighted."""
+    rng = np.random.RandomState(0)
+    rows = [[round(v, 3), int(i % 4 == 0), "a" if v > 0 else "b"]
+            for i, v in enumerate(rng.normal(size=80))]
+    data = write_csv(tmp_path / "w.csv", ["x", "w", "y"], rows)
+    model = tmp_path / "m.npz"
+    assert run_main(capsys, "fit", data, "--target", "y", "--weight", "w", "--output", model,
+                    "--n-estimators", 5, "--quiet")[0] == 0
+    code, out, err = run_main(capsys, "importance", model, data, "--target", "y",
+                              "--intervals", 2)
+    assert code == 1 and out == "" and err.count("\n") == 1
+    assert "--intervals" in err and "--weight 'w'" in err
+    code, out, err = run_main(capsys, "importance", model, tmp_path / "w.csv", "--target", "y")
+    assert code == 0, err
