@@ -451,7 +451,30 @@ def learn_columns(table, names, max_one_hot, allow_missing, na_values):
         kind = _text_kind(len(levels), max_one_hot, name, table.path)
         _warn_mostly_numeric(text[~missing], name, table.path, kind, len(levels))
         columns.append({"name": name, "kind": kind, "levels": levels})
+    _check_distinct_names(columns)
     return columns
+
+
+def _check_distinct_names(columns):
+    """ValueError naming both sources when two encoded columns get one name:
+    a one-hot level's ``column=level`` and a column of that name (or another
+    one-hot level), which a model could not tell apart by name."""
+    sources = {}
+    for column in columns:
+        if column["kind"] == "one-hot":
+            named = [(f"{column['name']}={level}",
+                      f"level {quote(level)} of text column {quote(column['name'])}")
+                     for level in column["levels"]]
+        else:
+            named = [(column["name"], f"column {quote(column['name'])}")]
+        for name, source in named:
+            if name in sources:
+                raise ValueError(
+                    f"two encoded columns would be named {quote(name)}: {sources[name]} and "
+                    f"{source} (one-hot columns are named column=level); rename a column, or "
+                    "encode text columns as categorical (without --max-one-hot; "
+                    "max_one_hot=None)")
+            sources[name] = source
 
 
 def _text_kind(n_levels, max_one_hot, name, path):
@@ -484,6 +507,7 @@ def _checked_spec(columns):
         raise ValueError(f"columns must be a non-empty list of column dicts, got {columns!r:.80}")
     for column in columns:
         _check_column_spec(column)
+    _check_distinct_names(columns)
     return [dict(column) for column in columns]
 
 

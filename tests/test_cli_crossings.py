@@ -199,3 +199,40 @@ def test_importance_intervals_of_a_weighted_fit_are_refused(capsys, tmp_path):
     assert "--intervals" in err and "--weight 'w'" in err
     code, out, err = run_main(capsys, "importance", model, tmp_path / "w.csv", "--target", "y")
     assert code == 0, err
+
+
+# --------------------------------------------------- case 3: one-hot names that collide
+
+def colliding(n=60):
+    rng = np.random.RandomState(0)
+    return ["a", "a=b", "y"], [[rng.choice(["b", "c"]), round(rng.normal(), 3),
+                                "yes" if i % 3 else "no"] for i in range(n)]
+
+
+def test_a_one_hot_name_that_collides_with_a_column_is_refused_at_fit(capsys, tmp_path):
+    """Case 3 (error): column 'a=b' and level 'b' of text column 'a' gave two
+    encoded columns of one name; fit saved a model every predict refused."""
+    data = write_csv(tmp_path / "clash.csv", *colliding())
+    model = tmp_path / "m.npz"
+    code, out, err = run_main(capsys, "fit", data, "--target", "y", "--output", model,
+                              "--max-one-hot", 5, "--n-estimators", 5, "--quiet")
+    assert code == 1 and out == "" and err.count("\n") == 1, err
+    assert err.startswith("aucforest: error: ")
+    assert "'a=b'" in err and "column 'a'" in err and "--max-one-hot" in err
+    assert not model.exists()
+    # without --max-one-hot the levels are codes in one column 'a': no clash
+    code, out, err = run_main(capsys, "fit", data, "--target", "y", "--output", model,
+                              "--n-estimators", 5, "--quiet")
+    assert code == 0, err
+    assert run_main(capsys, "predict", model, data)[0] == 0
+
+
+def test_column_encoding_refuses_colliding_one_hot_names():
+    """Case 3 in Python: the encoding's names must be distinct."""
+    header, rows = colliding()
+    frame = pd.DataFrame(rows, columns=header).drop(columns="y")
+    with pytest.raises(ValueError, match="'a=b'.*column 'a'"):
+        aucforest.ColumnEncoding(max_one_hot=5).fit(frame)
+    with pytest.raises(ValueError, match="'a=b'"):
+        aucforest.ColumnEncoding([{"name": "a", "kind": "one-hot", "levels": ["b", "c"]},
+                                  {"name": "a=b", "kind": "numeric"}]).transform(frame)
