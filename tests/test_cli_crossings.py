@@ -236,3 +236,74 @@ def test_column_encoding_refuses_colliding_one_hot_names():
     with pytest.raises(ValueError, match="'a=b'"):
         aucforest.ColumnEncoding([{"name": "a", "kind": "one-hot", "levels": ["b", "c"]},
                                   {"name": "a=b", "kind": "numeric"}]).transform(frame)
+
+
+# ------------------------------------------- case 4: an integer measurement as the target
+
+def prices(n, n_distinct, seed=0):
+    """A feature and an integer price target with ``n_distinct`` values."""
+    rng = np.random.RandomState(seed)
+    values = rng.choice(np.arange(1000, 1000 + 3 * n_distinct), n_distinct, replace=False)
+    values = np.concatenate([values, rng.choice(values, n - n_distinct)])
+    rng.shuffle(values)
+    return ["size", "price"], [[round(v / 100 + rng.normal(), 2), int(v)] for v in values]
+
+
+@pytest.mark.parametrize("suffix", ["csv", "parquet"])
+def test_an_integer_price_target_is_refused_before_fitting(capsys, tmp_path, suffix):
+    """Case 4 (front door): 7,500 distinct integers in 20,000 rows were taken
+    as 7,500 classes and fitted until the process was killed."""
+    header, rows = prices(20000, 7500)
+    data = tmp_path / f"prices.{suffix}"
+    if suffix == "csv":
+        write_csv(data, header, rows)
+    else:
+        pd.DataFrame(rows, columns=header).to_parquet(data)  # price as int64
+    model = tmp_path / "m.npz"
+    code, out, err = run_main(capsys, "fit", data, "--target", "price", "--output", model,
+                              "--n-estimators", 2, "--quiet")
+    assert code == 1 and out == "" and err.count("\n") == 1, err
+    assert "target column 'price'" in err and "looks continuous" in err
+    assert "7500 distinct integer values in 20000 rows" in err
+    assert "--classification" in err
+    assert not model.exists()
+
+
+def test_a_text_target_with_too_many_classes_is_refused(capsys, tmp_path):
+    """Case 4: more than MAX_CLASSES labels, of any kind, need --classification."""
+    rng = np.random.RandomState(0)
+    rows = [[round(v, 2), f"product {i % 150}"] for i, v in enumerate(rng.normal(size=1200))]
+    data = write_csv(tmp_path / "products.csv", ["x", "y"], rows)
+    code, out, err = run_main(capsys, "fit", data, "--target", "y", "--output",
+                              tmp_path / "m.npz", "--n-estimators", 2, "--quiet")
+    assert code == 1 and out == "" and err.count("\n") == 1, err
+    assert "150 distinct labels" in err and "more than the 100" in err
+    assert "--classification" in err
+
+
+def test_classification_fits_many_integer_classes_with_few_rows_each(capsys, tmp_path):
+    """Case 4: 25 integer classes of 4 rows each look like a measurement
+    (fewer than 10 rows per value); --classification fits them, and the
+    model's 25 classes are the labels."""
+    header, rows = prices(100, 25)
+    data = write_csv(tmp_path / "few.csv", header, rows)
+    model = tmp_path / "m.npz"
+    code, out, err = run_main(capsys, "fit", data, "--target", "price", "--output", model,
+                              "--n-estimators", 3, "--quiet")
+    assert code == 1 and "25 distinct integer values in 100 rows" in err
+    assert "fewer than 10 rows per value" in err
+    code, out, err = run_main(capsys, "fit", data, "--target", "price", "--output", model,
+                              "--n-estimators", 3, "--quiet", "--classification")
+    assert code == 0, err
+    assert model_io.read_model(model).forest.classes_.tolist() == \
+        sorted({row[1] for row in rows})
+
+
+def test_integer_classes_with_many_rows_each_are_accepted(capsys, tmp_path):
+    """Case 4: 30 integer classes of 40 rows each are class labels."""
+    rng = np.random.RandomState(0)
+    rows = [[round(v, 2), i % 30] for i, v in enumerate(rng.normal(size=1200))]
+    data = write_csv(tmp_path / "digits.csv", ["x", "y"], rows)
+    code, out, err = run_main(capsys, "fit", data, "--target", "y", "--output",
+                              tmp_path / "m.npz", "--n-estimators", 2, "--quiet")
+    assert code == 0, err

@@ -47,29 +47,46 @@ def _markers(na_values):
     return DEFAULT_NA_VALUES if na_values is None else na_values
 
 
-#: A target with more distinct values than this share of its rows, and more than
-#: MAX_DISTINCT_CLASSES of them, looks continuous (unless --classification).
+#: A target looks continuous (refused unless --classification) when it holds
+#: numbers that are not all integers, or more than MAX_DISTINCT_CLASSES distinct
+#: values that are also more than CONTINUOUS_SHARE of its rows, or integers with
+#: more than MAX_DISTINCT_CLASSES distinct values and fewer than
+#: MIN_ROWS_PER_INTEGER_CLASS rows per value on average (a count, a price).
+#: A target with more than MAX_CLASSES distinct labels of any kind is refused
+#: too (a forest's work grows with its classes).
 CONTINUOUS_SHARE = 0.5
 MAX_DISTINCT_CLASSES = 20
+MIN_ROWS_PER_INTEGER_CLASS = 10
+MAX_CLASSES = 100
 
 
 def _check_class_labels(y, target, path):
-    """Refuse a target that looks continuous: numbers that are not all integers,
-    or more than MAX_DISTINCT_CLASSES distinct values that are also more than
-    CONTINUOUS_SHARE of the rows. ``--classification`` skips this check."""
+    """Refuse a target that looks continuous or has too many classes (the
+    rules above). ``--classification`` skips this check."""
     labels = np.unique(y)
+    n_labels, n_rows = labels.size, len(y)
     seen = None
-    if y.dtype.kind == "O" and all(isinstance(v, str) and is_number(v) for v in labels.tolist()):
+    numbers = y.dtype.kind in "iu" or (y.dtype.kind == "O" and all(
+        isinstance(v, str) and is_number(v) for v in labels.tolist()))
+    if numbers and y.dtype.kind == "O":
         fractional = [v for v in labels.tolist() if not float(v).is_integer()]
         if fractional:
             seen = f"numbers that are not integers, such as {quote(fractional[0])}"
-    if seen is None and labels.size > MAX_DISTINCT_CLASSES \
-            and labels.size > CONTINUOUS_SHARE * len(y):
-        seen = f"{labels.size} distinct values in {len(y)} rows"
+    if seen is None and n_labels > MAX_DISTINCT_CLASSES and n_labels > CONTINUOUS_SHARE * n_rows:
+        seen = f"{n_labels} distinct values in {n_rows} rows"
+    if seen is None and numbers and n_labels > MAX_DISTINCT_CLASSES \
+            and n_rows < MIN_ROWS_PER_INTEGER_CLASS * n_labels:
+        seen = (f"{n_labels} distinct integer values in {n_rows} rows, fewer than "
+                f"{MIN_ROWS_PER_INTEGER_CLASS} rows per value on average")
     if seen is not None:
         raise ValueError(f"target column {quote(target)} of {path} looks continuous ({seen}); "
                          "a classifier needs class labels. Give --classification if they are "
                          "class labels")
+    if n_labels > MAX_CLASSES:
+        raise ValueError(f"target column {quote(target)} of {path} has {n_labels} distinct "
+                         f"labels, more than the {MAX_CLASSES} classes fitted without "
+                         "--classification (a forest's work grows with its classes). Give "
+                         "--classification if they are class labels")
 
 
 def _training_labels(table, target, na_values=DEFAULT_NA_VALUES, classification=False):
