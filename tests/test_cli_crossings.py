@@ -307,3 +307,95 @@ def test_integer_classes_with_many_rows_each_are_accepted(capsys, tmp_path):
     code, out, err = run_main(capsys, "fit", data, "--target", "y", "--output",
                               tmp_path / "m.npz", "--n-estimators", 2, "--quiet")
     assert code == 0, err
+
+
+# -------------------------------------- case 5: identifiers against integer measurements
+
+def accounts(n=1000, seed=0):
+    """A monthly rate (integers, nearly all distinct, in no order), a noise
+    column and y driven by the rate."""
+    rng = np.random.RandomState(seed)
+    rate = rng.randint(1000, 60000, n)
+    noise = np.round(rng.normal(size=n), 2)
+    y = np.where(rate + rng.normal(0, 8000, n) > 30000, "churn", "stay")
+    return rng, rate, noise, y
+
+
+def saved_columns(model):
+    return {c["name"]: c["kind"]
+            for c in model_io.read_model(model).extra["encoding"]["columns"]}
+
+
+@pytest.mark.parametrize("suffix", ["csv", "parquet"])
+def test_an_integer_measurement_with_distinct_values_is_a_feature(capsys, tmp_path, suffix):
+    """Case 5 (front door): a monthly rate with 98% distinct integer values
+    was dropped as an identifier."""
+    rng, rate, noise, y = accounts()
+    assert np.unique(rate).size > 0.95 * rate.size
+    frame = pd.DataFrame({"monthly_rate": rate, "noise": noise, "y": y})
+    data = tmp_path / f"accounts.{suffix}"
+    frame.to_csv(data, index=False) if suffix == "csv" else frame.to_parquet(data)
+    model = tmp_path / "m.npz"
+    code, out, err = run_main(capsys, "fit", data, "--target", "y", "--output", model,
+                              "--n-estimators", 25, "--quiet", "--json")
+    assert code == 0 and "identifier" not in err, err
+    assert json.loads(out)["left_out"] == []
+    assert saved_columns(model) == {"monthly_rate": "numeric", "noise": "numeric"}
+    assert json.loads(out)["oob_auc"] > 0.8  # the rate drives y
+
+
+@pytest.mark.parametrize("suffix", ["csv", "parquet"])
+def test_real_identifiers_are_still_left_out_with_the_evidence(capsys, tmp_path, suffix):
+    """Case 5: consecutive row numbers (shuffled), increasing record numbers
+    with gaps, and random numbers in a column named like an id are left out,
+    each with a warning saying why."""
+    rng, rate, noise, y = accounts()
+    n = rate.size
+    frame = pd.DataFrame({
+        "row": rng.permutation(n) + 1,
+        "record": np.cumsum(rng.randint(1, 50, n)) + 10 ** 6,
+        "customerID": rng.randint(0, 10 ** 9, n),
+        "monthly_rate": rate, "y": y})
+    data = tmp_path / f"ids.{suffix}"
+    frame.to_csv(data, index=False) if suffix == "csv" else frame.to_parquet(data)
+    code, out, err = run_main(capsys, "fit", data, "--target", "y", "--output",
+                              tmp_path / "m.npz", "--n-estimators", 5, "--quiet", "--json")
+    assert code == 0, err
+    assert json.loads(out)["left_out"] == ["row", "record", "customerID"]
+    assert saved_columns(tmp_path / "m.npz") == {"monthly_rate": "numeric"}
+    warnings = [line for line in err.splitlines() if "identifier" in line]
+    assert len(warnings) == 3
+    assert "column 'row'" in warnings[0] and f"consecutive integers 1 to {n}" in warnings[0]
+    assert "column 'record'" in warnings[1] and "in increasing order" in warnings[1]
+    assert "column 'customerID'" in warnings[2] and "named like an identifier" in warnings[2]
+    assert all("--keep" in line for line in warnings)
+
+
+@pytest.mark.parametrize("name, dropped", [
+    ("id", True), ("patient_id", True), ("Record ID", True), ("PatientId", True),
+    ("account_key", True), ("paid", False), ("fluid", False), ("COVID", False),
+    ("rate", False)])
+def test_an_identifier_name_is_recognised_by_its_last_word(capsys, tmp_path, name, dropped):
+    """Case 5: random integers, 99% distinct, are an identifier only under a
+    name such as ``id``, ``patient_id``, ``PatientId`` (not ``paid``)."""
+    rng, rate, noise, y = accounts()
+    rows = [[v, r, label] for v, r, label in zip(rng.randint(0, 10 ** 7, rate.size), rate, y)]
+    data = write_csv(tmp_path / "named.csv", [name, "monthly_rate", "y"], rows)
+    code, out, err = run_main(capsys, "fit", data, "--target", "y", "--output",
+                              tmp_path / "m.npz", "--n-estimators", 3, "--quiet", "--json")
+    assert code == 0, err
+    assert json.loads(out)["left_out"] == ([name] if dropped else [])
+
+
+def test_a_file_whose_every_feature_looks_like_an_identifier_is_refused(capsys, tmp_path):
+    """Case 5: when every feature is left out, fit said "need at least one
+    array to concatenate"; now it names the columns and --keep."""
+    rng = np.random.RandomState(0)
+    rows = [[i + 1, "yes" if rng.uniform() < 0.5 else "no"] for i in range(80)]
+    data = write_csv(tmp_path / "only_ids.csv", ["row", "y"], rows)
+    code, out, err = run_main(capsys, "fit", data, "--target", "y", "--output",
+                              tmp_path / "m.npz", "--n-estimators", 3, "--quiet")
+    assert code == 1 and out == ""
+    assert err.splitlines()[-1].startswith("aucforest: error: every feature column of ")
+    assert "('row')" in err and "--keep" in err
+    assert not (tmp_path / "m.npz").exists()

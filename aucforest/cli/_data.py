@@ -1,6 +1,7 @@
 """Reading the data and the models of the ``aucforest`` subcommands: model files
 with their column encodings, data tables, training labels, case weights,
 feature columns, and the encoded matrix a model predicts from."""
+import re
 import warnings
 
 import numpy as np
@@ -142,53 +143,96 @@ def _feature_columns(table, args):
     if not names:
         raise ValueError(f"{table.path} has no feature columns besides "
                          + ", ".join(f"{option} {name!r}" for name, option in seen.items()))
-    left_out = [name for name in names if name not in keep
-                and _looks_like_identifier(table, name, _markers(args.na_values))]
+    markers = _markers(args.na_values)
+    evidence = {name: _identifier_evidence(table, name, markers)
+                for name in names if name not in keep}
+    left_out = [name for name in names if evidence.get(name)]
     for name in left_out:
         warnings.warn(f"column {quote(name)} of {table.path} looks like an identifier "
-                      f"({_distinct_count(table, name, _markers(args.na_values))} distinct values "
-                      f"in {table.n_rows} rows) and is left out of the features; give --keep "
+                      f"({evidence[name]}) and is left out of the features; give --keep "
                       f"{name} to use it as a feature", UserWarning, stacklevel=2)
+    if len(left_out) == len(names):
+        raise ValueError(f"every feature column of {table.path} looks like an identifier "
+                         f"({', '.join(map(quote, left_out))}); give --keep COLUMN for those "
+                         "that are features")
     args.left_out = left_out
     return [name for name in names if name not in left_out]
 
 
-#: A text or integer feature column with at least this share of its rows
-#: distinct, in a table of more than IDENTIFIER_MIN_ROWS rows, is an identifier.
+#: In a table of more than IDENTIFIER_MIN_ROWS rows, a column is an identifier
+#: (left out of the features, with a warning) when it holds
+#:
+#: * text with at least IDENTIFIER_SHARE of its rows distinct (names, codes);
+#: * integers with at least IDENTIFIER_SHARE of its rows distinct under a name
+#:   whose last word is id, key, uuid or guid (``id``, ``patient_id``,
+#:   ``Record ID``, ``PatientId``: `IDENTIFIER_NAME`);
+#: * integers, one per row and all distinct, that are consecutive or fill at
+#:   least half of the range between their smallest and largest (row numbers,
+#:   shuffled or with gaps), or that increase or decrease down the file
+#:   (record numbers).
+#:
+#: Integers that are merely nearly all distinct (an amount, a rate) are
+#: measurements: numbers drawn at random are all distinct only when their range
+#: is far wider than the rows, and rarely in order.
 IDENTIFIER_SHARE = 0.95
 IDENTIFIER_MIN_ROWS = 50
+IDENTIFIER_NAME = re.compile(r"(?i:(?:^|[^a-z0-9])(?:id|key|uuid|guid)$|^id[^a-z0-9])"
+                             r"|[a-z0-9](?:ID|Id)$")
 
 
-def _distinct_count(table, name, na_values):
-    """Distinct values of a text or integer column (missing cells aside), or
-    None for a column of numbers that are not all integers."""
-    values = table.column(name)
-    if values.dtype.kind in "iu":
-        return np.unique(values).size
-    try:
-        numbers = numeric_values(values, name, table.path, True, na_values)
-    except ValueError:  # no values, infinite ones: the encoding says so
-        return None
-    if numbers is None:  # text
-        present = values[~missing_mask(values, na_values)]
-        levels = np.unique(present)
-        if levels.size < IDENTIFIER_SHARE * table.n_rows:
-            return levels.size  # too few to be an identifier: no need to look further
-        numeric = [float(v) for v in levels.tolist() if is_number(v)]
-        if len(numeric) * 2 > levels.size and not all(v.is_integer() for v in numeric):
-            return None  # numbers with a few stray texts (a warning says so), not identifiers
-        return levels.size
-    numbers = numbers[~np.isnan(numbers)]
-    if not np.all(numbers == np.round(numbers)):
-        return None
-    return np.unique(numbers).size
-
-
-def _looks_like_identifier(table, name, na_values):
+def _identifier_evidence(table, name, na_values):
+    """Why column ``name`` looks like an identifier (for the warning: how many
+    distinct values, and the evidence), or None (the rules above)."""
     if table.n_rows <= IDENTIFIER_MIN_ROWS:
-        return False
-    distinct = _distinct_count(table, name, na_values)
-    return distinct is not None and distinct >= IDENTIFIER_SHARE * table.n_rows
+        return None
+    values = table.column(name)
+    enough = IDENTIFIER_SHARE * table.n_rows
+    if values.dtype.kind in "iu":
+        numbers = values
+    else:
+        try:
+            numbers = numeric_values(values, name, table.path, True, na_values)
+        except ValueError:  # no values, infinite ones: the encoding says so
+            return None
+        if numbers is None:  # text
+            distinct = _distinct_text(values, na_values, enough)
+            return None if distinct is None or distinct < enough else \
+                f"{distinct} distinct values in {table.n_rows} rows"
+        numbers = numbers[~np.isnan(numbers)]
+        if not np.all(numbers == np.round(numbers)):
+            return None
+    distinct = np.unique(numbers).size
+    if distinct < enough:
+        return None
+    seen = f"{distinct} distinct values in {table.n_rows} rows"
+    if IDENTIFIER_NAME.search(name):
+        return f"{seen}, named like an identifier"
+    if distinct < table.n_rows:
+        return None  # repeated or missing values: ids need their name as evidence
+    numbers = numbers.astype(np.float64)  # differences without integer overflow
+    low, high = int(numbers.min()), int(numbers.max())
+    span = numbers.max() - numbers.min() + 1
+    if span == distinct:
+        return f"{seen}: consecutive integers {low} to {high}"
+    if span <= 2 * distinct:
+        return f"{seen}: integers filling {distinct / span:.0%} of the range {low} to {high}"
+    steps = np.diff(numbers)
+    if np.all(steps > 0) or np.all(steps < 0):
+        return f"{seen}, in {'increasing' if steps[0] > 0 else 'decreasing'} order"
+    return None
+
+
+def _distinct_text(values, na_values, enough):
+    """Distinct texts of a text column (missing cells aside), or None for a
+    column of numbers that are not integers with a few stray texts."""
+    present = values[~missing_mask(values, na_values)]
+    levels = np.unique(present)
+    if levels.size < enough:
+        return levels.size  # too few to be an identifier: no need to look further
+    numeric = [float(v) for v in levels.tolist() if is_number(v)]
+    if len(numeric) * 2 > levels.size and not all(v.is_integer() for v in numeric):
+        return None  # numbers with a few stray texts (a warning says so), not identifiers
+    return levels.size
 
 
 def _load_model(path):
