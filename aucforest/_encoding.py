@@ -23,7 +23,9 @@ Rules (documented in docs/user_guide.md, "Command line"):
   codes with a warning. With ``max_one_hot`` set (the command line's
   ``--max-one-hot``), the encoding of earlier versions: up to that many
   levels one 0/1 column per level, named ``column=level`` (one-hot), beyond
-  it the sorted position as a number (ordinal, split as if ordered). A column
+  it the sorted position as a number (ordinal, split as if ordered); two
+  encoded columns of one name (a column ``a=b`` and level ``b`` of one-hot
+  column ``a``) are refused, naming both. A column
   read as text although most of its values are numbers gets a warning naming
   the other values: they are usually an unlisted missing-value marker.
 * Missing values become NaN when the forest accepts NaN
