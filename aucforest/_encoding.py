@@ -736,7 +736,7 @@ def codes_by_value(values, levels, name, path, allow_missing=True, na_values=DEF
     text, missing = _checked_text(values, name, path, allow_missing, na_values)
     by_text = {level: code for code, level in enumerate(levels) if isinstance(level, str)}
     by_number = {level: code for code, level in enumerate(levels) if not isinstance(level, str)}
-    cells, inverse = np.unique(text[~missing].astype(str), return_inverse=True)
+    cells, inverse = np.unique(text[~missing], return_inverse=True)
     found = np.array([_level_code(cell, by_text, by_number) for cell in cells.tolist()],
                      dtype=np.float64)
     codes = np.full(text.shape[0], np.nan)

@@ -399,3 +399,20 @@ def test_a_file_whose_every_feature_looks_like_an_identifier_is_refused(capsys, 
     assert err.splitlines()[-1].startswith("aucforest: error: every feature column of ")
     assert "('row')" in err and "--keep" in err
     assert not (tmp_path / "m.npz").exists()
+
+
+def test_codes_by_value_match_pandas_categorical_codes():
+    """Case 1: the CLI's mapping of cell texts to a model's levels is pandas'
+    mapping of the values (ints, floats, strs) to those categories."""
+    from aucforest._encoding import codes_by_value
+    from aucforest._table import text_array
+
+    for levels, cells, values in [
+            ([17, 11, 13], ["11", "13.0", "17", "?", "12"], [11, 13, 17, None, 12]),
+            ([2.5, 0.5], ["0.5", "2.50", "", "1"], [0.5, 2.5, None, 1.0]),
+            (["west", "3", "east"], ["3", "east", "north", "NA"], ["3", "east", "north", None])]:
+        with pytest.warns(UserWarning, match="not seen at fit"):
+            codes = codes_by_value(text_array(cells), levels, "c", "file.csv")
+        expected = pd.Index(levels).get_indexer(pd.Index(values)).astype(float)
+        expected[expected < 0] = np.nan
+        np.testing.assert_array_equal(codes, expected)
