@@ -23,7 +23,9 @@ Rules (documented in docs/user_guide.md, "Command line"):
   codes with a warning. With ``max_one_hot`` set (the command line's
   ``--max-one-hot``), the encoding of earlier versions: up to that many
   levels one 0/1 column per level, named ``column=level`` (one-hot), beyond
-  it the sorted position as a number (ordinal, split as if ordered). A column
+  it the sorted position as a number (ordinal, split as if ordered); two
+  encoded columns of one name (a column ``a=b`` and level ``b`` of one-hot
+  column ``a``) are refused, naming both. A column
   read as text although most of its values are numbers gets a warning naming
   the other values: they are usually an unlisted missing-value marker.
 * Missing values become NaN when the forest accepts NaN
@@ -451,7 +453,30 @@ def learn_columns(table, names, max_one_hot, allow_missing, na_values):
         kind = _text_kind(len(levels), max_one_hot, name, table.path)
         _warn_mostly_numeric(text[~missing], name, table.path, kind, len(levels))
         columns.append({"name": name, "kind": kind, "levels": levels})
+    _check_distinct_names(columns)
     return columns
+
+
+def _check_distinct_names(columns):
+    """ValueError naming both sources when two encoded columns get one name:
+    a one-hot level's ``column=level`` and a column of that name (or another
+    one-hot level), which a model could not tell apart by name."""
+    sources = {}
+    for column in columns:
+        if column["kind"] == "one-hot":
+            named = [(f"{column['name']}={level}",
+                      f"level {quote(level)} of text column {quote(column['name'])}")
+                     for level in column["levels"]]
+        else:
+            named = [(column["name"], f"column {quote(column['name'])}")]
+        for name, source in named:
+            if name in sources:
+                raise ValueError(
+                    f"two encoded columns would be named {quote(name)}: {sources[name]} and "
+                    f"{source} (one-hot columns are named column=level); rename a column, or "
+                    "encode text columns as categorical (without --max-one-hot; "
+                    "max_one_hot=None)")
+            sources[name] = source
 
 
 def _text_kind(n_levels, max_one_hot, name, path):
@@ -484,6 +509,7 @@ def _checked_spec(columns):
         raise ValueError(f"columns must be a non-empty list of column dicts, got {columns!r:.80}")
     for column in columns:
         _check_column_spec(column)
+    _check_distinct_names(columns)
     return [dict(column) for column in columns]
 
 
@@ -694,6 +720,49 @@ def _warn_unknown_levels(text, levels, name, kind):
                       f"{', ...' if distinct.size > 5 else ''}) in {count} "
                       f"{'row' if count == 1 else 'rows'}; "
                       f"encoded as {meaning}", UserWarning, stacklevel=4)
+
+
+def codes_by_value(values, levels, name, path, allow_missing=True, na_values=DEFAULT_NA_VALUES):
+    """Codes of a column's cells in ``levels``, matched by value.
+
+    For a model saved from Python with a pandas ``category`` column:
+    ``levels`` is its entry of ``categories_`` (str, int or float values, in
+    the model's order) and a cell's code is the position of its value there,
+    as Python's predict maps a category column (`aucforest._categories`):
+    a cell equal to a str level as text, else a number equal to a numeric
+    level ("3" and "3.0" are the level 3). NaN where missing, and where the
+    value is not a level, with a warning naming the column and the values.
+    """
+    text, missing = _checked_text(values, name, path, allow_missing, na_values)
+    by_text = {level: code for code, level in enumerate(levels) if isinstance(level, str)}
+    by_number = {level: code for code, level in enumerate(levels) if not isinstance(level, str)}
+    cells, inverse = np.unique(text[~missing], return_inverse=True)
+    found = np.array([_level_code(cell, by_text, by_number) for cell in cells.tolist()],
+                     dtype=np.float64)
+    codes = np.full(text.shape[0], np.nan)
+    codes[~missing] = found[inverse]
+    unseen = np.isnan(codes) & ~missing
+    if unseen.any():
+        distinct = cells[np.isnan(found)].tolist()
+        shown = ", ".join(quote(v) for v in distinct[:5]) + (", ..." if len(distinct) > 5 else "")
+        count = int(unseen.sum())
+        warnings.warn(f"column {quote(name)} has {count} {'value' if count == 1 else 'values'} "
+                      f"of categories not seen at fit ({shown}); treated as missing",
+                      UserWarning, stacklevel=3)
+    return codes
+
+
+def _level_code(cell, by_text, by_number):
+    """Code of one cell text in the levels (`codes_by_value`), NaN if none."""
+    if cell in by_text:
+        return by_text[cell]
+    if by_number and is_number(cell):
+        try:
+            number = int(cell)  # exact, also above 2**53
+        except ValueError:
+            number = float(cell)
+        return by_number.get(number, np.nan)  # 3 == 3.0: the same key
+    return np.nan
 
 
 def parse_labels(values, name, path, like=None, na_values=DEFAULT_NA_VALUES):

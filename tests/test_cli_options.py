@@ -617,8 +617,9 @@ def test_seed_help_documents_the_fixed_default(capsys, command):
 def test_an_identifier_column_is_left_out_with_a_warning(capsys, tmp_path, people_csv):
     out, err = fit(capsys, people_csv, tmp_path / "m.npz")
     assert err.count("\n") == 1 and err.startswith("aucforest: warning: column 'rownames' of ")
-    assert ("looks like an identifier (120 distinct values in 120 rows) and is left out of the "
-            "features; give --keep rownames to use it as a feature") in err
+    assert ("looks like an identifier (120 distinct values in 120 rows: consecutive integers "
+            "1 to 120) and is left out of the features; give --keep rownames to use it as a "
+            "feature") in err
     assert "rownames" not in saved_columns(tmp_path / "m.npz")
     assert "2 numeric, 1 categorical" in out
 

@@ -1,12 +1,13 @@
 """Reading the data and the models of the ``aucforest`` subcommands: model files
 with their column encodings, data tables, training labels, case weights,
 feature columns, and the encoded matrix a model predicts from."""
+import re
 import warnings
 
 import numpy as np
 
-from .._encoding import (DEFAULT_NA_VALUES, ColumnEncoding, is_number, missing_mask,
-                         numeric_values, parse_labels)
+from .._encoding import (DEFAULT_NA_VALUES, ColumnEncoding, codes_by_value, is_number,
+                         missing_mask, numeric_values, parse_labels)
 from .._table import quote, read_table, shown
 from ..io import read_model
 
@@ -29,40 +30,64 @@ def model_and_labelled_data(args):
 
 class _Model:
     """A loaded model file: the forest, its column encoding (None for a model
-    saved from Python without feature names), its target name and extra data."""
+    saved from Python without feature names), its target name and extra data.
 
-    def __init__(self, forest, encoding, extra):
+    ``categories`` is, for a model saved from Python with pandas ``category``
+    columns, its ``categories_`` (levels of any type, in the model's order,
+    which a data file's values are mapped to by value); None otherwise (the
+    encoding of a model fitted by the command line maps its levels itself).
+    """
+
+    def __init__(self, forest, encoding, extra, categories=None):
         self.forest, self.encoding, self.extra = forest, encoding, extra
         self.target = extra.get("target")
+        self.categories = categories
 
 
 def _markers(na_values):
     return DEFAULT_NA_VALUES if na_values is None else na_values
 
 
-#: A target with more distinct values than this share of its rows, and more than
-#: MAX_DISTINCT_CLASSES of them, looks continuous (unless --classification).
+#: A target looks continuous (refused unless --classification) when it holds
+#: numbers that are not all integers, or more than MAX_DISTINCT_CLASSES distinct
+#: values that are also more than CONTINUOUS_SHARE of its rows, or integers with
+#: more than MAX_DISTINCT_CLASSES distinct values and fewer than
+#: MIN_ROWS_PER_INTEGER_CLASS rows per value on average (a count, a price).
+#: A target with more than MAX_CLASSES distinct labels of any kind is refused
+#: too (a forest's work grows with its classes).
 CONTINUOUS_SHARE = 0.5
 MAX_DISTINCT_CLASSES = 20
+MIN_ROWS_PER_INTEGER_CLASS = 10
+MAX_CLASSES = 100
 
 
 def _check_class_labels(y, target, path):
-    """Refuse a target that looks continuous: numbers that are not all integers,
-    or more than MAX_DISTINCT_CLASSES distinct values that are also more than
-    CONTINUOUS_SHARE of the rows. ``--classification`` skips this check."""
+    """Refuse a target that looks continuous or has too many classes (the
+    rules above). ``--classification`` skips this check."""
     labels = np.unique(y)
+    n_labels, n_rows = labels.size, len(y)
     seen = None
-    if y.dtype.kind == "O" and all(isinstance(v, str) and is_number(v) for v in labels.tolist()):
+    numbers = y.dtype.kind in "iu" or (y.dtype.kind == "O" and all(
+        isinstance(v, str) and is_number(v) for v in labels.tolist()))
+    if numbers and y.dtype.kind == "O":
         fractional = [v for v in labels.tolist() if not float(v).is_integer()]
         if fractional:
             seen = f"numbers that are not integers, such as {quote(fractional[0])}"
-    if seen is None and labels.size > MAX_DISTINCT_CLASSES \
-            and labels.size > CONTINUOUS_SHARE * len(y):
-        seen = f"{labels.size} distinct values in {len(y)} rows"
+    if seen is None and n_labels > MAX_DISTINCT_CLASSES and n_labels > CONTINUOUS_SHARE * n_rows:
+        seen = f"{n_labels} distinct values in {n_rows} rows"
+    if seen is None and numbers and n_labels > MAX_DISTINCT_CLASSES \
+            and n_rows < MIN_ROWS_PER_INTEGER_CLASS * n_labels:
+        seen = (f"{n_labels} distinct integer values in {n_rows} rows, fewer than "
+                f"{MIN_ROWS_PER_INTEGER_CLASS} rows per value on average")
     if seen is not None:
         raise ValueError(f"target column {quote(target)} of {path} looks continuous ({seen}); "
                          "a classifier needs class labels. Give --classification if they are "
                          "class labels")
+    if n_labels > MAX_CLASSES:
+        raise ValueError(f"target column {quote(target)} of {path} has {n_labels} distinct "
+                         f"labels, more than the {MAX_CLASSES} classes fitted without "
+                         "--classification (a forest's work grows with its classes). Give "
+                         "--classification if they are class labels")
 
 
 def _training_labels(table, target, na_values=DEFAULT_NA_VALUES, classification=False):
@@ -118,53 +143,96 @@ def _feature_columns(table, args):
     if not names:
         raise ValueError(f"{table.path} has no feature columns besides "
                          + ", ".join(f"{option} {name!r}" for name, option in seen.items()))
-    left_out = [name for name in names if name not in keep
-                and _looks_like_identifier(table, name, _markers(args.na_values))]
+    markers = _markers(args.na_values)
+    evidence = {name: _identifier_evidence(table, name, markers)
+                for name in names if name not in keep}
+    left_out = [name for name in names if evidence.get(name)]
     for name in left_out:
         warnings.warn(f"column {quote(name)} of {table.path} looks like an identifier "
-                      f"({_distinct_count(table, name, _markers(args.na_values))} distinct values "
-                      f"in {table.n_rows} rows) and is left out of the features; give --keep "
+                      f"({evidence[name]}) and is left out of the features; give --keep "
                       f"{name} to use it as a feature", UserWarning, stacklevel=2)
+    if len(left_out) == len(names):
+        raise ValueError(f"every feature column of {table.path} looks like an identifier "
+                         f"({', '.join(map(quote, left_out))}); give --keep COLUMN for those "
+                         "that are features")
     args.left_out = left_out
     return [name for name in names if name not in left_out]
 
 
-#: A text or integer feature column with at least this share of its rows
-#: distinct, in a table of more than IDENTIFIER_MIN_ROWS rows, is an identifier.
+#: In a table of more than IDENTIFIER_MIN_ROWS rows, a column is an identifier
+#: (left out of the features, with a warning) when it holds
+#:
+#: * text with at least IDENTIFIER_SHARE of its rows distinct (names, codes);
+#: * integers with at least IDENTIFIER_SHARE of its rows distinct under a name
+#:   whose last word is id, key, uuid or guid (``id``, ``patient_id``,
+#:   ``Record ID``, ``PatientId``: `IDENTIFIER_NAME`);
+#: * integers, one per row and all distinct, that are consecutive or fill at
+#:   least half of the range between their smallest and largest (row numbers,
+#:   shuffled or with gaps), or that increase or decrease down the file
+#:   (record numbers).
+#:
+#: Integers that are merely nearly all distinct (an amount, a rate) are
+#: measurements: numbers drawn at random are all distinct only when their range
+#: is far wider than the rows, and rarely in order.
 IDENTIFIER_SHARE = 0.95
 IDENTIFIER_MIN_ROWS = 50
+IDENTIFIER_NAME = re.compile(r"(?i:(?:^|[^a-z0-9])(?:id|key|uuid|guid)$|^id[^a-z0-9])"
+                             r"|[a-z0-9](?:ID|Id)$")
 
 
-def _distinct_count(table, name, na_values):
-    """Distinct values of a text or integer column (missing cells aside), or
-    None for a column of numbers that are not all integers."""
-    values = table.column(name)
-    if values.dtype.kind in "iu":
-        return np.unique(values).size
-    try:
-        numbers = numeric_values(values, name, table.path, True, na_values)
-    except ValueError:  # no values, infinite ones: the encoding says so
-        return None
-    if numbers is None:  # text
-        present = values[~missing_mask(values, na_values)]
-        levels = np.unique(present)
-        if levels.size < IDENTIFIER_SHARE * table.n_rows:
-            return levels.size  # too few to be an identifier: no need to look further
-        numeric = [float(v) for v in levels.tolist() if is_number(v)]
-        if len(numeric) * 2 > levels.size and not all(v.is_integer() for v in numeric):
-            return None  # numbers with a few stray texts (a warning says so), not identifiers
-        return levels.size
-    numbers = numbers[~np.isnan(numbers)]
-    if not np.all(numbers == np.round(numbers)):
-        return None
-    return np.unique(numbers).size
-
-
-def _looks_like_identifier(table, name, na_values):
+def _identifier_evidence(table, name, na_values):
+    """Why column ``name`` looks like an identifier (for the warning: how many
+    distinct values, and the evidence), or None (the rules above)."""
     if table.n_rows <= IDENTIFIER_MIN_ROWS:
-        return False
-    distinct = _distinct_count(table, name, na_values)
-    return distinct is not None and distinct >= IDENTIFIER_SHARE * table.n_rows
+        return None
+    values = table.column(name)
+    enough = IDENTIFIER_SHARE * table.n_rows
+    if values.dtype.kind in "iu":
+        numbers = values
+    else:
+        try:
+            numbers = numeric_values(values, name, table.path, True, na_values)
+        except ValueError:  # no values, infinite ones: the encoding says so
+            return None
+        if numbers is None:  # text
+            distinct = _distinct_text(values, na_values, enough)
+            return None if distinct is None or distinct < enough else \
+                f"{distinct} distinct values in {table.n_rows} rows"
+        numbers = numbers[~np.isnan(numbers)]
+        if not np.all(numbers == np.round(numbers)):
+            return None
+    distinct = np.unique(numbers).size
+    if distinct < enough:
+        return None
+    seen = f"{distinct} distinct values in {table.n_rows} rows"
+    if IDENTIFIER_NAME.search(name):
+        return f"{seen}, named like an identifier"
+    if distinct < table.n_rows:
+        return None  # repeated or missing values: ids need their name as evidence
+    numbers = numbers.astype(np.float64)  # differences without integer overflow
+    low, high = int(numbers.min()), int(numbers.max())
+    span = numbers.max() - numbers.min() + 1
+    if span == distinct:
+        return f"{seen}: consecutive integers {low} to {high}"
+    if span <= 2 * distinct:
+        return f"{seen}: integers filling {distinct / span:.0%} of the range {low} to {high}"
+    steps = np.diff(numbers)
+    if np.all(steps > 0) or np.all(steps < 0):
+        return f"{seen}, in {'increasing' if steps[0] > 0 else 'decreasing'} order"
+    return None
+
+
+def _distinct_text(values, na_values, enough):
+    """Distinct texts of a text column (missing cells aside), or None for a
+    column of numbers that are not integers with a few stray texts."""
+    present = values[~missing_mask(values, na_values)]
+    levels = np.unique(present)
+    if levels.size < enough:
+        return levels.size  # too few to be an identifier: no need to look further
+    numeric = [float(v) for v in levels.tolist() if is_number(v)]
+    if len(numeric) * 2 > levels.size and not all(v.is_integer() for v in numeric):
+        return None  # numbers with a few stray texts (a warning says so), not identifiers
+    return levels.size
 
 
 def _load_model(path):
@@ -176,11 +244,16 @@ def _load_model(path):
             raise ValueError(f"{path}: its feature encoding gives {len(encoding.feature_names)} "
                              f"columns but the forest has {forest.n_features_in_} features")
         return _Model(forest, encoding, extra)
-    return _Model(forest, _python_model_encoding(forest), extra)
+    encoding = _python_model_encoding(forest)
+    categories = getattr(forest, "categories_", None)
+    if encoding is None or not categories or all(levels is None for levels in categories):
+        categories = None  # no names to match, or codes given as numbers at fit
+    return _Model(forest, encoding, extra, categories)
 
 
 def _python_model_encoding(forest):
-    """For a model saved from Python: its named (or else all) columns, as numbers."""
+    """For a model saved from Python: its named columns, as numbers (its
+    ``category`` columns are mapped by value, `_model_features`)."""
     names = getattr(forest, "feature_names_in_", None)
     if names is None:
         return None
@@ -207,7 +280,18 @@ def _model_features(model, table, not_features, na_values=None):
         encoding = ColumnEncoding([{"name": name, "kind": "numeric"} for name in names])
     if na_values is not None:
         encoding = ColumnEncoding(encoding.to_dict()["columns"], na_values)
-    return encoding.transform(table, allow_missing=accepts_missing(model.forest))
+    allow_missing = accepts_missing(model.forest)
+    if model.categories is None:
+        return encoding.transform(table, allow_missing=allow_missing)
+    columns = []
+    for column, levels in zip(encoding.to_dict()["columns"], model.categories):
+        if levels is None:
+            columns.append(ColumnEncoding([column], encoding.na_values).transform(
+                table, allow_missing=allow_missing)[:, 0])
+        else:  # as Python's predict maps a category column
+            columns.append(codes_by_value(table.column(column["name"]), levels, column["name"],
+                                          table.path, allow_missing, encoding.na_values))
+    return np.column_stack(columns)
 
 
 def name_features(forest, encoding):

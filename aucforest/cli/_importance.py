@@ -9,7 +9,8 @@ import numpy as np
 
 from .._atomic import save_figure
 from ..inspection import importance_intervals, oob_importance, plot_importance
-from ._data import _model_features, model_and_labelled_data, named
+from .._sampling import CaseDraws
+from ._data import _case_weights, _model_features, model_and_labelled_data, named
 from ._options import (DEFAULT_SEED, OUTPUT_FILES, _add_classification_option, _add_data_options,
                        _positive_int)
 from ._output import check_plot
@@ -62,9 +63,14 @@ def run_importance(args):
     if args.plot:
         check_plot(args.plot, inputs=[args.model, args.data])
     model, table, y = model_and_labelled_data(args)
+    if args.intervals and model.extra.get("weight"):
+        raise ValueError(f"--intervals refits the forest on subsamples without case weights; "
+                         f"the model was fitted with --weight {model.extra['weight']!r}, so its "
+                         "intervals would describe another forest: leave out --intervals")
     forest = model.forest
     X = named(forest, _model_features(model, table, [args.target], args.na_values))
     forest.set_params(n_jobs=args.n_jobs)
+    _restore_case_draws(forest, model, table, y)
     groups = _column_groups(model.encoding, table, args.target)
     names = list(groups)
     result = oob_importance(forest, X, y, scoring=args.scoring, n_repeats=args.repeats,
@@ -84,6 +90,26 @@ def run_importance(args):
         ax = plot_importance(intervals if intervals else result, names, max_features=30)
         save_figure(ax.figure, args.plot)  # whole or not at all
         print(f"plot saved to {args.plot}")
+
+
+def _restore_case_draws(forest, model, table, y):
+    """Give a forest read from a model file the case draws of its fit.
+
+    A model file keeps no draws: `aucforest.inspection` rebuilds them from y,
+    as if every case weight were positive. Under the balanced bootstrap a
+    case of zero weight is never drawn, so a model fitted with ``--weight``
+    gets its draws rebuilt here from the weight column of DATA (the fit's
+    ``_case_draws``), and the out-of-bag rows are the fit's.
+    """
+    column = model.extra.get("weight")
+    if column is None:
+        return
+    if column not in table.columns:
+        raise ValueError(f"the model was fitted with --weight {column!r}, which {table.path} "
+                         "lacks; out-of-bag importance needs the training data with its case "
+                         "weights")
+    weights = _case_weights(table, column)
+    forest._case_draws = CaseDraws(forest, np.searchsorted(forest.classes_, y), weights)
 
 
 def format_table(names, result, intervals, classes):

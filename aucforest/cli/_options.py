@@ -70,9 +70,10 @@ def _add_column_options(parser, id_help):
 def _add_classification_option(parser):
     parser.add_argument("--classification", action="store_true",
                         help="the target holds class labels even though it looks continuous "
-                             "(numbers that are not all integers, or more than 20 distinct "
-                             "values that are also more than half the rows, which are refused "
-                             "without it)")
+                             "or has many classes, which are refused without it: numbers that "
+                             "are not all integers; more than 20 distinct values that are also "
+                             "more than half the rows, or integers with fewer than 10 rows per "
+                             "value on average; more than 100 distinct labels")
 
 
 def _add_data_options(parser, model_default=False):
