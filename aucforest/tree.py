@@ -344,7 +344,8 @@ default="from_dtype"
             Node index of each row's leaf in ``tree_``.
         """
         model = self._frozen()
-        return model.tree_.apply(model._validate_X_predict(X))
+        X = model._validate_X_predict(X)
+        return model.tree_.apply(X)
 
     def predict_proba(self, X):
         """Weighted class proportions of the leaf of each row.
@@ -362,7 +363,8 @@ default="from_dtype"
             Columns follow ``classes_``.
         """
         model = self._frozen()
-        return model.tree_.predict_proba(model._validate_X_predict(X))
+        X = model._validate_X_predict(X)
+        return model.tree_.predict_proba(X)
 
     def predict_log_proba(self, X):
         """Natural logarithm of `predict_proba` (-inf where a proportion is 0).
@@ -394,7 +396,8 @@ default="from_dtype"
             1 where row i passes through node j.
         """
         model = self._frozen()
-        return model.tree_.decision_path(model._validate_X_predict(X))
+        X = model._validate_X_predict(X)
+        return model.tree_.decision_path(X)
 
     def predict(self, X):
         """Most frequent class (by weight) of the leaf of each row.
@@ -410,7 +413,8 @@ default="from_dtype"
             Predicted class labels.
         """
         model = self._frozen()
-        proba = model.tree_.predict_proba(model._validate_X_predict(X))
+        X = model._validate_X_predict(X)
+        proba = model.tree_.predict_proba(X)
         return model.classes_[np.argmax(proba, axis=1)]
 
     @property

@@ -35,8 +35,11 @@ def shap_values(forest, X, *, n_jobs=None):
     ----------
     forest : fitted AUCForestClassifier or AUCTreeClassifier
         The model whose ``predict_proba`` is explained.
-    X : array-like of shape (n_samples, n_features)
-        Rows to explain; NaN marks a missing value.
+    X : array-like or pandas DataFrame of shape (n_samples, n_features)
+        Rows to explain; NaN marks a missing value. Checked and mapped as
+        ``predict`` does, against the same snapshot of the model whose trees
+        are explained: ``category`` columns by value, a level not seen at fit
+        as missing (with a warning), feature names checked.
     n_jobs : int or None, default=None
         Threads, one block of rows each; None: the forest's ``n_jobs``.
 
