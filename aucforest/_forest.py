@@ -32,7 +32,7 @@ from ._progress import progress
 from ._sampling import (TreeSampler, check_class_weight_dict, seeded_rng, tree_growth_seed,
                         weight_product)
 from ._sparse import SparseRows, is_sparse
-from .tree import AUCTreeClassifier, feature_attributes, fitted_tree
+from .tree import AUCTreeClassifier, feature_attributes, fitted_tree, frozen
 
 
 class AUCForestClassifier(ClassifierMixin, BaseEstimator):
@@ -696,10 +696,20 @@ default="from_dtype"
         return tags
 
     # -------------------------------------------------------------- predict
+    # Every public method reads the fitted state once (`_frozen`), checks X
+    # against that copy and hands only its trees to compiled code: a refit or
+    # set_params in another thread cannot mix two models within one call.
+
+    def _frozen(self):
+        """This forest as it is now (`aucforest.tree.frozen`): a copy whose
+        parameters and fitted model no refit or set_params can change."""
+        return frozen(self)
 
     def _validate_X_predict(self, X, accept_sparse=True):
-        """X as the trees read it: float32 in C order, or a sparse X as
-        `SparseRows` (``accept_sparse=False``: scikit-learn's TypeError instead)."""
+        """X as the trees read it, checked against this estimator's fitted state:
+        float32 in C order, or a sparse X as `SparseRows` (``accept_sparse=False``:
+        scikit-learn's TypeError instead). Call it on a `_frozen` copy and
+        predict with that copy's trees."""
         check_is_fitted(self)
         X = predict_codes(self, X)  # a DataFrame's categories mapped by value
         X = validate_data(self, X, dtype=np.float32, order="C", reset=False,
@@ -730,11 +740,11 @@ default="from_dtype"
             Columns follow ``classes_``.
         """
         from . import _dask  # dask collections: lazy, on the workers
+        model = self._frozen()
         if _dask.is_dask_collection(X):
-            return _dask.predict_proba(self, X)
-        X = self._validate_X_predict(X)
-        model = vars(self)  # a refit replaces this dict whole, it never mutates it
-        return mean_tree_proba(X, model, self.n_jobs)
+            return _dask.predict_proba(model, X)
+        X = model._validate_X_predict(X)
+        return mean_tree_proba(X, vars(model), model.n_jobs)
 
     def predict_log_proba(self, X):
         """Natural logarithm of `predict_proba` (-inf where a probability is 0).
@@ -766,14 +776,15 @@ default="from_dtype"
             Predicted class labels.
         """
         from . import _dask  # dask collections: lazy, on the workers
+        model = self._frozen()
         if _dask.is_dask_collection(X):
-            return _dask.predict(self, X)
-        X = self._validate_X_predict(X)
-        model = vars(self)
-        return decide_classes(mean_tree_proba(X, model, self.n_jobs), model, self.decision)
+            return _dask.predict(model, X)
+        X = model._validate_X_predict(X)
+        return model._decide(mean_tree_proba(X, vars(model), model.n_jobs))
 
     def _decide(self, proba):
-        """Classes the fitted decision rule gives for class probabilities ``proba``."""
+        """Classes the fitted decision rule gives for class probabilities ``proba``
+        (call it on the `_frozen` copy that gave them)."""
         return decide_classes(proba, vars(self), self.decision)
 
     def apply(self, X):
@@ -791,10 +802,11 @@ default="from_dtype"
             ``predict_proba``.
         """
         from . import _dask  # dask collections: lazy, on the workers
+        model = self._frozen()
         if _dask.is_dask_collection(X):
-            return _dask.apply(self, X)
-        X = self._validate_X_predict(X)
-        return np.column_stack([tree.tree_.apply(X) for tree in self.estimators_])
+            return _dask.apply(model, X)
+        X = model._validate_X_predict(X)
+        return np.column_stack([tree.tree_.apply(X) for tree in model.estimators_])
 
     def decision_path(self, X):
         """The nodes of every tree each row passes through, as scikit-learn's forests give them.
@@ -812,19 +824,21 @@ default="from_dtype"
         n_nodes_ptr : ndarray of shape (n_estimators + 1,)
             Where each tree's columns start in ``indicator``.
         """
-        X = self._validate_X_predict(X)
-        paths = [tree.tree_.decision_path(X) for tree in self.estimators_]
+        model = self._frozen()
+        X = model._validate_X_predict(X)
+        paths = [tree.tree_.decision_path(X) for tree in model.estimators_]
         n_nodes_ptr = np.cumsum([0] + [path.shape[1] for path in paths])
         return sparse.hstack(paths, format="csr"), n_nodes_ptr
 
     @property
     def feature_importances_(self):
         """Mean over trees of the normalised weighted decrease of the split statistic."""
-        check_is_fitted(self)
-        importances = np.zeros(self.n_features_in_)
-        for tree in self.estimators_:  # a running sum: one array, not one per tree
+        model = self._frozen()
+        check_is_fitted(model)
+        importances = np.zeros(model.n_features_in_)
+        for tree in model.estimators_:  # a running sum: one array, not one per tree
             importances += tree.tree_.compute_feature_importances()
-        importances /= len(self.estimators_)
+        importances /= len(model.estimators_)
         total = importances.sum()
         return importances / total if total > 0 else importances
 
@@ -840,17 +854,19 @@ default="from_dtype"
         model file (`aucforest.inspection` rebuilds the draws from the
         training y).
         """
-        check_is_fitted(self)
-        draws = getattr(self, "_case_draws", None)
+        model = self._frozen()
+        check_is_fitted(model)
+        draws = getattr(model, "_case_draws", None)
         if draws is None:
             raise AttributeError("estimators_samples_ needs the forest's fit in this session; "
                                  "a forest read from a model file does not keep it")
-        return [draws.indices(draws.tree_rng(tree)) for tree in self.estimators_]
+        return [draws.indices(draws.tree_rng(tree)) for tree in model.estimators_]
 
     def _in_bag_counts(self, tree_index):
         """Multiplicity of each training case in tree ``tree_index``'s sample."""
-        draws = self._case_draws
-        return draws.counts(draws.tree_rng(self.estimators_[tree_index]))
+        model = self._frozen()
+        draws = model._case_draws
+        return draws.counts(draws.tree_rng(model.estimators_[tree_index]))
 
 
 def _fit_tree(sampler, X, y_encoded, n_classes, params, seed, tables=None, counts_of=None,

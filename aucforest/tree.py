@@ -29,6 +29,19 @@ def feature_attributes(estimator):
     return {name: vars(estimator)[name] for name in FEATURE_ATTRIBUTES if name in vars(estimator)}
 
 
+def frozen(estimator):
+    """A shallow copy of ``estimator`` whose attribute dict is a copy of its own,
+    taken at once: one snapshot of its parameters and fitted model.
+
+    A refit publishes a new dict whole (`fit_atomically`) and ``set_params``
+    changes the live one; neither reaches the copy, so a method that reads the
+    copy only checks X against the model it predicts with.
+    """
+    copy = object.__new__(type(estimator))
+    copy.__dict__ = dict(vars(estimator))  # one read of the live dict
+    return copy
+
+
 def fitted_tree(tree_, classes, n_features_in, random_state, params, features=None):
     """An AUCTreeClassifier wrapping an already grown `Tree` (forests, model
     files), with the forest's `feature_attributes` ``features``."""
@@ -302,11 +315,18 @@ default="from_dtype"
         tags.input_tags.sparse = True
         return tags
 
-    def _validate_X_predict(self, X):
+    def _frozen(self):
+        """This tree as it is now (`frozen`): every public method reads only it."""
+        return frozen(self)
+
+    def _validate_X_predict(self, X, accept_sparse=True):
+        """X as the tree reads it, checked against this estimator's fitted state:
+        call it on a `_frozen` copy and predict with that copy's ``tree_``."""
         check_is_fitted(self)
         X = predict_codes(self, X)  # a DataFrame's categories mapped by value
         X = validate_data(self, X, dtype=np.float32, order="C", reset=False,
-                          accept_sparse="csr", ensure_all_finite="allow-nan")
+                          accept_sparse="csr" if accept_sparse else False,
+                          ensure_all_finite="allow-nan")
         if is_sparse(X):
             return SparseRows(X)  # converted once for every tree
         check_categorical_codes(X, getattr(self, "is_categorical_", None),
@@ -326,11 +346,14 @@ default="from_dtype"
         leaves : ndarray of shape (n_samples,)
             Node index of each row's leaf in ``tree_``.
         """
-        X = self._validate_X_predict(X)
-        return self.tree_.apply(X)
+        model = self._frozen()
+        X = model._validate_X_predict(X)
+        return model.tree_.apply(X)
 
     def predict_proba(self, X):
         """Weighted class proportions of the leaf of each row.
+
+        Reads the fitted tree once, so a concurrent refit cannot mix two models.
 
         Parameters
         ----------
@@ -342,8 +365,9 @@ default="from_dtype"
         proba : ndarray of shape (n_samples, n_classes)
             Columns follow ``classes_``.
         """
-        X = self._validate_X_predict(X)
-        return self.tree_.predict_proba(X)
+        model = self._frozen()
+        X = model._validate_X_predict(X)
+        return model.tree_.predict_proba(X)
 
     def predict_log_proba(self, X):
         """Natural logarithm of `predict_proba` (-inf where a proportion is 0).
@@ -374,8 +398,9 @@ default="from_dtype"
         indicator : scipy.sparse.csr_matrix of shape (n_samples, node_count)
             1 where row i passes through node j.
         """
-        X = self._validate_X_predict(X)
-        return self.tree_.decision_path(X)
+        model = self._frozen()
+        X = model._validate_X_predict(X)
+        return model.tree_.decision_path(X)
 
     def predict(self, X):
         """Most frequent class (by weight) of the leaf of each row.
@@ -390,14 +415,17 @@ default="from_dtype"
         y : ndarray of shape (n_samples,)
             Predicted class labels.
         """
-        proba = self.predict_proba(X)
-        return self.classes_[np.argmax(proba, axis=1)]
+        model = self._frozen()
+        X = model._validate_X_predict(X)
+        proba = model.tree_.predict_proba(X)
+        return model.classes_[np.argmax(proba, axis=1)]
 
     @property
     def feature_importances_(self):
         """Weighted decrease of the split statistic per feature, normalised."""
-        check_is_fitted(self)
-        return self.tree_.compute_feature_importances()
+        model = self._frozen()
+        check_is_fitted(model)
+        return model.tree_.compute_feature_importances()
 
     def get_depth(self):
         """Depth of the tree (the root alone has depth 0).

@@ -257,3 +257,87 @@ def test_infinite_values_raise():
     rows[0, 0] = np.inf
     with pytest.raises(ValueError, match="infinity"):
         shap_values(forest, rows)
+
+
+# ------------------------------------------------- category frames (issue 44)
+
+def category_frame(n=240, seed=0):
+    """A frame with an int and a str category column, a numeric column with NaN,
+    and labels that depend on the categories."""
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    size = rng.choice([10, 20, 30, 40], n)
+    colour = rng.choice(["red", "green", "blue"], n)
+    weight = rng.normal(size=n)
+    weight[rng.random(n) < 0.1] = np.nan
+    y = ((size >= 30) ^ (colour == "green")).astype(int) + 2 * ((colour == "blue") & (size == 10))
+    frame = pd.DataFrame({"size": pd.Categorical(size, [10, 20, 30, 40]),
+                          "colour": pd.Categorical(colour, ["red", "green", "blue"]),
+                          "weight": weight})
+    return frame, y
+
+
+@pytest.mark.parametrize("columns", [["size", "weight"], ["colour", "weight"],
+                                     ["size", "colour", "weight"]])
+def test_values_on_the_category_frame_of_the_fit_add_up_to_predict_proba(columns):
+    """Case 3: shap_values read the category values as codes (int categories:
+    values missed predict_proba by up to 1.0; str categories: "could not convert
+    string to float"). Now X is mapped as predict maps it."""
+    frame, y = category_frame()
+    frame = frame[columns]
+    forest = AUCForestClassifier(10, random_state=0).fit(frame, y)
+    values, base_values = shap_values(forest, frame)
+    assert values.shape == (frame.shape[0], len(columns), 3)
+    np.testing.assert_allclose(base_values + values.sum(axis=1), forest.predict_proba(frame),
+                               atol=1e-12)
+    tree = AUCTreeClassifier(max_depth=4, random_state=0).fit(frame, y)
+    values, base_values = shap_values(tree, frame)
+    np.testing.assert_allclose(base_values + values.sum(axis=1), tree.predict_proba(frame),
+                               atol=1e-12)
+
+
+def test_values_of_reordered_categories_are_those_of_the_fitted_order():
+    frame, y = category_frame()
+    forest = AUCForestClassifier(10, random_state=0).fit(frame, y)
+    reordered = frame.assign(size=frame["size"].cat.reorder_categories([40, 10, 30, 20]),
+                             colour=frame.colour.cat.set_categories(
+                                 ["blue", "purple", "red", "green"]))
+    np.testing.assert_array_equal(shap_values(forest, reordered)[0],
+                                  shap_values(forest, frame)[0])
+
+
+def test_unseen_levels_are_explained_as_missing_values():
+    import pandas as pd
+
+    frame, y = category_frame()
+    forest = AUCForestClassifier(10, random_state=0).fit(frame, y)
+    rows = frame.iloc[:20].copy()
+    rows["colour"] = rows.colour.cat.add_categories(["purple"])
+    rows.loc[rows.index[:5], "colour"] = "purple"
+    missing = rows.copy()
+    missing.loc[missing.index[:5], "colour"] = np.nan
+    with pytest.warns(UserWarning, match="'colour' has 5 values of categories not seen"):
+        values, base_values = shap_values(forest, rows)
+    np.testing.assert_array_equal(values, shap_values(forest, missing)[0])
+    with pytest.warns(UserWarning, match="not seen"):
+        proba = forest.predict_proba(rows)
+    np.testing.assert_allclose(base_values + values.sum(axis=1), proba, atol=1e-12)
+    assert pd.isna(missing.colour.iloc[0])
+
+
+def test_frames_refused_by_predict_are_refused_alike():
+    frame, y = category_frame()
+    forest = AUCForestClassifier(5, random_state=0).fit(frame, y)
+    renamed = frame.rename(columns={"weight": "mass"})
+    with pytest.raises(ValueError, match="feature names"):
+        forest.predict_proba(renamed)
+    with pytest.raises(ValueError, match="feature names"):
+        shap_values(forest, renamed)
+    as_numbers = frame.assign(size=frame["size"].astype(int))
+    for explain in (forest.predict_proba, lambda X: shap_values(forest, X)):
+        with pytest.raises(ValueError, match="'size' was fitted as a category column"):
+            explain(as_numbers)
+    numeric = AUCForestClassifier(5, random_state=0).fit(frame[["weight"]], y)
+    with pytest.raises(ValueError, match="'weight' has the category dtype"):
+        shap_values(numeric, frame[["weight"]].astype("category"))

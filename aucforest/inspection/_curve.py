@@ -1,7 +1,7 @@
 """Out-of-bag score against the number of trees."""
 import numpy as np
 
-from ._oob import OutOfBag
+from ._oob import OutOfBag, snapshot
 from ._scoring import make_scorer, score_or_nan
 
 
@@ -29,6 +29,7 @@ def oob_curve(forest, X, y, *, scoring="auc"):
         Entry t - 1 is the OOB score of the first t trees (NaN while the
         cases left out hold fewer than two classes).
     """
+    forest = snapshot(forest)  # one model throughout, whatever refits it meanwhile
     scorer = make_scorer(scoring, forest)
     oob = OutOfBag(forest, X, y)
     total = np.zeros((oob.y.shape[0], oob.n_classes))

@@ -9,6 +9,7 @@ from sklearn.utils import _safe_indexing, check_random_state
 from sklearn.utils.validation import column_or_1d
 
 from .._base import MAX_SEED
+from ._oob import snapshot
 from ._permutation import oob_importance
 
 
@@ -113,6 +114,7 @@ def importance_intervals(forest, X, y, *, n_subsamples=100, subratio=None, alpha
         subratio = default_subratio(n_samples)
     elif not isinstance(subratio, Real) or not 0 < subratio < 1:
         raise ValueError(f"subratio must be in (0, 1) or None, got {subratio!r}")
+    forest = snapshot(forest)  # the importance and the refits: one model's parameters
     rng = check_random_state(random_state)
     importance = oob_importance(forest, X, y_array, scoring=scoring, n_repeats=n_repeats,
                                 random_state=rng, groups=groups).importances_mean

@@ -55,17 +55,16 @@ class OutOfBag:
     Parameters
     ----------
     forest : AUCForestClassifier
-        Fitted with ``bootstrap=True``.
+        Fitted with ``bootstrap=True``. One snapshot of it is read
+        (`snapshot`), kept as ``self.forest``: X, y, the draws and the trees
+        all come from that one model, whatever refits it meanwhile.
     X, y : the forest's training data, rows in the order of the fit.
     n_jobs : int or None
         Threads used to send each tree's OOB rows down the tree.
     """
 
     def __init__(self, forest, X, y, n_jobs=None):
-        if not isinstance(forest, AUCForestClassifier):
-            raise TypeError(f"forest must be a fitted AUCForestClassifier, got "
-                            f"{type(forest).__name__}")
-        check_is_fitted(forest)
+        forest = snapshot(forest)
         if not forest.bootstrap:
             raise ValueError("out-of-bag quantities need a forest fitted with bootstrap=True "
                              "(every tree saw every case)")
@@ -101,6 +100,18 @@ class OutOfBag:
     def ensemble(self, proba_sum):
         """Mean OOB proportions of the rows that have at least one OOB tree."""
         return proba_sum[self.has_oob] / self.n_trees[self.has_oob, None]
+
+
+def snapshot(forest):
+    """The fitted forest as it is now (its `_frozen` copy: no refit or set_params
+    in another thread reaches it); TypeError for anything but an
+    AUCForestClassifier, NotFittedError for an unfitted one."""
+    if not isinstance(forest, AUCForestClassifier):
+        raise TypeError(f"forest must be a fitted AUCForestClassifier, got "
+                        f"{type(forest).__name__}")
+    forest = forest._frozen()
+    check_is_fitted(forest)
+    return forest
 
 
 def _tree_out_of_bag(tree, draws, X):

@@ -6,7 +6,7 @@ from joblib import Parallel, delayed
 from sklearn.utils import Bunch, check_random_state
 
 from .._base import MAX_SEED
-from ._oob import OutOfBag
+from ._oob import OutOfBag, snapshot
 from ._scoring import make_scorer, per_class_auc, score_or_nan
 
 
@@ -78,6 +78,7 @@ def oob_importance(forest, X, y, *, scoring="auc", n_repeats=1, random_state=Non
     """
     if not isinstance(n_repeats, Integral) or n_repeats < 1:
         raise ValueError(f"n_repeats must be a positive integer, got {n_repeats!r}")
+    forest = snapshot(forest)  # one model throughout, whatever refits it meanwhile
     scorer = make_scorer(scoring, forest)
     oob = OutOfBag(forest, X, y, n_jobs=n_jobs)
     n_features = oob.X.shape[1]

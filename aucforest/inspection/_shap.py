@@ -14,7 +14,7 @@ has collapsed to ``predict_min_samples_``).
 """
 import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from .._forest import AUCForestClassifier
 from ..tree import AUCTreeClassifier
@@ -35,8 +35,11 @@ def shap_values(forest, X, *, n_jobs=None):
     ----------
     forest : fitted AUCForestClassifier or AUCTreeClassifier
         The model whose ``predict_proba`` is explained.
-    X : array-like of shape (n_samples, n_features)
-        Rows to explain; NaN marks a missing value.
+    X : array-like or pandas DataFrame of shape (n_samples, n_features)
+        Rows to explain; NaN marks a missing value. Checked and mapped as
+        ``predict`` does, against the same snapshot of the model whose trees
+        are explained: ``category`` columns by value, a level not seen at fit
+        as missing (with a warning), feature names checked.
     n_jobs : int or None, default=None
         Threads, one block of rows each; None: the forest's ``n_jobs``.
 
@@ -130,31 +133,30 @@ def to_shap(forest):
 
 
 def _explained_model(model, X):
-    """The trees as the model predicts with them (`_explained_tree` dicts), X
-    validated as the model's ``predict`` does (None: not validated), and the
-    model's ``n_jobs``."""
-    if isinstance(model, AUCForestClassifier):
-        check_is_fitted(model)
-        fitted = vars(model)  # a refit replaces this dict whole: one model throughout
-        estimators = fitted["estimators_"]
-        n_classes = fitted["n_classes_"]
-        n_jobs = model.n_jobs
-        trees = [estimator.tree_ for estimator in estimators]
-    elif isinstance(model, AUCTreeClassifier):
-        check_is_fitted(model)
-        n_classes, n_jobs = model.n_classes_, 1
-        trees = [model.tree_]
-    else:
+    """The trees of one snapshot of the model (its `_frozen` copy) as it predicts
+    with them (`_explained_tree` dicts), X checked and mapped against that same
+    snapshot exactly as its ``predict`` does (category columns by value, feature
+    names; None: not validated), and the model's ``n_jobs``."""
+    if not isinstance(model, (AUCForestClassifier, AUCTreeClassifier)):
         raise TypeError("expected a fitted AUCForestClassifier or AUCTreeClassifier, got "
                         f"{type(model).__name__}")
+    model = model._frozen()  # a refit or set_params elsewhere cannot reach this copy
+    check_is_fitted(model)
+    if isinstance(model, AUCForestClassifier):
+        trees, n_jobs = [estimator.tree_ for estimator in model.estimators_], model.n_jobs
+    else:
+        trees, n_jobs = [model.tree_], 1
     if X is not None:
-        X = validate_data(model, X, reset=False, dtype=np.float32, order="C",
-                          ensure_all_finite="allow-nan")
-    return [_explained_tree(tree, n_classes) for tree in trees], X, n_jobs
+        # the kernel reads dense rows; a sparse X gets scikit-learn's TypeError (toarray)
+        X = model._validate_X_predict(X, accept_sparse=False)
+    return ([_explained_tree(tree_, model.n_classes_, model.n_features_in_) for tree_ in trees],
+            X, n_jobs)
 
 
-def _explained_tree(tree_, n_classes):
-    """One tree's node arrays, read once through its public attributes.
+def _explained_tree(tree_, n_classes, n_features):
+    """One tree's node arrays, read once through its public attributes; checked
+    against the model's classes and features (the compiled kernel trusts the
+    feature indices: they index X and the values).
 
     Returns
     -------
@@ -174,6 +176,9 @@ def _explained_tree(tree_, n_classes):
     if value.shape[1] != n_classes:
         raise ValueError(f"a tree has {value.shape[1]} class proportions per node, the model "
                          f"{n_classes} classes")
+    if tree_.n_features != n_features:
+        raise ValueError(f"a tree reads {tree_.n_features} features, the model "
+                         f"{n_features} features")
     if not np.all(cover > 0):
         raise ValueError("TreeSHAP needs a positive training weight in every node")
     split = feature >= 0

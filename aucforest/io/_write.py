@@ -96,6 +96,7 @@ def forest_to_arrays(forest, *, extra=None):
     """
     if not isinstance(forest, AUCForestClassifier):
         raise TypeError(f"can only save an AUCForestClassifier, got {type(forest).__name__}")
+    forest = forest._frozen()  # one model throughout, whatever refits it meanwhile
     check_is_fitted(forest)
     classes, classes_dtype = _storable_classes(forest.classes_)
     params, dropped = _storable_params(forest.get_params(deep=False))
