@@ -678,16 +678,17 @@ default="from_dtype"
     @property
     def oob_gmean_(self):
         """OOB G-mean of the predictions under the current ``decision``."""
-        check_is_fitted(self, ["oob_decision_function_", "oob_labels_"])
-        labels, proba = self.oob_labels_, self.oob_decision_function_
+        model = self._frozen()  # one model and one decision, whatever another thread does
+        check_is_fitted(model, ["oob_decision_function_", "oob_labels_"])
+        labels, proba = model.oob_labels_, model.oob_decision_function_
         if labels is None:
             # a fit on dask collections keeps the bounded sample oob_score_ is computed on
-            sample = getattr(self, "_oob_sample_", None)
+            sample = getattr(model, "_oob_sample_", None)
             if sample is None:  # loaded from a file without the training labels
-                return self._saved_oob_gmean
+                return model._saved_oob_gmean
             labels, proba = sample
-        validate_decision(self.decision, self.n_classes_)
-        return oob_gmean(labels, proba, self.class_prior_, self.decision)
+        validate_decision(model.decision, model.n_classes_)
+        return oob_gmean(labels, proba, model.class_prior_, model.decision)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
