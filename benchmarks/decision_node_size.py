@@ -125,10 +125,11 @@ def fold_rows(name, load):
                 row["brier"] = float(np.mean(np.sum(
                     (proba - (y[test][:, None] == classes)) ** 2, axis=1)))
                 rows.append(row)
-            if fold == 0:
-                rows[-1]["default_m"] = ";".join(
-                    f"{d}:{AUCForestClassifier(TREES, decision=d, n_jobs=1, random_state=seed).fit(X[train], y[train]).predict_min_samples_}"  # noqa: E501
-                    for d in decisions_of(classes.size))
+            if fold == 0:  # the library's own choice under each decision
+                sizes = {d: AUCForestClassifier(TREES, decision=d, n_jobs=1, random_state=seed)
+                         .fit(X[train], y[train]).predict_min_samples_
+                         for d in decisions_of(classes.size)}
+                rows[-1]["default_m"] = ";".join(f"{d}:{m}" for d, m in sizes.items())
     return rows
 
 
