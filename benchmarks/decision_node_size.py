@@ -177,7 +177,8 @@ def check_default(d):
     return wrong
 
 
-SCORES = {"auc": "test AUC", "g": "test G-mean", "acc": "accuracy", "brier": "Brier (lower is better)"}
+SCORES = {"auc": "test AUC", "g": "test G-mean", "acc": "accuracy",
+          "brier": "Brier (lower is better)"}
 
 
 def report(path):
