@@ -1,9 +1,13 @@
 """AUC splitting against Gini splitting, by repeated stratified cross-validation.
 
 Behind ``aucforest compare``. Each fold fits one forest per split criterion
-and scores its test-set probabilities under both decision rules (RFQ and
-argmax): the decision changes the labels, not the probabilities, so the AUC
-of a criterion is the same under both rules.
+(under RFQ, which chooses its node size) and scores its test-set
+probabilities under both decision rules (RFQ and argmax): applied after the
+fit the decision changes the labels, not the probabilities, so the AUC of a
+criterion is the same under both rules. The argmax rows are thus the argmax
+applied to the RFQ forest, as ``set_params(decision="argmax")`` after a fit;
+a forest fitted with ``decision="argmax"`` may choose another node size
+(docs/user_guide.md, section 2).
 
 The bundled default data sets, made imbalanced by subsampling one class
 without replacement (``numpy.random.RandomState(seed)``, seed 0 by default):
@@ -224,7 +228,7 @@ def paired_tests(rows):
 
     For each data set: AUC splitting against Gini splitting under each
     decision, and RFQ against argmax under each criterion (the AUC is left
-    out there: the decision does not change the probabilities).
+    out there: both rules score the same forest's probabilities).
 
     Returns
     -------

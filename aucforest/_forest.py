@@ -123,13 +123,23 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         going to the class with the smaller prior; for two classes exactly
         RFQ's ``p_min(x) >= pi_min``. "argmax": the Bayes rule. A float t (two
         classes only): predict ``classes_[1]`` when ``p_1(x) >= t``.
+        Set before ``fit`` with ``predict_min_samples="oob"``, it is also the
+        rule of the out-of-bag G-mean that chooses the node size, so forests
+        fitted under different decisions can predict from different node
+        sizes and give different ``predict_proba`` (the grown trees are the
+        same). On 11 imbalanced sets "argmax" forests had 0.05 more test
+        G-mean at their own size than at RFQ's
+        (benchmarks/results/decision_node_size.md). Changed after ``fit``
+        (``set_params``) it changes the labels only.
     predict_min_samples : int or "oob", default="oob"
         Node size the trees predict from: each tree is collapsed so that a row
         gets the class proportions of the deepest node on its path holding at
         least this many training cases (1: the leaf). "oob" chooses it per fit
         among ``MIN_SAMPLES_CANDIDATES`` (1, 2, 5, 10, 20, 50) by the sum of the
-        out-of-bag AUC and the out-of-bag G-mean (under ``decision``), the
-        smallest of equal ones; ``oob_scores_by_min_samples_`` and
+        out-of-bag AUC and the out-of-bag G-mean under the ``decision`` set at
+        fit (so the size, and with it ``predict_proba``, can differ between
+        decisions; an int does not), the smallest of equal ones;
+        ``oob_scores_by_min_samples_`` and
         ``oob_gmeans_by_min_samples_`` show every candidate and ``oob_score_``
         is the chosen one's (optimistic by the choice among six). Without
         ``oob_score`` the choice scores at most ``OOB_CHOICE_MAX_CASES``
@@ -627,7 +637,9 @@ default="from_dtype"
     def _set_oob_estimates(self, y_encoded, oob):
         """OOB decision function and score at the node size chosen: among
         several candidates, the one with the largest OOB AUC + OOB G-mean
-        (under the forest's decision), the first of equal ones."""
+        (under the forest's decision at fit: under "argmax" or a threshold the
+        G-mean under RFQ chose worse sizes, benchmarks/results/
+        decision_node_size.md), the first of equal ones."""
         n_candidates = len(oob.min_samples)
 
         def figures(candidates):  # OOB AUC, and OOB G-mean when there is a choice
