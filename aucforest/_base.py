@@ -214,17 +214,23 @@ def training_matrix(X, max_bins, random_state, is_categorical=None, n_jobs=None)
                         n_threads=max(1, min(effective_n_jobs(n_jobs), cpu_count())))
 
 
-def check_categorical_codes(X, is_categorical, feature_names=None):
+def check_categorical_codes(X, is_categorical, feature_names=None, sparse="refuse"):
     """Check that the categorical columns of X hold level codes: integers in
     0..MAX_CATEGORIES - 1 (NaN: missing); ValueError naming the first feature
-    that does not."""
+    that does not.
+
+    A sparse X is refused when there are categorical features (fit: the
+    sparse splitters split ordered features only), or, with
+    ``sparse="read"`` (predict), checked as ``X.toarray()`` would be: same
+    check, same message.
+    """
     if is_categorical is None:
         return
-    if is_sparse(X) and np.any(is_categorical):
+    if is_sparse(X) and np.any(is_categorical) and sparse == "refuse":
         raise ValueError("categorical_features are not supported with a sparse X; pass "
                          "X.toarray() or a dense array")
     for f in np.flatnonzero(is_categorical):
-        column = np.asarray(X[:, f])
+        column = X[:, [f]].toarray().ravel() if is_sparse(X) else np.asarray(X[:, f])
         observed = column[~np.isnan(column)]
         if observed.size == 0:
             continue
