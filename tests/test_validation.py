@@ -121,6 +121,38 @@ def test_threshold_decision_on_three_classes_is_refused_at_predict():
         forest.predict(X)
 
 
+# issue 44 case 6: set_params after fit skips the fit's parameter validation, and
+# predict applied any decision: "foo" failed in a numpy comparison, 1.5 predicted
+BAD_DECISIONS = ["foo", "RFQ", 1.5, 1.0, 0.0, -0.2, np.nan, True, None, [0.5]]
+
+
+@pytest.mark.parametrize("decision", BAD_DECISIONS, ids=repr)
+def test_an_invalid_decision_is_refused_at_fit_and_at_predict(decision):
+    with pytest.raises(ValueError, match="'decision' parameter"):
+        AUCForestClassifier(3, decision=decision, random_state=0).fit(X, y)
+    forest = AUCForestClassifier(10, oob_score=True, random_state=0).fit(X, y)
+    forest.set_params(decision=decision)
+    proba = forest.predict_proba(X)
+    for use, rows in ((forest.predict, X), (forest._decide, proba)):
+        with pytest.raises(ValueError, match=r"'decision' parameter .*'rfq', 'argmax' or a "
+                                             r"float threshold in \(0, 1\)"):
+            use(rows)
+    with pytest.raises(ValueError, match="'decision' parameter"):
+        forest.oob_gmean_
+
+
+@pytest.mark.parametrize("decision", ["rfq", "argmax", 0.3, np.float32(0.7), np.float64(0.5)],
+                         ids=repr)
+def test_valid_decisions_after_fit_predict_as_at_fit(decision):
+    forest = AUCForestClassifier(3, random_state=0).fit(X, y)
+    proba = forest.predict_proba(X)
+    expected = AUCForestClassifier(3, decision=decision, random_state=0).fit(X, y).predict(X)
+    np.testing.assert_array_equal(forest.set_params(decision=decision).predict(X), expected)
+    if not isinstance(decision, str):
+        np.testing.assert_array_equal(expected, forest.classes_[(proba[:, 1] >= decision)
+                                                               .astype(int)])
+
+
 def test_error_messages_show_plain_values():
     with pytest.raises(ValueError) as error:
         AUCForestClassifier(3).fit(X, np.zeros(40, dtype=np.int64))
