@@ -435,3 +435,77 @@ def test_collapsed_keeps_the_nodes_of_a_walk_from_the_root(min_samples, params):
             depth[expected["children_left"][node]] = depth[expected["children_right"][node]] = \
                 depth[node] + 1
     assert collapsed.max_depth == depth.max()
+
+
+def naive_subtree_costs(tree_, alpha):
+    """(R_alpha, leaves, kept split nodes) of every pruned subtree of tree_, by
+    enumeration: R(T) sums weight share x Gini impurity over the leaves
+    (Breiman et al. 1984, ch. 3; Gini also under the AUC criteria)."""
+    left, right = tree_.children_left, tree_.children_right
+    share = tree_.weighted_n_node_samples / tree_.weighted_n_node_samples[0]
+    risk = share * (1.0 - (tree_.value[:, 0, :] ** 2).sum(axis=1))
+
+    def subtrees(node):  # (risk, leaves, split nodes) of each pruning of node's subtree
+        if left[node] < 0:
+            return [(risk[node], 1, frozenset())]
+        return [(risk[node], 1, frozenset())] + [
+            (r1 + r2, n1 + n2, s1 | s2 | {node})
+            for r1, n1, s1 in subtrees(left[node]) for r2, n2, s2 in subtrees(right[node])]
+
+    return [(r + alpha * n, n, s) for r, n, s in subtrees(0)]
+
+
+def assert_pruned_as_brute_force(grown, pruned, X, alpha):
+    """``pruned`` is the smallest subtree of ``grown`` of least R_alpha, each row
+    stopping where its path through ``grown`` leaves the kept splits."""
+    best_cost = min(c for c, _, _ in naive_subtree_costs(grown.tree_, alpha))
+    smallest = min((n, sorted(s)) for c, n, s in naive_subtree_costs(grown.tree_, alpha)
+                   if c <= best_cost + 1e-12)
+    assert pruned.get_n_leaves() == smallest[0]
+    kept_splits = set(smallest[1])
+    full_paths, pruned_paths = grown.decision_path(X), pruned.decision_path(X)
+    proba = pruned.predict_proba(X)
+    for row in range(X.shape[0]):
+        path = full_paths.indices[full_paths.indptr[row]:full_paths.indptr[row + 1]]
+        stop = next(i for i, node in enumerate(np.sort(path)) if node not in kept_splits)
+        assert pruned_paths.indptr[row + 1] - pruned_paths.indptr[row] == stop + 1
+        np.testing.assert_array_equal(proba[row], grown.tree_.value[np.sort(path)[stop], 0])
+
+
+def categorical_problem(seed, n=240):
+    """Two categorical features of 7 and 5 levels (NaN missing) that decide y
+    with noise, and a numeric one."""
+    rng = np.random.default_rng(seed)
+    first, second = rng.integers(0, 7, n).astype(np.float32), rng.integers(0, 5, n)
+    first[rng.random(n) < 0.05] = np.nan
+    X = np.column_stack([first, second, rng.normal(size=n)]).astype(np.float32)
+    y = (np.isin(first, [1, 3, 4]) ^ np.isin(second, [0, 2]) ^ (rng.random(n) < 0.2)
+         ^ (X[:, 2] > 1.2)).astype(int)
+    return X, y
+
+
+@pytest.mark.parametrize("criterion", ["auc", "gini"])
+def test_ccp_alpha_prunes_a_tree_with_categorical_splits_as_brute_force(criterion):
+    """Issue 44 case 4: ccp_alpha > 0 with a categorical feature raised IndexError
+    (the level sets are stored one row per categorical split, not per node)."""
+    X, y = categorical_problem(18)
+    params = dict(criterion=criterion, categorical_features=[0, 1], max_leaf_nodes=10,
+                  random_state=0)
+    grown = AUCTreeClassifier(**params).fit(X, y)
+    assert grown.tree_.categorical_split.sum() >= 2
+    path = AUCTreeClassifier(**params).cost_complexity_pruning_path(X, y)
+    for alpha in [0.002, 0.01, *path.ccp_alphas[1:-1]]:
+        pruned = AUCTreeClassifier(ccp_alpha=alpha, **params).fit(X, y)
+        assert_pruned_as_brute_force(grown, pruned, X, alpha)
+
+
+def test_ccp_alpha_prunes_each_tree_of_a_forest_with_categorical_splits():
+    from aucforest import AUCForestClassifier
+    X, y = categorical_problem(19)
+    params = dict(n_estimators=3, categorical_features=[0, 1], max_leaf_nodes=10,
+                  predict_min_samples=1, random_state=0)
+    grown = AUCForestClassifier(**params).fit(X, y)
+    pruned = AUCForestClassifier(ccp_alpha=0.004, **params).fit(X, y)
+    assert any(t.tree_.categorical_split.any() for t in pruned.estimators_)
+    for full_tree, pruned_tree in zip(grown.estimators_, pruned.estimators_):
+        assert_pruned_as_brute_force(full_tree, pruned_tree, X, 0.004)
