@@ -30,6 +30,9 @@ MAX_SEED = np.iinfo(np.int32).max
 # max_depth=None: no bound (build_tree takes an index-sized int)
 LARGEST_INDEX = np.iinfo(np.intp).max
 
+# the most leaves a tree of int32 node indices holds (2 L - 1 nodes)
+MAX_LEAF_NODES = 2**30
+
 
 TREE_PARAMETER_CONSTRAINTS = {
     "criterion": [StrOptions(set(CRITERIA))],
@@ -47,7 +50,10 @@ TREE_PARAMETER_CONSTRAINTS = {
                           Interval(RealNotInt, 0.0, 1.0, closed="right")],
     "min_samples_leaf": [Interval(Integral, 1, None, closed="left"),
                          Interval(RealNotInt, 0.0, 1.0, closed="neither")],
-    "max_leaf_nodes": [Interval(Integral, 2, None, closed="left"), None],
+    # a tree's node indices are int32 (`aucforest._tree.Node`): at most 2**31 - 1 nodes,
+    # so 2**30 leaves; a larger bound is a parameter error before any allocation (where
+    # scikit-learn, which allocates 2 max_leaf_nodes - 1 nodes up front, runs out of memory)
+    "max_leaf_nodes": [Interval(Integral, 2, MAX_LEAF_NODES, closed="both"), None],
     "min_impurity_decrease": [Interval(Real, 0.0, None, closed="left")],
     "ccp_alpha": [Interval(Real, 0.0, None, closed="left")],
     "min_weight_fraction_leaf": [Interval(Real, 0.0, 0.5, closed="both")],

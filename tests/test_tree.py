@@ -509,3 +509,49 @@ def test_ccp_alpha_prunes_each_tree_of_a_forest_with_categorical_splits():
     assert any(t.tree_.categorical_split.any() for t in pruned.estimators_)
     for full_tree, pruned_tree in zip(grown.estimators_, pruned.estimators_):
         assert_pruned_as_brute_force(full_tree, pruned_tree, X, 0.004)
+
+
+BUILDER_CASES = [
+    dict(),  # the AUC criterion ties often: ties go to the first feature in random order
+    dict(criterion="gini"),
+    dict(max_features=2),
+    dict(nsplit=2, max_features=3),
+    dict(max_bins=8, nsplit=2),
+    dict(splitter="random", max_features=3),
+    dict(categorical_features=[0], max_features=2),
+    dict(max_depth=4, min_samples_leaf=3, min_impurity_decrease=0.002),
+]
+
+
+@pytest.mark.parametrize("params", BUILDER_CASES, ids=repr)
+@pytest.mark.parametrize("sparse_input", [False, True])
+def test_best_first_tree_that_never_reaches_max_leaf_nodes_is_the_depth_first_tree(params,
+                                                                                     sparse_input):
+    """Issue 44 case 5a: with max_leaf_nodes never reached, the best-first builder
+    grew another tree than the depth-first one: each node drew its feature order
+    (and thresholds) from one random stream consumed in the order the builder
+    visits the nodes. scikit-learn's test_importances compares the two on iris."""
+    import scipy.sparse as sp
+    from sklearn.datasets import load_iris
+    X, y = load_iris(return_X_y=True)
+    rng = np.random.default_rng(20)
+    X = np.column_stack([rng.integers(0, 4, X.shape[0]), X]).astype(np.float32)  # codes 0..3
+    if sparse_input and "categorical_features" not in params:
+        X = sp.csc_matrix(np.where(rng.random(X.shape) < 0.3, 0.0, X))
+    elif sparse_input:
+        return
+    for seed in range(3):
+        depth_first = AUCTreeClassifier(random_state=seed, **params).fit(X, y)
+        assert depth_first.get_n_leaves() > 4
+        best_first = AUCTreeClassifier(random_state=seed, max_leaf_nodes=X.shape[0],
+                                       **params).fit(X, y)
+        for name, array in depth_first.tree_.node_arrays().items():
+            np.testing.assert_array_equal(best_first.tree_.node_arrays()[name], array,
+                                          err_msg=name)
+        np.testing.assert_array_equal(best_first.feature_importances_,
+                                      depth_first.feature_importances_)
+        # bounded: the leaves the best-first order reaches first, a pruning of the same tree
+        bounded = AUCTreeClassifier(random_state=seed, max_leaf_nodes=4, **params).fit(X, y)
+        assert bounded.get_n_leaves() == 4
+        kept = bounded.tree_.feature >= 0
+        assert set(bounded.tree_.threshold[kept]) <= set(depth_first.tree_.threshold)
