@@ -111,7 +111,9 @@ default="from_dtype"
     max_leaf_nodes : int or None, default=None
         Grow the tree best first (scikit-learn's best-first builder): the node
         whose split decreases the weighted impurity most is split next, until
-        this many leaves. None: depth first, no bound.
+        this many leaves (at most 2**30). Each node draws its features from a
+        random stream of its own, so a bound the tree does not reach gives the
+        depth-first tree. None: depth first, no bound.
     min_impurity_decrease : float, default=0.0
         A split is made only if it decreases the weighted impurity by at
         least this: ``N_t / N * (i(t) - N_tR / N_t * i(t_R) - N_tL / N_t *
