@@ -235,12 +235,16 @@ def check_categorical_codes(X, is_categorical, feature_names=None, sparse="refus
     if is_sparse(X) and np.any(is_categorical) and sparse == "refuse":
         raise ValueError("categorical_features are not supported with a sparse X; pass "
                          "X.toarray() or a dense array")
-    for f in np.flatnonzero(is_categorical):
+    categorical = np.flatnonzero(is_categorical)
+    if is_sparse(X) and categorical.size:  # those columns once, each then read whole
+        X, categorical = canonical(X[:, categorical], "csc"), np.arange(categorical.size)
+    for f, feature in zip(categorical, np.flatnonzero(is_categorical)):
         column = X[:, [f]].toarray().ravel() if is_sparse(X) else np.asarray(X[:, f])
         observed = column[~np.isnan(column)]
         if observed.size == 0:
             continue
-        name = f"feature {f}" + (f" ({feature_names[f]!r})" if feature_names is not None else "")
+        name = f"feature {feature}" + (f" ({feature_names[feature]!r})"
+                                       if feature_names is not None else "")
         bad = (observed < 0) | (observed >= MAX_CATEGORIES) | (observed != np.floor(observed))
         if bad.any():
             raise ValueError(

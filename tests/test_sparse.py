@@ -304,27 +304,29 @@ def test_coo_coordinates_outside_the_shape_are_refused(convert):
 # issue 44 case 2: sparse predict read categorical features without checking
 # their level codes, where dense predict refuses 1.5, 300 and -1
 @pytest.mark.parametrize("bad", [1.5, 300.0, -1.0])
-@pytest.mark.parametrize("make", [lambda: AUCTreeClassifier(categorical_features=[0],
+@pytest.mark.parametrize("make", [lambda: AUCTreeClassifier(categorical_features=[2],
                                                             random_state=0),
-                                  lambda: AUCForestClassifier(5, categorical_features=[0],
+                                  lambda: AUCForestClassifier(5, categorical_features=[2],
                                                               random_state=0)])
 def test_sparse_predict_refuses_the_level_codes_dense_predict_refuses(make, bad):
     rng = np.random.default_rng(17)
-    dense = np.column_stack([rng.integers(0, 5, 200), rng.normal(size=200)]).astype(np.float32)
-    y = np.isin(dense[:, 0], [1, 3]).astype(int)
+    dense = np.column_stack([rng.normal(size=200), rng.integers(0, 3, 200),
+                             rng.integers(0, 5, 200)]).astype(np.float32)
+    y = np.isin(dense[:, 2], [1, 3]).astype(int)  # feature 1: codes read as numbers
     model = make().fit(dense, y)
     rows = dense[:10].copy()
-    rows[4, 0] = bad
+    rows[4, 2] = bad
     with pytest.raises(ValueError) as from_dense:
         model.predict(rows)
+    assert "categorical feature 2 must hold level codes" in str(from_dense.value)
     for convert in SPARSE_KINDS:
         for method in ("predict", "predict_proba", "apply"):
             with pytest.raises(ValueError) as from_sparse:
                 getattr(model, method)(convert(rows))
             assert str(from_sparse.value) == str(from_dense.value)
     # valid codes (0 unstored, NaN stored) give the dense answer
-    rows[4, 0] = np.nan
-    rows[5, 0] = 0.0
+    rows[4, 2] = np.nan
+    rows[5, 2] = 0.0
     for convert in SPARSE_KINDS:
         np.testing.assert_array_equal(model.predict_proba(convert(rows)),
                                       model.predict_proba(rows))
