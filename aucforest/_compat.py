@@ -31,6 +31,7 @@ def validate_data(estimator, X="no_validation", y="no_validation", **check_param
         check_structure(X)
     return sklearn_validate_data(estimator, X, y, **check_params)
 
+
 # optional dependency -> the extra of pyproject.toml that installs it
 EXTRAS = {"matplotlib": "plot", "pyarrow": "parquet", "dask": "dask", "distributed": "dask",
           "pandas": "test", "shap": "test"}
