@@ -30,6 +30,9 @@ MAX_SEED = np.iinfo(np.int32).max
 # max_depth=None: no bound (build_tree takes an index-sized int)
 LARGEST_INDEX = np.iinfo(np.intp).max
 
+# the most leaves a tree of int32 node indices holds (2 L - 1 nodes)
+MAX_LEAF_NODES = 2**30
+
 
 TREE_PARAMETER_CONSTRAINTS = {
     "criterion": [StrOptions(set(CRITERIA))],
@@ -47,7 +50,10 @@ TREE_PARAMETER_CONSTRAINTS = {
                           Interval(RealNotInt, 0.0, 1.0, closed="right")],
     "min_samples_leaf": [Interval(Integral, 1, None, closed="left"),
                          Interval(RealNotInt, 0.0, 1.0, closed="neither")],
-    "max_leaf_nodes": [Interval(Integral, 2, None, closed="left"), None],
+    # a tree's node indices are int32 (`aucforest._tree.Node`): at most 2**31 - 1 nodes,
+    # so 2**30 leaves; a larger bound is a parameter error before any allocation (where
+    # scikit-learn, which allocates 2 max_leaf_nodes - 1 nodes up front, runs out of memory)
+    "max_leaf_nodes": [Interval(Integral, 2, MAX_LEAF_NODES, closed="both"), None],
     "min_impurity_decrease": [Interval(Real, 0.0, None, closed="left")],
     "ccp_alpha": [Interval(Real, 0.0, None, closed="left")],
     "min_weight_fraction_leaf": [Interval(Real, 0.0, 0.5, closed="both")],
@@ -214,21 +220,31 @@ def training_matrix(X, max_bins, random_state, is_categorical=None, n_jobs=None)
                         n_threads=max(1, min(effective_n_jobs(n_jobs), cpu_count())))
 
 
-def check_categorical_codes(X, is_categorical, feature_names=None):
+def check_categorical_codes(X, is_categorical, feature_names=None, sparse="refuse"):
     """Check that the categorical columns of X hold level codes: integers in
     0..MAX_CATEGORIES - 1 (NaN: missing); ValueError naming the first feature
-    that does not."""
+    that does not.
+
+    A sparse X is refused when there are categorical features (fit: the
+    sparse splitters split ordered features only), or, with
+    ``sparse="read"`` (predict), checked as ``X.toarray()`` would be: same
+    check, same message.
+    """
     if is_categorical is None:
         return
-    if is_sparse(X) and np.any(is_categorical):
+    if is_sparse(X) and np.any(is_categorical) and sparse == "refuse":
         raise ValueError("categorical_features are not supported with a sparse X; pass "
                          "X.toarray() or a dense array")
-    for f in np.flatnonzero(is_categorical):
-        column = np.asarray(X[:, f])
+    categorical = np.flatnonzero(is_categorical)
+    if is_sparse(X) and categorical.size:  # those columns once, each then read whole
+        X, categorical = canonical(X[:, categorical], "csc"), np.arange(categorical.size)
+    for f, feature in zip(categorical, np.flatnonzero(is_categorical)):
+        column = X[:, [f]].toarray().ravel() if is_sparse(X) else np.asarray(X[:, f])
         observed = column[~np.isnan(column)]
         if observed.size == 0:
             continue
-        name = f"feature {f}" + (f" ({feature_names[f]!r})" if feature_names is not None else "")
+        name = f"feature {feature}" + (f" ({feature_names[feature]!r})"
+                                       if feature_names is not None else "")
         bad = (observed < 0) | (observed >= MAX_CATEGORIES) | (observed != np.floor(observed))
         if bad.any():
             raise ValueError(

@@ -11,13 +11,26 @@ from sklearn.utils import _safe_indexing
 from sklearn.utils._param_validation import (Interval, InvalidParameterError, RealNotInt,
                                             StrOptions)
 from sklearn.utils.validation import _check_sample_weight as check_sample_weight
-from sklearn.utils.validation import validate_data
+from sklearn.utils.validation import validate_data as sklearn_validate_data
+
+from ._sparse import check_structure, is_sparse
 
 __all__ = ["Interval", "InvalidParameterError", "StrOptions", "check_sample_weight",
            "fit_context", "optional_import", "safe_indexing", "validate_data"]
 
 fit_context = _fit_context
 safe_indexing = _safe_indexing
+
+
+def validate_data(estimator, X="no_validation", y="no_validation", **check_params):
+    """scikit-learn's ``validate_data``, after checking the index arrays of a
+    sparse X (`aucforest._sparse.check_structure`): scikit-learn converts a
+    sparse X between formats without checking them, and an index outside the
+    shape is then read or written out of bounds."""
+    if is_sparse(X):
+        check_structure(X)
+    return sklearn_validate_data(estimator, X, y, **check_params)
+
 
 # optional dependency -> the extra of pyproject.toml that installs it
 EXTRAS = {"matplotlib": "plot", "pyarrow": "parquet", "dask": "dask", "distributed": "dask",

@@ -5,14 +5,28 @@ predict argmax_k p_k(x) / pi_k; for two classes, p_min(x) >= pi_min
 (DESIGN section 3). "argmax" is the Bayes rule; a float t is a fixed
 threshold on the probability of the second class.
 """
+from numbers import Real
+
 import numpy as np
 from scipy.sparse import csr_array, issparse
 
 from ._rfq import rfq_classes, rfq_classes_sparse
 
+RULES = ("rfq", "argmax")
+
 
 def validate_decision(decision, n_classes):
-    """Raise ValueError when a threshold decision is used with K != 2 classes."""
+    """Raise ValueError unless ``decision`` is "rfq", "argmax" or a threshold in
+    (0, 1), and a threshold is used with two classes.
+
+    Called wherever a decision is applied, since ``set_params`` after fit
+    skips the fit's parameter validation.
+    """
+    is_threshold = isinstance(decision, Real) and not isinstance(decision, (bool, np.bool_))
+    if not (decision in RULES if isinstance(decision, str)
+            else is_threshold and 0.0 < decision < 1.0):
+        raise ValueError(f"The 'decision' parameter must be 'rfq', 'argmax' or a float "
+                         f"threshold in (0, 1), got {decision!r}.")
     if not isinstance(decision, str) and n_classes != 2:
         raise ValueError(
             f"decision={decision!r} is a threshold on the positive class and needs exactly "

@@ -728,11 +728,9 @@ default="from_dtype"
         X = validate_data(self, X, dtype=np.float32, order="C", reset=False,
                           accept_sparse="csr" if accept_sparse else False,
                           ensure_all_finite="allow-nan")
-        if is_sparse(X):
-            return SparseRows(X)  # converted once for every tree
         check_categorical_codes(X, getattr(self, "is_categorical_", None),
-                                getattr(self, "feature_names_in_", None))
-        return X
+                                getattr(self, "feature_names_in_", None), sparse="read")
+        return SparseRows(X) if is_sparse(X) else X  # converted once for every tree
 
     def predict_proba(self, X):
         """Class probabilities: the mean of the trees' ``predict_proba``.

@@ -97,9 +97,16 @@ def pruned(tree_, ccp_alpha, criterion):
     if len(alphas) == 1:
         return tree_
     arrays = tree_.node_arrays()
+    left_levels = arrays.pop("left_levels", None)  # one row per categorical split, not node
     new_index = np.cumsum(in_tree) - 1
     kept = {name: np.array(values[in_tree]) for name, values in arrays.items()}
     leaf = is_leaf[in_tree]
+    if left_levels is not None:  # the level sets of the categorical splits that stay splits
+        categorical = arrays["categorical_split"] == 1
+        stays = categorical[in_tree] & ~leaf
+        kept["categorical_split"] = stays.astype(np.uint8)
+        kept["left_levels"] = np.ascontiguousarray(
+            left_levels[(np.cumsum(categorical) - 1)[in_tree][stays]])
     right = kept["children_right"]
     kept["children_right"] = np.where(leaf, -1, new_index[np.maximum(right, 0)])
     kept["children_left"] = np.where(leaf, -1, np.arange(1, leaf.size + 1))

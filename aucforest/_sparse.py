@@ -13,14 +13,70 @@ from ._binning import LAST_EDGE, MISSING_CODE, QUANTILE_SAMPLE, bin_edges, edges
 from ._binned import encode_column
 
 
+def check_structure(X):
+    """Raise ValueError unless the index arrays of scipy sparse X describe a
+    matrix of its shape (scipy checks them when the matrix is built, not when
+    its arrays are changed afterwards; an index outside the shape would be
+    read or written out of bounds by every conversion and tree walk).
+
+    CSR, CSC and BSR: ``indptr`` has one entry per row (column) plus one,
+    starts at 0, never decreases and ends at the number of stored entries;
+    ``indices`` lie in 0..n_columns - 1 (rows). COO: every coordinate lies
+    within the shape. O(nnz); other formats have no index arrays to break.
+    """
+    kind = X.format.upper()
+    if X.format in ("csr", "csc", "bsr"):
+        n_major, n_minor = X.shape if X.format != "csc" else X.shape[::-1]
+        if X.format == "bsr":  # indices count blocks
+            n_major, n_minor = n_major // X.blocksize[0], n_minor // X.blocksize[1]
+        major, minor = ("row", "column") if X.format != "csc" else ("column", "row")
+        indptr, indices = np.asarray(X.indptr), np.asarray(X.indices)
+        problem = None
+        if indptr.ndim != 1 or indptr.shape[0] != n_major + 1:
+            problem = (f"indptr has {indptr.size} entries, expected {n_major + 1} (one per "
+                       f"{major} plus one)")
+        elif indptr[0] != 0:
+            problem = f"indptr starts at {indptr[0]}, not 0"
+        elif np.any(np.diff(indptr) < 0):
+            at = int(np.flatnonzero(np.diff(indptr) < 0)[0])
+            problem = f"indptr decreases from {indptr[at]} to {indptr[at + 1]} at {major} {at}"
+        elif indices.ndim != 1 or indices.shape[0] != X.data.shape[0]:
+            problem = (f"indices hold {indices.size} entries and data {X.data.shape[0]}; "
+                       "they must be equal")
+        elif indptr[-1] != indices.shape[0]:
+            problem = (f"indptr ends at {indptr[-1]}, but indices and data hold "
+                       f"{indices.shape[0]} entries")
+        elif indices.size and (indices.min() < 0 or indices.max() >= n_minor):
+            bad = indices[(indices < 0) | (indices >= n_minor)][0]
+            problem = (f"indices hold {minor} index {bad}, outside 0..{n_minor - 1} (X has "
+                       f"{n_minor} {minor}s)")
+        if problem is not None:
+            raise ValueError(f"sparse X ({kind}, shape {X.shape}) is malformed: {problem}")
+    elif X.format == "coo":
+        for axis, name in enumerate(("row", "column")):
+            coords = np.asarray(X.coords[axis])
+            outside = (coords < 0) | (coords >= X.shape[axis])
+            if coords.shape[0] != X.data.shape[0] or outside.any():
+                bad = f"{name} {coords[outside][0]}" if outside.any() else "coordinates"
+                raise ValueError(f"sparse X (COO, shape {X.shape}) is malformed: its {name} "
+                                 f"index holds {bad}, outside the shape")
+
+
 def canonical(X, format):
     """X (a scipy sparse matrix or array) in ``format`` ("csc" or "csr") with
     sorted indices and no duplicate entries (duplicates are summed, as
-    ``toarray`` does); the caller's matrix is never modified."""
+    ``toarray`` does); the caller's matrix is never modified.
+
+    Raises ValueError when summed duplicates leave the range of X's dtype, as
+    dense validation refuses the infinite value ``X.toarray()`` would hold.
+    """
     X = X.asformat(format)
     if not X.has_canonical_format:
         X = X.copy()
         X.sum_duplicates()
+        if np.isinf(X.data).any():
+            raise ValueError(f"Input X contains infinity or a value too large for "
+                             f"{X.dtype!r}: entries stored twice in one cell sum to it")
     return X
 
 

@@ -141,6 +141,20 @@ cdef inline bint _bucket_ends_scan(Splitter splitter, idx_t bucket, idx_t n_left
 # The shared splitter
 # ---------------------------------------------------------------------------
 
+cdef inline void _unshuffle(idx_t* order, idx_t n_drawn) noexcept nogil:
+    """Put back the identity 0, 1, ... into ``order`` after a Fisher-Yates
+    shuffle of its first n_drawn positions (from the identity). Every position
+    the shuffle moved lies on a cycle through one of those positions (a
+    position p >= n_drawn holds p or a value below n_drawn), so following the
+    cycles from them restores all: O(n_drawn) swaps."""
+    cdef idx_t p, q
+    for p in range(n_drawn):
+        while order[p] != p:
+            q = order[p]
+            order[p] = order[q]
+            order[q] = q
+
+
 cdef class Splitter:
     """Base of the splitters (not used directly).
 
@@ -313,8 +327,13 @@ cdef class Splitter:
         On return best.feature is -1 when no split satisfies the leaf-size
         bounds; otherwise samples[start:end] are partitioned at best.pos and
         best.improvement holds the exact statistic of the split.
+
+        The features are drawn from rng_state, which the builder sets to the
+        node's own stream, by a Fisher-Yates shuffle of 0..n_features-1 that
+        is undone on return: a node's draws do not depend on the nodes split
+        before it.
         """
-        cdef idx_t fi, j, f, k, n_examined = 0
+        cdef idx_t fi, j, f, k, n_examined = 0, n_drawn = 0
         cdef int found
         if self.order_once and not self.root_ordered:
             self._record_root_order()
@@ -322,6 +341,7 @@ cdef class Splitter:
         for fi in range(self.n_features):
             if n_examined >= self.max_features:
                 break
+            n_drawn = fi + 1
             j = fi + _random_below(&self.rng_state, self.n_features - fi)
             self.features[fi], self.features[j] = self.features[j], self.features[fi]
             f = self.features[fi]
@@ -338,6 +358,7 @@ cdef class Splitter:
             else:  # constant in this node: does not count as examined
                 self.constant_start[f] = start
                 self.constant_end[f] = end
+        _unshuffle(self.features, n_drawn)
         if best.feature >= 0:
             self._partition(start, end, best)
             self._split_statistic(start, end, best)

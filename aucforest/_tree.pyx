@@ -25,6 +25,7 @@ from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_New
 
 from ._bits cimport lowest_bit
 from ._prefetch cimport prefetch
+from ._random cimport splitmix64
 from libc.float cimport DBL_EPSILON, FLT_MAX
 
 from ._criterion cimport (CRITERION_AUC, CRITERION_AUC_ECP, CRITERION_GINI, Criterion, X_t,
@@ -56,6 +57,20 @@ cdef struct StackRecord:
     idx_t depth
     idx_t parent
     bint is_left
+    uint64_t key                # the node's random stream (`_child_key`)
+
+
+cdef inline uint64_t _child_key(uint64_t key, bint is_left) noexcept nogil:
+    """The random stream of a node's left or right child, from the node's own.
+
+    Each node draws its feature order and thresholds from a stream of its
+    own, set by its path from the root (the root's is the splitter's seed),
+    so that its split does not depend on the order a builder visits the
+    nodes: the best-first builder grows the depth-first tree when
+    max_leaf_nodes is not reached (scikit-learn's test_importances)."""
+    cdef uint64_t state = key ^ (0x9FB21C651E98DF25ULL if is_left else 0xC2B2AE3D27D4EB4FULL)
+    splitmix64(&state)
+    return splitmix64(&state)
 
 
 cdef inline int _resize(void** array, size_t nbytes) noexcept nogil:
@@ -297,9 +312,11 @@ cdef double _impurity_decrease(Splitter splitter) noexcept nogil:
 
 
 cdef double _split_or_leaf(Splitter splitter, idx_t start, idx_t end, idx_t depth,
-                           const GrowthLimits* limits, SplitRecord* split) noexcept nogil:
+                           uint64_t key, const GrowthLimits* limits,
+                           SplitRecord* split) noexcept nogil:
     """Class counts of samples[start:end] (crit.node_counts) and its best split
-    (samples partitioned at split.pos), or split.feature = -1 when the node is
+    (samples partitioned at split.pos, its random draws from the node's stream
+    ``key``), or split.feature = -1 when the node is
     a leaf: fewer than two classes present, at max_depth, fewer than
     min_samples_split cases, too few cases or too little weight for two
     children, no valid split, or a split whose weighted impurity decrease
@@ -314,6 +331,7 @@ cdef double _split_or_leaf(Splitter splitter, idx_t start, idx_t end, idx_t dept
             or end - start < 2 * limits.min_samples_leaf
             or splitter.crit.node_weight < 2.0 * limits.min_weight_leaf):
         return 0.0
+    splitter.rng_state = key
     splitter.node_split(start, end, split)
     if split.feature < 0 or not limits.uses_decrease:
         return 0.0
@@ -372,6 +390,7 @@ def build_tree(Splitter splitter, idx_t max_depth, idx_t min_samples_split=2,
     cdef bint failed = False
     cdef double impurity
     cdef GrowthLimits limits
+    cdef uint64_t root_key = splitter.rng_state
     if stack == NULL:
         raise MemoryError("cannot allocate the tree builder's stack")
     if splitter.n_active == 0:
@@ -386,11 +405,12 @@ def build_tree(Splitter splitter, idx_t max_depth, idx_t min_samples_split=2,
         stack[0].depth = 0
         stack[0].parent = -1
         stack[0].is_left = False
+        stack[0].key = root_key
         stack_size = 1
         while stack_size > 0:
             stack_size -= 1
             rec = stack[stack_size]
-            _split_or_leaf(splitter, rec.start, rec.end, rec.depth, &limits, &split)
+            _split_or_leaf(splitter, rec.start, rec.end, rec.depth, rec.key, &limits, &split)
             impurity = _stored_impurity(splitter)
             node = nodes.add_node(rec.parent, rec.is_left, &split, &splitter.crit,
                                   rec.end - rec.start, impurity)
@@ -414,11 +434,13 @@ def build_tree(Splitter splitter, idx_t max_depth, idx_t min_samples_split=2,
             stack[stack_size].depth = rec.depth + 1
             stack[stack_size].parent = node
             stack[stack_size].is_left = False
+            stack[stack_size].key = _child_key(rec.key, False)
             stack[stack_size + 1].start = rec.start
             stack[stack_size + 1].end = split.pos
             stack[stack_size + 1].depth = rec.depth + 1
             stack[stack_size + 1].parent = node
             stack[stack_size + 1].is_left = True
+            stack[stack_size + 1].key = _child_key(rec.key, True)
             stack_size += 2
     free(stack)
     if failed:
@@ -456,6 +478,7 @@ cdef struct FrontierRecord:
     idx_t left                  # record of the left child, -1 until the node is expanded
     idx_t right
     double decrease             # weighted impurity decrease of its split (the priority)
+    uint64_t key                # the node's random stream (`_child_key`)
     SplitRecord split           # feature -1: a leaf
 
 
@@ -550,8 +573,9 @@ def build_tree_best_first(Splitter splitter, idx_t max_depth, idx_t max_leaf_nod
         records[0].end = splitter.n_active
         records[0].depth = 0
         records[0].left = records[0].right = -1
-        records[0].decrease = _split_or_leaf(splitter, 0, splitter.n_active, 0, &limits,
-                                             &records[0].split)
+        records[0].key = splitter.rng_state
+        records[0].decrease = _split_or_leaf(splitter, 0, splitter.n_active, 0,
+                                             records[0].key, &limits, &records[0].split)
         if records[0].split.feature >= 0:
             _heap_push(heap, &heap_size, records, 0)
         while heap_size > 0 and n_leaves < max_leaf_nodes:
@@ -571,8 +595,10 @@ def build_tree_best_first(Splitter splitter, idx_t max_depth, idx_t max_leaf_nod
                 records[child].end = end
                 records[child].depth = records[r].depth + 1
                 records[child].left = records[child].right = -1
+                records[child].key = _child_key(records[r].key, side == 0)
                 records[child].decrease = _split_or_leaf(
-                    splitter, start, end, records[r].depth + 1, &limits, &records[child].split)
+                    splitter, start, end, records[r].depth + 1, records[child].key, &limits,
+                    &records[child].split)
                 if records[child].split.feature >= 0:
                     _heap_push(heap, &heap_size, records, child)
         # depth-first preorder, left child first, as build_tree numbers the nodes

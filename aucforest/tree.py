@@ -125,7 +125,9 @@ default="from_dtype"
     max_leaf_nodes : int or None, default=None
         Grow the tree best first (scikit-learn's best-first builder): the node
         whose split decreases the weighted impurity most is split next, until
-        this many leaves. None: depth first, no bound.
+        this many leaves (at most 2**30). Each node draws its features from a
+        random stream of its own, so a bound the tree does not reach gives the
+        depth-first tree. None: depth first, no bound.
     min_impurity_decrease : float, default=0.0
         A split is made only if it decreases the weighted impurity by at
         least this: ``N_t / N * (i(t) - N_tR / N_t * i(t_R) - N_tL / N_t *
@@ -327,11 +329,9 @@ default="from_dtype"
         X = validate_data(self, X, dtype=np.float32, order="C", reset=False,
                           accept_sparse="csr" if accept_sparse else False,
                           ensure_all_finite="allow-nan")
-        if is_sparse(X):
-            return SparseRows(X)  # converted once for every tree
         check_categorical_codes(X, getattr(self, "is_categorical_", None),
-                                getattr(self, "feature_names_in_", None))
-        return X
+                                getattr(self, "feature_names_in_", None), sparse="read")
+        return SparseRows(X) if is_sparse(X) else X  # converted once for every tree
 
     def apply(self, X):
         """Index of the leaf each row of X falls in.

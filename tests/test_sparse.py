@@ -234,3 +234,125 @@ def test_categorical_splits_route_sparse_rows_and_sparse_fit_refuses_them():
     np.testing.assert_array_equal(tree.apply(sp.csr_matrix(dense)), tree.apply(dense))
     with pytest.raises(ValueError, match="sparse"):
         AUCTreeClassifier(categorical_features=[0]).fit(sp.csc_matrix(dense), y)
+
+
+# issue 44 case 1: a sparse matrix whose index arrays do not describe a matrix of
+# its shape (mutated after construction) crashed or was read out of bounds
+def malformed(convert, problem):
+    """A 40 x 5 sparse matrix of ``convert``'s format with one index array broken."""
+    dense = np.random.default_rng(14).normal(size=(40, 5)).astype(np.float32)
+    dense[np.abs(dense) < 0.6] = 0.0
+    X = convert(dense)
+    X.sum_duplicates()  # canonical, so that no conversion repairs the problem
+    n_minor = X.shape[1] if X.format == "csr" else X.shape[0]
+    if problem == "index past the shape":
+        X.indices[3] = n_minor + 2
+    elif problem == "negative index":
+        X.indices[3] = -1
+    elif problem == "indptr decreasing":
+        X.indptr[2] = X.indptr[3] + 1
+    elif problem == "indptr past nnz":
+        X.indptr[-1] = X.indices.shape[0] + 5
+    elif problem == "indptr short of nnz":
+        X.indptr[-1] = X.indices.shape[0] - 2
+    elif problem == "indptr not from 0":
+        X.indptr[0] = 1
+    return X
+
+
+MALFORMED = {"index past the shape": "index", "negative index": "index",
+             "indptr decreasing": "indptr", "indptr past nnz": "indptr",
+             "indptr short of nnz": "indptr", "indptr not from 0": "indptr"}
+SPARSE_KINDS = [sp.csr_matrix, sp.csr_array, sp.csc_matrix, sp.csc_array]
+
+
+@pytest.mark.parametrize("convert", SPARSE_KINDS, ids=lambda c: c.__name__)
+@pytest.mark.parametrize("problem", list(MALFORMED))
+def test_malformed_sparse_index_arrays_are_refused_by_fit_and_every_prediction(convert,
+                                                                                problem):
+    rng = np.random.default_rng(15)
+    dense = rng.normal(size=(40, 5)).astype(np.float32)
+    y = np.arange(40) % 2
+    message = f"malformed.*{MALFORMED[problem]}"
+    for make in (lambda: AUCTreeClassifier(random_state=0),
+                 lambda: AUCForestClassifier(5, random_state=0)):
+        with pytest.raises(ValueError, match=message):
+            make().fit(malformed(convert, problem), y)
+        model = make().fit(dense, y)
+        for method in ("predict", "predict_proba", "apply", "decision_path"):
+            with pytest.raises(ValueError, match=message):
+                getattr(model, method)(malformed(convert, problem))
+        # shap_values reads dense rows only and refuses any sparse X first
+        with pytest.raises(TypeError, match="toarray"):
+            shap_values(model, malformed(convert, problem))
+
+
+@pytest.mark.parametrize("convert", [sp.coo_matrix, sp.coo_array])
+def test_coo_coordinates_outside_the_shape_are_refused(convert):
+    dense = np.random.default_rng(16).normal(size=(40, 5)).astype(np.float32)
+    y = np.arange(40) % 2
+    tree = AUCTreeClassifier(random_state=0).fit(dense, y)
+    for axis, bad in ((0, 40), (1, 7), (1, -1)):
+        X = convert(dense)
+        X.coords[axis][2] = bad
+        with pytest.raises(ValueError, match="malformed"):
+            tree.predict(X)
+        with pytest.raises(ValueError, match="malformed"):
+            AUCTreeClassifier().fit(X, y)
+
+
+# issue 44 case 2: sparse predict read categorical features without checking
+# their level codes, where dense predict refuses 1.5, 300 and -1
+@pytest.mark.parametrize("bad", [1.5, 300.0, -1.0])
+@pytest.mark.parametrize("make", [lambda: AUCTreeClassifier(categorical_features=[2],
+                                                            random_state=0),
+                                  lambda: AUCForestClassifier(5, categorical_features=[2],
+                                                              random_state=0)])
+def test_sparse_predict_refuses_the_level_codes_dense_predict_refuses(make, bad):
+    rng = np.random.default_rng(17)
+    dense = np.column_stack([rng.normal(size=200), rng.integers(0, 3, 200),
+                             rng.integers(0, 5, 200)]).astype(np.float32)
+    y = np.isin(dense[:, 2], [1, 3]).astype(int)  # feature 1: codes read as numbers
+    model = make().fit(dense, y)
+    rows = dense[:10].copy()
+    rows[4, 2] = bad
+    with pytest.raises(ValueError) as from_dense:
+        model.predict(rows)
+    assert "categorical feature 2 must hold level codes" in str(from_dense.value)
+    for convert in SPARSE_KINDS:
+        for method in ("predict", "predict_proba", "apply"):
+            with pytest.raises(ValueError) as from_sparse:
+                getattr(model, method)(convert(rows))
+            assert str(from_sparse.value) == str(from_dense.value)
+    # valid codes (0 unstored, NaN stored) give the dense answer
+    rows[4, 2] = np.nan
+    rows[5, 2] = 0.0
+    for convert in SPARSE_KINDS:
+        np.testing.assert_array_equal(model.predict_proba(convert(rows)),
+                                      model.predict_proba(rows))
+
+
+# issue 44 case 3: float32 duplicates that sum past float32's range were
+# accepted as +-inf, where dense X refuses infinity
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+@pytest.mark.parametrize("convert", [sp.csr_matrix, sp.csc_array])
+def test_duplicates_summing_to_infinity_are_refused_like_an_infinite_value(convert, sign):
+    big = np.float32(3e38) * np.float32(sign)
+    # row 0 stores column 1 twice (a CSC matrix: column 1 stores row 0 twice)
+    values = np.array([big, big, 1.0, 2.0], dtype=np.float32)
+    minor, indptr = np.array([1, 1, 0, 2]), np.array([0, 2, 3, 4] + [4] * 37)
+    if convert is sp.csc_array:
+        indptr = indptr[:4]
+    X = convert((values, minor, indptr), shape=(40, 3))
+    assert not X.has_canonical_format and np.isinf(X.toarray()).any()
+    y = np.arange(40) % 2
+    for make in (AUCTreeClassifier, lambda: AUCForestClassifier(5, random_state=0)):
+        with pytest.raises(ValueError, match="infinity"):
+            make().fit(X.toarray(), y)  # the dense reference
+        with pytest.raises(ValueError, match="infinity"):
+            make().fit(X, y)
+        model = make().fit(np.ones((40, 3)) * np.arange(40)[:, None], y)
+        with pytest.raises(ValueError, match="infinity"):
+            model.predict(X.toarray())
+        with pytest.raises(ValueError, match="infinity"):
+            model.predict(X)

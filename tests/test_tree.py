@@ -435,3 +435,123 @@ def test_collapsed_keeps_the_nodes_of_a_walk_from_the_root(min_samples, params):
             depth[expected["children_left"][node]] = depth[expected["children_right"][node]] = \
                 depth[node] + 1
     assert collapsed.max_depth == depth.max()
+
+
+def naive_subtree_costs(tree_, alpha):
+    """(R_alpha, leaves, kept split nodes) of every pruned subtree of tree_, by
+    enumeration: R(T) sums weight share x Gini impurity over the leaves
+    (Breiman et al. 1984, ch. 3; Gini also under the AUC criteria)."""
+    left, right = tree_.children_left, tree_.children_right
+    share = tree_.weighted_n_node_samples / tree_.weighted_n_node_samples[0]
+    risk = share * (1.0 - (tree_.value[:, 0, :] ** 2).sum(axis=1))
+
+    def subtrees(node):  # (risk, leaves, split nodes) of each pruning of node's subtree
+        if left[node] < 0:
+            return [(risk[node], 1, frozenset())]
+        return [(risk[node], 1, frozenset())] + [
+            (r1 + r2, n1 + n2, s1 | s2 | {node})
+            for r1, n1, s1 in subtrees(left[node]) for r2, n2, s2 in subtrees(right[node])]
+
+    return [(r + alpha * n, n, s) for r, n, s in subtrees(0)]
+
+
+def assert_pruned_as_brute_force(grown, pruned, X, alpha):
+    """``pruned`` is the smallest subtree of ``grown`` of least R_alpha, each row
+    stopping where its path through ``grown`` leaves the kept splits."""
+    best_cost = min(c for c, _, _ in naive_subtree_costs(grown.tree_, alpha))
+    smallest = min((n, sorted(s)) for c, n, s in naive_subtree_costs(grown.tree_, alpha)
+                   if c <= best_cost + 1e-12)
+    assert pruned.get_n_leaves() == smallest[0]
+    kept_splits = set(smallest[1])
+    full_paths, pruned_paths = grown.decision_path(X), pruned.decision_path(X)
+    proba = pruned.predict_proba(X)
+    for row in range(X.shape[0]):
+        path = full_paths.indices[full_paths.indptr[row]:full_paths.indptr[row + 1]]
+        stop = next(i for i, node in enumerate(np.sort(path)) if node not in kept_splits)
+        assert pruned_paths.indptr[row + 1] - pruned_paths.indptr[row] == stop + 1
+        np.testing.assert_array_equal(proba[row], grown.tree_.value[np.sort(path)[stop], 0])
+
+
+def categorical_problem(seed, n=240):
+    """Two categorical features of 7 and 5 levels (NaN missing) that decide y
+    with noise, and a numeric one."""
+    rng = np.random.default_rng(seed)
+    first, second = rng.integers(0, 7, n).astype(np.float32), rng.integers(0, 5, n)
+    first[rng.random(n) < 0.05] = np.nan
+    X = np.column_stack([first, second, rng.normal(size=n)]).astype(np.float32)
+    y = (np.isin(first, [1, 3, 4]) ^ np.isin(second, [0, 2]) ^ (rng.random(n) < 0.2)
+         ^ (X[:, 2] > 1.2)).astype(int)
+    return X, y
+
+
+@pytest.mark.parametrize("criterion", ["auc", "gini"])
+def test_ccp_alpha_prunes_a_tree_with_categorical_splits_as_brute_force(criterion):
+    """Issue 44 case 4: ccp_alpha > 0 with a categorical feature raised IndexError
+    (the level sets are stored one row per categorical split, not per node)."""
+    X, y = categorical_problem(18)
+    params = dict(criterion=criterion, categorical_features=[0, 1], max_leaf_nodes=10,
+                  random_state=0)
+    grown = AUCTreeClassifier(**params).fit(X, y)
+    assert grown.tree_.categorical_split.sum() >= 2
+    path = AUCTreeClassifier(**params).cost_complexity_pruning_path(X, y)
+    for alpha in [0.002, 0.01, *path.ccp_alphas[1:-1]]:
+        pruned = AUCTreeClassifier(ccp_alpha=alpha, **params).fit(X, y)
+        assert_pruned_as_brute_force(grown, pruned, X, alpha)
+
+
+def test_ccp_alpha_prunes_each_tree_of_a_forest_with_categorical_splits():
+    from aucforest import AUCForestClassifier
+    X, y = categorical_problem(19)
+    params = dict(n_estimators=3, categorical_features=[0, 1], max_leaf_nodes=10,
+                  predict_min_samples=1, random_state=0)
+    grown = AUCForestClassifier(**params).fit(X, y)
+    pruned = AUCForestClassifier(ccp_alpha=0.004, **params).fit(X, y)
+    assert any(t.tree_.categorical_split.any() for t in pruned.estimators_)
+    for full_tree, pruned_tree in zip(grown.estimators_, pruned.estimators_):
+        assert_pruned_as_brute_force(full_tree, pruned_tree, X, 0.004)
+
+
+BUILDER_CASES = [
+    dict(),  # the AUC criterion ties often: ties go to the first feature in random order
+    dict(criterion="gini"),
+    dict(max_features=2),
+    dict(nsplit=2, max_features=3),
+    dict(max_bins=8, nsplit=2),
+    dict(splitter="random", max_features=3),
+    dict(categorical_features=[0], max_features=2),
+    dict(max_depth=4, min_samples_leaf=3, min_impurity_decrease=0.002),
+]
+
+
+@pytest.mark.parametrize("params", BUILDER_CASES, ids=repr)
+@pytest.mark.parametrize("sparse_input", [False, True])
+def test_best_first_tree_that_never_reaches_max_leaf_nodes_is_the_depth_first_tree(params,
+                                                                                     sparse_input):
+    """Issue 44 case 5a: with max_leaf_nodes never reached, the best-first builder
+    grew another tree than the depth-first one: each node drew its feature order
+    (and thresholds) from one random stream consumed in the order the builder
+    visits the nodes. scikit-learn's test_importances compares the two on iris."""
+    import scipy.sparse as sp
+    from sklearn.datasets import load_iris
+    X, y = load_iris(return_X_y=True)
+    rng = np.random.default_rng(20)
+    X = np.column_stack([rng.integers(0, 4, X.shape[0]), X]).astype(np.float32)  # codes 0..3
+    if sparse_input and "categorical_features" not in params:
+        X = sp.csc_matrix(np.where(rng.random(X.shape) < 0.3, 0.0, X))
+    elif sparse_input:
+        return
+    for seed in range(3):
+        depth_first = AUCTreeClassifier(random_state=seed, **params).fit(X, y)
+        assert depth_first.get_n_leaves() > 4
+        best_first = AUCTreeClassifier(random_state=seed, max_leaf_nodes=X.shape[0],
+                                       **params).fit(X, y)
+        for name, array in depth_first.tree_.node_arrays().items():
+            np.testing.assert_array_equal(best_first.tree_.node_arrays()[name], array,
+                                          err_msg=name)
+        np.testing.assert_array_equal(best_first.feature_importances_,
+                                      depth_first.feature_importances_)
+        # bounded: the leaves the best-first order reaches first, a pruning of the same tree
+        bounded = AUCTreeClassifier(random_state=seed, max_leaf_nodes=4, **params).fit(X, y)
+        assert bounded.get_n_leaves() == 4
+        kept = bounded.tree_.feature >= 0
+        assert set(bounded.tree_.threshold[kept]) <= set(depth_first.tree_.threshold)

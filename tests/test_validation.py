@@ -121,6 +121,40 @@ def test_threshold_decision_on_three_classes_is_refused_at_predict():
         forest.predict(X)
 
 
+# issue 44 case 6: set_params after fit skips the fit's parameter validation, and
+# predict applied any decision: "foo" failed in a numpy comparison, 1.5 predicted
+BAD_DECISIONS = ["foo", "RFQ", 1.5, 1.0, 0.0, -0.2, np.nan, True, None, [0.5]]
+
+
+@pytest.mark.parametrize("decision", BAD_DECISIONS, ids=repr)
+def test_an_invalid_decision_is_refused_at_fit_and_at_predict(decision):
+    with pytest.raises(ValueError, match="'decision' parameter"):
+        AUCForestClassifier(3, decision=decision, random_state=0).fit(X, y)
+    forest = AUCForestClassifier(10, oob_score=True, random_state=0).fit(X, y)
+    forest.set_params(decision=decision)
+    proba = forest.predict_proba(X)
+    for use, rows in ((forest.predict, X), (forest._decide, proba)):
+        with pytest.raises(ValueError, match=r"'decision' parameter .*'rfq', 'argmax' or a "
+                                             r"float threshold in \(0, 1\)"):
+            use(rows)
+    with pytest.raises(ValueError, match="'decision' parameter"):
+        forest.oob_gmean_
+
+
+@pytest.mark.parametrize("decision", ["rfq", "argmax", 0.3, np.float32(0.7), np.float64(0.5)],
+                         ids=repr)
+def test_valid_decisions_after_fit_predict_as_at_fit(decision):
+    # predict_min_samples fixed: "oob" chooses the node size under the fit's decision
+    forest = AUCForestClassifier(3, predict_min_samples=1, random_state=0).fit(X, y)
+    proba = forest.predict_proba(X)
+    expected = AUCForestClassifier(3, predict_min_samples=1, decision=decision,
+                                   random_state=0).fit(X, y).predict(X)
+    np.testing.assert_array_equal(forest.set_params(decision=decision).predict(X), expected)
+    if not isinstance(decision, str):
+        np.testing.assert_array_equal(expected, forest.classes_[(proba[:, 1] >= decision)
+                                                               .astype(int)])
+
+
 def test_error_messages_show_plain_values():
     with pytest.raises(ValueError) as error:
         AUCForestClassifier(3).fit(X, np.zeros(40, dtype=np.int64))
@@ -150,6 +184,23 @@ def test_nsplit_beyond_int32_is_a_parameter_error(make, nsplit):
 def test_counts_beyond_the_kernels_types_are_parameter_errors(params, name):
     with pytest.raises(ValueError, match=f"'{name}' parameter of AUCForestClassifier must be"):
         AUCForestClassifier(**{"n_estimators": 3, **params}).fit(X, y)
+
+
+@pytest.mark.parametrize("make", ESTIMATORS)
+@pytest.mark.parametrize("max_leaf_nodes", [2**30 + 1, INT32_MAX, 2**63 - 1, 2**65])
+def test_max_leaf_nodes_beyond_int32_node_indices_is_a_parameter_error(make, max_leaf_nodes):
+    """Issue 44 case 5b: scikit-learn's test_huge_allocations expects an error where
+    the fit accepted any bound; a tree holds at most 2**31 - 1 nodes (int32)."""
+    with pytest.raises(ValueError, match=r"'max_leaf_nodes' parameter .* range "
+                                         r"\[2, 1073741824\]"):
+        make(max_leaf_nodes=max_leaf_nodes).fit(X, y)
+
+
+def test_the_largest_max_leaf_nodes_grows_the_depth_first_tree():
+    unbounded = AUCTreeClassifier(random_state=0).fit(X, y)
+    largest = AUCTreeClassifier(max_leaf_nodes=2**30, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(largest.tree_.threshold, unbounded.tree_.threshold)
+    np.testing.assert_array_equal(largest.predict_proba(X), unbounded.predict_proba(X))
 
 
 def test_the_largest_int32_node_size_is_accepted_and_means_the_root():

