@@ -29,6 +29,7 @@ lands the cell passes, the strict mark fails the run, and the mark goes.
 """
 import functools
 import io
+import json
 import pickle
 import subprocess
 import sys
@@ -488,46 +489,52 @@ def cli_frame(data):
     return frame
 
 
-def run_cli(*args):
-    """``aucforest ARGS`` in a subprocess: (exit code, stdout, stderr)."""
-    done = subprocess.run([sys.executable, "-m", "aucforest", *map(str, args)],
+CLI_DRIVER = """
+import contextlib, io, json, sys
+from aucforest.cli import main
+results = {}
+for name, args in json.load(sys.stdin).items():
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(args)
+    results[name] = [code, out.getvalue(), err.getvalue()]
+print(json.dumps(results))
+"""
+
+
+def run_cli(commands):
+    """The command line's ``main`` (what the ``aucforest`` script runs) on each
+    command of ``commands`` ({name: argument list}), in order, in one subprocess
+    (one start-up for them all): {name: (exit code, stdout, stderr)}."""
+    commands = {name: [str(a) for a in args] for name, args in commands.items()}
+    done = subprocess.run([sys.executable, "-c", CLI_DRIVER], input=json.dumps(commands),
                           capture_output=True, text=True, timeout=300, env=package_env())
-    return done.returncode, done.stdout, done.stderr
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
 
 
 @pytest.fixture(scope="module", params=["csv", "parquet"])
 def cli_runs(request, tmp_path_factory):
     """The data set written as a CSV or Parquet file, and the command line's fit,
-    predict, predict --proba and importance on it (stdout of each)."""
+    predict, predict --proba and importance on it, and predict on a file without a
+    column the model uses."""
     folder = tmp_path_factory.mktemp(f"cli_{request.param}")
     data = make_data(3)
     table = cli_frame(data).assign(cs=lambda t: t["cs"].astype(object), y=data.y)
-    path = folder / f"train.{request.param}"
-    if request.param == "csv":
-        table.to_csv(path, index=False)
-    else:
-        table.to_parquet(path, index=False)
+    path, new = folder / f"train.{request.param}", folder / f"new.{request.param}"
+    write = {"csv": pd.DataFrame.to_csv, "parquet": pd.DataFrame.to_parquet}[request.param]
+    write(table, path, index=False)
+    write(table.drop(columns="y"), new, index=False)
+    write(table.drop(columns=["y", "x3"]), folder / f"without_x3.{request.param}", index=False)
     model = folder / "model.npz"
-    runs = {"fit": run_cli("fit", path, "--target", "y", "--output", model,
-                           "--n-estimators", N_TREES, "--quiet")}
-    new = folder / f"new.{request.param}"
-    (table.drop(columns="y").to_csv(new, index=False) if request.param == "csv"
-     else table.drop(columns="y").to_parquet(new, index=False))
-    runs["predict"] = run_cli("predict", model, new)
-    runs["predict_proba"] = run_cli("predict", model, new, "--proba")
-    runs["oob_importance"] = run_cli("importance", model, path, "--target", "y",
-                                     "--repeats", 2, "--n-jobs", 1)
-    runs["missing_column"] = run_cli("predict", model, _without(new, "x3", request.param))
-    return model, runs
-
-
-def _without(path, column, file_format):
-    out = path.with_name(f"without_{column}.{file_format}")
-    if file_format == "csv":
-        pd.read_csv(path).drop(columns=column).to_csv(out, index=False)
-    else:
-        pd.read_parquet(path).drop(columns=column).to_parquet(out, index=False)
-    return out
+    return model, run_cli({
+        "fit": ["fit", path, "--target", "y", "--output", model, "--n-estimators", N_TREES,
+                "--quiet"],
+        "predict": ["predict", model, new],
+        "predict_proba": ["predict", model, new, "--proba"],
+        "oob_importance": ["importance", model, path, "--target", "y", "--repeats", 2,
+                           "--n-jobs", 1],
+        "missing_column": ["predict", model, folder / f"without_x3.{request.param}"]})
 
 
 @functools.lru_cache(maxsize=None)
