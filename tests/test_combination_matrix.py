@@ -39,7 +39,6 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy import sparse
-from sklearn.base import clone
 
 import aucforest
 from aucforest import AUCForestClassifier
