@@ -29,6 +29,11 @@ def validate_data(estimator, X="no_validation", y="no_validation", **check_param
     shape is then read or written out of bounds."""
     if is_sparse(X):
         check_structure(X)
+        if X.format in ("csr", "csc") and not X.has_canonical_format:
+            # duplicates summed in X's own dtype, as X.toarray() sums them, before
+            # scikit-learn casts the entries one by one
+            X = X.copy()
+            X.sum_duplicates()
     return sklearn_validate_data(estimator, X, y, **check_params)
 
 

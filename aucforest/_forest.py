@@ -723,8 +723,10 @@ default="from_dtype"
         float32 in C order, or a sparse X as `SparseRows` (``accept_sparse=False``:
         scikit-learn's TypeError instead). Call it on a `_frozen` copy and
         predict with that copy's trees."""
+        from ._dask import in_memory  # dask collections: computed for in-memory results
+
         check_is_fitted(self)
-        X = predict_codes(self, X)  # a DataFrame's categories mapped by value
+        X = predict_codes(self, in_memory(X))  # a DataFrame's categories mapped by value
         X = validate_data(self, X, dtype=np.float32, order="C", reset=False,
                           accept_sparse="csr" if accept_sparse else False,
                           ensure_all_finite="allow-nan")

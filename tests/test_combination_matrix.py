@@ -355,15 +355,8 @@ def check_cell(kind, operation, n_classes, folder):
 
 # ------------------------------------------------------------------------ the cells
 
-# Cells that fail now, by a bug being fixed under issue 44: (kind, operation) -> case
-SHAP_CATEGORY = "shap_values reads a category frame's values, not its codes"
-DASK_CATEGORY = "dask lazy predict (and shap) read a category frame's values, not its codes"
-KNOWN_FAILURES = {
-    **{(kind, "shap_values"): SHAP_CATEGORY
-       for kind in ("pandas_category", "pandas_category_reordered", "pandas_category_unseen",
-                    "pandas_category_all_missing")},
-    **{("dask_frame_category", op): DASK_CATEGORY for op in PREDICTIONS + ("oob_importance",)},
-}
+# Cells that fail by a known, open bug: (kind, operation) -> case (none open now)
+KNOWN_FAILURES = {}
 
 
 def cells():
@@ -426,9 +419,6 @@ def _level_codes_out_of_range(X, y, folder):
     return dense_reference("categorical", 3).predict(bad)
 
 
-DASK_CATEGORY_FIT = ("dask fit on category columns: str levels refused without naming the "
-                     "column, int levels trained as numbers")
-
 # (kind, what is done, the call, exception, what its message names[, known failure])
 REFUSALS = [
     ("scipy_csc", "fit with categorical_features", _fit("categorical"), ValueError,
@@ -448,7 +438,7 @@ REFUSALS = [
      AttributeError, "dask"),
     ("dask_frame_category", "fit (category columns)", _fit("numeric", categorical_features=
                                                            "from_dtype"),
-     ValueError, "'ci'|'cs'", DASK_CATEGORY_FIT),
+     ValueError, "'ci'|'cs'"),
     ("pandas_category", "fit with a text column", _text_column, ValueError, "'cs'"),
     ("pandas_category", "fit with categorical_features=None",
      _fit("categorical", categorical_features=None), ValueError, "'ci'"),

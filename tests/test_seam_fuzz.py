@@ -215,8 +215,6 @@ def test_random_sparse_structures_fit_and_predict_as_their_dense_array(case):
         np.testing.assert_array_equal(expected.apply(other), expected.apply(dense))
 
 
-@pytest.mark.xfail(strict=True, reason="issue 44 (found by the fuzzer): duplicate entries are "
-                                       "summed after the float32 cast, not before as toarray")
 def test_duplicate_entries_sum_as_in_the_dense_array():
     """Found by the fuzzer: a row's duplicate entries summed in float32 can differ in the
     last bit from ``X.toarray()`` (float64 sums), and the forest then differs."""
@@ -281,8 +279,6 @@ print(json.dumps(results))
 """
 
 
-@pytest.mark.xfail(strict=True, reason="issue 44: sparse matrices with invalid index arrays "
-                                       "are read out of bounds (no error, or a crash)")
 @settings(max_examples=fuzz_examples(1), phases=[Phase.explicit, Phase.generate], **FUZZ)
 @given(st.lists(st.tuples(invalid_structures(), st.sampled_from(["fit", "predict"])),
                 min_size=8, max_size=8))

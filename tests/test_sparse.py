@@ -282,8 +282,8 @@ def test_malformed_sparse_index_arrays_are_refused_by_fit_and_every_prediction(c
         for method in ("predict", "predict_proba", "apply", "decision_path"):
             with pytest.raises(ValueError, match=message):
                 getattr(model, method)(malformed(convert, problem))
-        # shap_values reads dense rows only and refuses any sparse X first
-        with pytest.raises(TypeError, match="toarray"):
+        # shap_values reads dense rows only: a malformed X is named as such first
+        with pytest.raises(ValueError, match=message):
             shap_values(model, malformed(convert, problem))
 
 
