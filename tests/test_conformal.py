@@ -15,6 +15,7 @@ from sklearn.ensemble import RandomForestClassifier
 from sklearn.exceptions import NotFittedError
 from sklearn.linear_model import LogisticRegression
 from sklearn.utils import check_random_state
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from aucforest import AUCForestClassifier
 from aucforest.conformal import MondrianConformalClassifier, mondrian_p_values
@@ -335,6 +336,22 @@ def test_bad_parameters_are_refused_by_name():
     X, y = imbalanced_data(14, n_samples=60)
     with pytest.raises(ValueError, match="smoothing"):
         MondrianConformalClassifier(smoothing="yes").fit(X, y)
+
+
+# ------------------------------------------------------- scikit-learn's checks
+
+
+@parametrize_with_checks(
+    [MondrianConformalClassifier(AUCForestClassifier(10, random_state=0), random_state=0)],
+    expected_failed_checks=lambda estimator: {
+        name: "the forest's own: its bootstrap draws and leaf sizes count distinct cases, "
+              "not weights (tests/test_sklearn_compat.py)"
+        for name in ("check_sample_weight_equivalence_on_dense_data",
+                     "check_sample_weight_equivalence_on_sparse_data")})
+def test_sklearn_estimator_checks(estimator, check):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # tiny data: cases in every sample
+        check(estimator)
 
 
 # --------------------------------------------------------------- docstrings
