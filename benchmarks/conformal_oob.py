@@ -191,7 +191,8 @@ def flagged(misses, n, alpha):
 
 def report(frame, meta):
     lines = [f"`{meta.get('command', '')}` (commit {meta.get('git_commit', '?')}, "
-             f"{meta.get('trees', '?')} trees, 3-fold CV x {meta.get('repeats', '?')}, crepes {meta.get('versions', {}).get('crepes')})",
+             f"{meta.get('trees', '?')} trees, 3-fold CV x {meta.get('repeats', '?')}, "
+             f"crepes {meta.get('versions', {}).get('crepes')})",
              "",
              "Max |p difference| between aucforest's and crepes' unsmoothed p-values on the "
              f"same forest, over all folds: {meta.get('max_p_difference_crepes')}",
