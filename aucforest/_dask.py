@@ -599,6 +599,9 @@ class _Fit:
         validate_decision(forest.decision, K)
         forest.class_prior_ = (np.full(K, 1.0 / K) if forest.balanced_bootstrap
                                else totals / totals.sum())
+        forest.draw_class_weights_ = _draw_class_weights(class_weights, positive, totals,
+                                                         forest.bootstrap
+                                                         and forest.balanced_bootstrap)
         forest.n_features_in_ = p
         if self.names is not None:
             forest.feature_names_in_ = self.names
@@ -1078,6 +1081,20 @@ def _payload(obj):
         s, r = _payload(item)
         size, rows = size + s, max(rows, r)
     return size, rows
+
+
+def _draw_class_weights(class_weights, positive, totals, balanced):
+    """``draw_class_weights_`` (`aucforest._prior_shift.draw_class_weights`) from
+    the class weights, the cases of positive weight and the weighted class
+    totals of a fit on dask collections."""
+    relative = np.ones(len(totals)) if class_weights is None else class_weights.copy()
+    if balanced:  # a case of class k is drawn m / n_k+ times on average
+        relative = np.divide(relative, positive, out=np.zeros(len(totals)), where=positive > 0)
+    prior = totals / totals.sum()
+    seen = prior > 0
+    if np.all(relative[seen] == relative[seen][0]) and relative[seen][0] > 0:
+        return np.ones(len(totals))
+    return relative / np.dot(prior, relative)
 
 
 def _class_weights(class_weight, classes, counts):
