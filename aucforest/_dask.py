@@ -1170,8 +1170,8 @@ def _model(state):
     graph, sent to each worker once."""
     import dask
     model = {name: state.get(name) for name in (
-        "estimators_", "classes_", "class_prior_", "categories_", "is_categorical_",
-        "feature_names_in_")}
+        "estimators_", "classes_", "class_prior_", "draw_class_weights_", "categories_",
+        "is_categorical_", "feature_names_in_")}
     return dask.delayed(model, name=f"aucforest-model-{uuid.uuid4().hex}", pure=False)
 
 
