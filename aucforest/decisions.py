@@ -87,6 +87,7 @@ def expected_cost(y_true, y_pred, cost_matrix, *, labels):
     Returns
     -------
     float
+        The mean over the cases of the cost of each prediction.
 
     Examples
     --------
@@ -146,6 +147,7 @@ def tune_decision(forest, metric="gmean", *, y=None, cost_matrix=None, n_bootstr
     forest : AUCForestClassifier
         Fitted with ``oob_score=True`` (it keeps ``oob_decision_function_``).
     metric : {"gmean", "balanced_accuracy", "f1", "expected_cost"}, default="gmean"
+        The metric the rule is chosen for (see above).
     y : array-like of shape (n_samples,), default=None
         The training labels; default the forest's own (``oob_labels_``),
         which a forest loaded from an older file or fitted on dask
@@ -156,12 +158,15 @@ def tune_decision(forest, metric="gmean", *, y=None, cost_matrix=None, n_bootstr
     n_bootstrap : int, default=1000
         Bootstrap replicates of the interval.
     confidence_level : float in (0, 1), default=0.95
+        Coverage the interval aims at.
     random_state : int, RandomState instance or None, default=None
         Seeds the bootstrap draws.
 
     Returns
     -------
     DecisionTuning
+        The chosen ``decision``, its ``score``, the ``confidence_interval``
+        and every candidate's score.
 
     Raises
     ------
