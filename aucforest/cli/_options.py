@@ -167,8 +167,8 @@ def _decision(text):
     if threshold is None and os.path.isfile(text):
         return CostMatrixFile(text)
     if threshold is None or not 0 < threshold < 1:
-        raise argparse.ArgumentTypeError(f"must be rfq, argmax, a threshold strictly between "
-                                         f"0 and 1 or a CSV file of costs, got {text!r}"
+        raise argparse.ArgumentTypeError(f"must be rfq, argmax or a threshold strictly between "
+                                         f"0 and 1, or a CSV file of costs, got {text!r}"
                                          + ("" if threshold is not None else
                                             " (no such file)"))
     return threshold

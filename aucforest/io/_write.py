@@ -14,9 +14,9 @@ from .._categories import storable_categories
 from .._forest import AUCForestClassifier
 from .._version import __version__
 from ._format import (FORMAT_NAME, FORMAT_VERSION, _MIN_SAMPLES_TABLES, _LABEL_KINDS,
-                      _is_matrix, _NOT_STORED_PARAMS, _MAX_EXTRA_DEPTH, _MAX_LOAD_BYTES_PER_FILE_BYTE,
-                      _UNSTORABLE, _encode_param, _decode_param, _nesting_depth, node_array_dtypes,
-                      _load_work, _work_limit)
+                      _NOT_STORED_PARAMS, _MAX_EXTRA_DEPTH, _MAX_LOAD_BYTES_PER_FILE_BYTE,
+                      _UNSTORABLE, _encode_param, _decode_param, _is_matrix, _nesting_depth,
+                      node_array_dtypes, _load_work, _work_limit)
 
 
 def save(forest, path, *, extra=None):
