@@ -248,14 +248,18 @@ def test_tuned_interval_covers_the_held_out_metric_in_most_repetitions():
     assert sum(covered) >= 15, covered
 
 
-def test_cost_rule_costs_less_on_held_out_data_than_rfq_and_argmax():
+@pytest.mark.parametrize("costs", [COSTS_3, np.array([[0.0, 1, 1], [10, 0, 1], [2, 2, 0]])])
+def test_cost_rule_costs_less_on_held_out_data_than_rfq_and_argmax(costs):
+    """Under the same C, on held-out halves of six generated sets, the mean cost of
+    the cost rule is at most RFQ's and argmax's (the second C asks for fewer of
+    the rarest class than RFQ predicts)."""
     found = {"costs": [], "rfq": [], "argmax": []}
     for seed in range(6):
         X, y = data(1600, seed=200 + seed)
         forest = AUCForestClassifier(60, random_state=seed).fit(X[:800], y[:800])
         for rule in found:
-            forest.set_params(decision=COSTS_3 if rule == "costs" else rule)
-            found[rule].append(expected_cost(y[800:], forest.predict(X[800:]), COSTS_3,
+            forest.set_params(decision=costs if rule == "costs" else rule)
+            found[rule].append(expected_cost(y[800:], forest.predict(X[800:]), costs,
                                              labels=forest.classes_))
     mean = {rule: np.mean(values) for rule, values in found.items()}
     assert mean["costs"] <= mean["rfq"] and mean["costs"] <= mean["argmax"], mean
@@ -321,7 +325,7 @@ def test_cli_decision_that_is_neither_rule_nor_file(tmp_path, capsys, labelled_c
     assert exit_.value.code == 2 and "(no such file)" in capsys.readouterr().err
 
 
-def test_dask_predict_follows_a_cost_matrix():
+def test_dask_fit_keeps_draw_weights_and_dask_predict_follows_a_cost_matrix():
     distributed = pytest.importorskip("distributed")
     da = pytest.importorskip("dask.array")
     X, y = data(300, seed=9)
@@ -330,4 +334,7 @@ def test_dask_predict_follows_a_cost_matrix():
     with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False) as cluster, \
             distributed.Client(cluster):
         lazy = forest.predict(da.from_array(X, chunks=100)).compute()
+        on_dask = AUCForestClassifier(20, balanced_bootstrap=True, random_state=0).fit(
+            da.from_array(X, chunks=100), da.from_array(y, chunks=100))
     assert np.array_equal(lazy, forest.predict(X))
+    assert on_dask.draw_class_weights_ == pytest.approx(forest.draw_class_weights_, rel=1e-12)
