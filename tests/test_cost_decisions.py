@@ -219,6 +219,21 @@ def test_tune_decision_matches_brute_force_over_the_same_candidates(n_classes, m
         assert forest.oob_gmean_ == pytest.approx(result.score, abs=1e-12)
 
 
+def test_tune_decision_coordinate_search_for_five_classes_matches_brute_force():
+    X, y = make_classification(500, n_features=10, n_informative=6, n_classes=5,
+                               n_clusters_per_class=1, weights=[0.5, 0.2, 0.15, 0.1, 0.05],
+                               random_state=10)
+    forest = AUCForestClassifier(30, oob_score=True, random_state=0).fit(X, y)
+    result = tune_decision(forest, "gmean", n_bootstrap=20, random_state=0)
+    assert 13 < len(result.candidates) < 13 ** 4  # a search, not the whole grid
+    # the search starts from t all 1: RFQ's matrix on the training priors
+    assert np.allclose(result.candidates[0], rfq_costs(forest.class_prior_))
+    expected = brute_force_scores(forest, y, result)
+    assert result.scores == pytest.approx(expected, abs=1e-12)
+    assert result.score == pytest.approx(expected.max(), abs=1e-12)
+    assert result.score >= expected[0]
+
+
 def test_tune_decision_refuses_bad_input(forest3):
     forest, X, y = forest3
     with pytest.raises(ValueError, match="metric must be one of"):
