@@ -607,6 +607,9 @@ class _Fit:
         validate_decision(forest.decision, K)
         forest.class_prior_ = (np.full(K, 1.0 / K) if forest.balanced_bootstrap
                                else totals / totals.sum())
+        forest.draw_class_weights_ = _draw_class_weights(class_weights, positive, totals,
+                                                         forest.bootstrap
+                                                         and forest.balanced_bootstrap)
         forest.n_features_in_ = p
         if self.names is not None:
             forest.feature_names_in_ = self.names
@@ -1088,6 +1091,20 @@ def _payload(obj):
     return size, rows
 
 
+def _draw_class_weights(class_weights, positive, totals, balanced):
+    """``draw_class_weights_`` (`aucforest._prior_shift.draw_class_weights`) from
+    the class weights, the cases of positive weight and the weighted class
+    totals of a fit on dask collections."""
+    relative = np.ones(len(totals)) if class_weights is None else class_weights.copy()
+    if balanced:  # a case of class k is drawn m / n_k+ times on average
+        relative = np.divide(relative, positive, out=np.zeros(len(totals)), where=positive > 0)
+    prior = totals / totals.sum()
+    seen = prior > 0
+    if np.all(relative[seen] == relative[seen][0]) and relative[seen][0] > 0:
+        return np.ones(len(totals))
+    return relative / np.dot(prior, relative)
+
+
 def _class_weights(class_weight, classes, counts):
     """Weight of each class (rescaled to a maximum of 1), as the in-memory fit's
     `_class_weights` gives each case; None without class weights."""
@@ -1161,8 +1178,8 @@ def _model(state):
     graph, sent to each worker once."""
     import dask
     model = {name: state.get(name) for name in (
-        "estimators_", "classes_", "class_prior_", "categories_", "is_categorical_",
-        "feature_names_in_")}
+        "estimators_", "classes_", "class_prior_", "draw_class_weights_", "categories_",
+        "is_categorical_", "feature_names_in_")}
     return dask.delayed(model, name=f"aucforest-model-{uuid.uuid4().hex}", pure=False)
 
 

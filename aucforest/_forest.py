@@ -25,6 +25,7 @@ from ._base import (MAX_SEED, TREE_PARAMETER_CONSTRAINTS, check_counts_are_not_b
 from ._categories import fit_categories, predict_codes, resolve_fitted
 from ._compat import Interval, RealNotInt, StrOptions, fit_context, validate_data
 from ._decision import validate_decision
+from ._prior_shift import draw_class_weights
 from ._oob import (auc_of_rows, cases_choosing_node_size, gmean_of_rows, node_size_candidates,
                    oob_gmean, out_of_bag_sums)
 from ._prediction import decide_classes, mean_tree_proba
@@ -117,12 +118,25 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
         Class weights as in scikit-learn; they multiply the sample weights in
         the trees (leaf proportions and leaf-size bounds) but not the prior
         ``pi_k`` of the RFQ rule.
-    decision : {"rfq", "argmax"} or float in (0, 1), default="rfq"
+    decision : {"rfq", "argmax"}, float in (0, 1) or array-like of shape (n_classes, n_classes), \
+default="rfq"
         "rfq": predict ``classes_[argmax_k p_k(x) / pi_k]`` with ``pi_k`` the
         class prior the trees were trained under (``class_prior_``), a tie
         going to the class with the smaller prior; for two classes exactly
         RFQ's ``p_min(x) >= pi_min``. "argmax": the Bayes rule. A float t (two
         classes only): predict ``classes_[1]`` when ``p_1(x) >= t``.
+        A cost matrix C of non-negative finite numbers, ``C[j, k]`` the cost
+        of predicting class k when the truth is class j (rows and columns in
+        ``classes_`` order): predict the class of least expected cost,
+        ``argmin_k sum_j p_j(x) C[j, k]`` (Elkan 2001), a tie going to the
+        class of lowest index. The probabilities are those under the
+        training priors: a forest grown on a balanced bootstrap or with class
+        weights has its ``predict_proba`` corrected by Bayes' rule for the
+        shift of priors (``draw_class_weights_``), so C states all the costs
+        (class weights are not applied on top). RFQ of an unweighted forest is
+        the matrix ``C[j, k] = 1 / pi_j`` off the diagonal, 0 on it.
+        `aucforest.decisions.tune_decision` chooses a threshold or such a
+        matrix on the out-of-bag predictions.
         Set before ``fit`` with ``predict_min_samples="oob"``, it is also the
         rule of the out-of-bag G-mean that chooses the node size, so forests
         fitted under different decisions can predict from different node
@@ -234,6 +248,11 @@ default="from_dtype"
         ``pi_k`` used by the RFQ rule: class frequencies weighted by
         sample_weight (uniform under ``balanced_bootstrap``); class weights
         act on top of it as costs.
+    draw_class_weights_ : ndarray of shape (n_classes,)
+        Effective weight ``w'_k`` of each class in the trees' draws relative
+        to its share of the training set (all 1 without ``balanced_bootstrap``
+        and ``class_weight``): a cost-matrix ``decision`` decides from
+        ``p_k(x)`` proportional to ``predict_proba(x)[:, k] / w'_k``.
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (n_features_in_,)
@@ -340,7 +359,8 @@ default="from_dtype"
                                          closed="both"),
                                 StrOptions({"oob"})],
         "class_weight": [StrOptions({"balanced", "balanced_subsample"}), dict, None],
-        "decision": [StrOptions({"rfq", "argmax"}), Interval(Real, 0.0, 1.0, closed="neither")],
+        "decision": [StrOptions({"rfq", "argmax"}), Interval(Real, 0.0, 1.0, closed="neither"),
+                     "array-like"],
         "oob_score": ["boolean", callable],
         "n_jobs": [Integral, None],
         "verbose": ["verbose"],
@@ -440,6 +460,8 @@ default="from_dtype"
         class_weights = self._class_weights(y)
         weights = weight_product(sample_weight, class_weights)
         self.class_prior_ = self._class_prior(y_encoded, sample_weight)
+        # w'_k of the trees' draws: a cost-matrix decision undoes them (`decide`)
+        self.draw_class_weights_ = draw_class_weights(self, y, sample_weight)
 
         random_state = check_random_state(self.random_state)
         seeds = random_state.randint(MAX_SEED, size=self.n_estimators)
@@ -647,7 +669,8 @@ default="from_dtype"
             for c in candidates:
                 proba, codes = oob.proba_with_oob(c, y_encoded)  # one copy for both figures
                 found.append((c, auc_of_rows(codes, proba, self.classes_),
-                              gmean_of_rows(codes, proba, self.class_prior_, self.decision)
+                              gmean_of_rows(codes, proba, self.class_prior_, self.decision,
+                                            self.draw_class_weights_)
                               if n_candidates > 1 else None))
             return found
 
@@ -700,7 +723,8 @@ default="from_dtype"
                 return model._saved_oob_gmean
             labels, proba = sample
         validate_decision(model.decision, model.n_classes_)
-        return oob_gmean(labels, proba, model.class_prior_, model.decision)
+        return oob_gmean(labels, proba, model.class_prior_, model.decision,
+                         getattr(model, "draw_class_weights_", None))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -331,21 +331,24 @@ def auc_of_rows(codes, proba, classes):
     return hand_till_auc(codes, proba)
 
 
-def oob_gmean(y_encoded, proba, prior, decision):
+def oob_gmean(y_encoded, proba, prior, decision, draw_weights=None):
     """OOB G-mean (geometric mean of the per-class recalls, over the classes
     with OOB cases) of the classes `decide` predicts from the OOB
-    probabilities; NaN when fewer than two classes have OOB cases."""
+    probabilities (a cost-matrix decision from them under the training
+    priors, given the forest's ``draw_weights``); NaN when fewer than two
+    classes have OOB cases."""
     proba, codes = rows_with_oob(proba, y_encoded)
-    return gmean_of_rows(codes, proba, prior, decision)
+    return gmean_of_rows(codes, proba, prior, decision, draw_weights)
 
 
-def gmean_of_rows(codes, proba, prior, decision):
+def gmean_of_rows(codes, proba, prior, decision, draw_weights=None):
     """`oob_gmean` of rows that all have OOB predictions (proba dense or a
     scipy sparse matrix)."""
     cases = np.bincount(codes, minlength=prior.shape[0])
     if np.count_nonzero(cases) < 2:
         return np.nan
-    predicted = decide(proba, prior, decision)  # no n x K temporaries (`_rfq`)
+    # no n x K temporaries under RFQ (`_rfq`)
+    predicted = decide(proba, prior, decision, draw_weights)
     hits = np.bincount(codes, weights=predicted == codes, minlength=prior.shape[0])
     return _geometric_mean(hits[cases > 0] / cases[cases > 0])
 

@@ -39,6 +39,8 @@ def _predict_block(X, trees, n_classes, stop):
 
 
 def decide_classes(proba, model, decision):
-    """Classes predicted from proba under `decision`, with the model's classes and prior."""
+    """Classes predicted from proba under `decision`, with the model's classes,
+    prior and draw weights (a cost matrix decides under the training priors)."""
     validate_decision(decision, model["classes_"].shape[0])
-    return model["classes_"][decide(proba, model["class_prior_"], decision)]
+    return model["classes_"][decide(proba, model["class_prior_"], decision,
+                                    model.get("draw_class_weights_"))]

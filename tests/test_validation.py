@@ -134,7 +134,7 @@ def test_an_invalid_decision_is_refused_at_fit_and_at_predict(decision):
     forest.set_params(decision=decision)
     proba = forest.predict_proba(X)
     for use, rows in ((forest.predict, X), (forest._decide, proba)):
-        with pytest.raises(ValueError, match=r"'decision' parameter .*'rfq', 'argmax' or a "
+        with pytest.raises(ValueError, match=r"'decision' parameter .*'rfq', 'argmax', a "
                                              r"float threshold in \(0, 1\)"):
             use(rows)
     with pytest.raises(ValueError, match="'decision' parameter"):

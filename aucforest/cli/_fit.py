@@ -12,7 +12,7 @@ from ._data import (_case_weights, _class_weight_for, _feature_columns, _markers
                     accepts_missing, name_features)
 from ._options import (OUTPUT_FILES, _add_classification_option, _add_column_options,
                        _add_data_options, _add_forest_options, _add_parallel_options, _decision,
-                       _forest_options, _positive_int)
+                       _forest_options, _positive_int, CostMatrixFile, read_cost_matrix)
 from ._output import _check_output, _decision_text, _plain, _short_decision
 
 
@@ -38,8 +38,12 @@ def add_fit_command(commands, common):
     fit.add_argument("--criterion", choices=("auc", "auc_ecp", "gini", "entropy"), default="auc",
                      help="split statistic (default: auc)")
     fit.add_argument("--decision", type=_decision, default="rfq", metavar="RULE",
-                     help="decision rule of predict: rfq, argmax, or a threshold T in (0, 1) "
-                          "on the probability of the second class (two classes; default: rfq)")
+                     help="decision rule of predict: rfq, argmax, a threshold T in (0, 1) "
+                          "on the probability of the second class (two classes), or a CSV "
+                          "file of costs: a header 'true' then the class labels, one row per "
+                          "true class (its label, then the cost of predicting each header "
+                          "class); predict takes the class of least expected cost "
+                          "(default: rfq)")
     fit.add_argument("--n-estimators", type=_positive_int, default=500, metavar="N",
                      help="number of trees (default: 500)")
     _add_forest_options(fit)
@@ -65,7 +69,9 @@ def run_fit(args):
     na_values = _markers(args.na_values)
     y = _training_labels(table, args.target, na_values, args.classification)
     n_classes = np.unique(y).size
-    if not isinstance(args.decision, str) and n_classes != 2:
+    if isinstance(args.decision, CostMatrixFile):
+        forest.set_params(decision=read_cost_matrix(args.decision, np.unique(y)))
+    elif not isinstance(args.decision, str) and n_classes != 2:
         raise ValueError(f"--decision {args.decision:g} is a threshold on the probability of "
                          f"the second class and needs two classes; the target has {n_classes}")
     if isinstance(args.class_weight, dict):

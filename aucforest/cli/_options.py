@@ -2,6 +2,8 @@
 share (forest, column, data and parallel options), and the forest parameters
 that fit and compare take from them."""
 import argparse
+import csv
+import os
 
 import numpy as np
 
@@ -150,6 +152,11 @@ def _n_jobs(text):
     return value
 
 
+class CostMatrixFile(str):
+    """``--decision FILE``: the path of a CSV cost matrix, read once the
+    target's classes are known (`read_cost_matrix`)."""
+
+
 def _decision(text):
     if text in ("rfq", "argmax"):
         return text
@@ -157,10 +164,76 @@ def _decision(text):
         threshold = float(text)
     except ValueError:
         threshold = None
+    if threshold is None and os.path.isfile(text):
+        return CostMatrixFile(text)
     if threshold is None or not 0 < threshold < 1:
         raise argparse.ArgumentTypeError(f"must be rfq, argmax or a threshold strictly between "
-                                         f"0 and 1, got {text!r}")
+                                         f"0 and 1, or a CSV file of costs, got {text!r}"
+                                         + ("" if threshold is not None else
+                                            " (no such file)"))
     return threshold
+
+
+def read_cost_matrix(path, classes):
+    """The cost matrix of a CSV file, rows and columns in the order of ``classes``.
+
+    The file has a header of class labels after a first cell (any name, e.g.
+    "true"), then one row per true class: its label, then the cost of
+    predicting each header class. Labels are matched as text to the target's.
+
+    Parameters
+    ----------
+    path : str
+    classes : ndarray of shape (n_classes,)
+        The target's classes, sorted (the forest's ``classes_`` to be).
+
+    Returns
+    -------
+    list of list of float
+    """
+    names = [str(label) for label in classes]
+    where = {name: k for k, name in enumerate(names)}
+
+    def fail(problem):
+        raise ValueError(f"--decision {path}: {problem} (the file needs a header row 'true' "
+                         f"followed by the class labels {', '.join(names)}, then one row per "
+                         "true class: its label and the cost of predicting each header class)")
+
+    with open(path, newline="", encoding="utf-8-sig") as stream:
+        rows = [row for row in csv.reader(stream) if any(cell.strip() for cell in row)]
+    if not rows:
+        fail("the file is empty")
+    header = [cell.strip() for cell in rows[0][1:]]
+
+    def positions(labels, what):
+        unknown = [label for label in labels if label not in where]
+        if unknown:
+            fail(f"{what} names class {unknown[0]!r}, which the target does not have")
+        duplicated = sorted({label for label in labels if labels.count(label) > 1})
+        if duplicated:
+            fail(f"{what} names class {duplicated[0]!r} twice")
+        missing = [name for name in names if name not in labels]
+        if missing:
+            fail(f"{what} has no class {missing[0]!r}")
+        return [where[label] for label in labels]
+
+    columns = positions(header, "the header")
+    body = rows[1:]
+    order = positions([row[0].strip() for row in body], "the first column")
+    costs = np.zeros((len(names), len(names)))
+    for line, (row, j) in enumerate(zip(body, order), start=2):
+        if len(row) != len(header) + 1:
+            fail(f"line {line} has {len(row)} cells, the header {len(header) + 1}")
+        for cell, k in zip(row[1:], columns):
+            try:
+                value = float(cell)
+            except ValueError:
+                value = None
+            if value is None or not np.isfinite(value) or value < 0:
+                fail(f"line {line}: cost {cell.strip()!r} (true {names[j]!r}, predicted "
+                     f"{names[k]!r}) is not a finite number >= 0")
+            costs[j, k] = value
+    return costs.tolist()
 
 
 def _max_features(text):

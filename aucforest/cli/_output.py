@@ -12,6 +12,9 @@ from .._compare import matplotlib_figure
 
 
 def _decision_text(forest):
+    if not isinstance(forest.decision, (str, float, int)):
+        return ("least expected cost under the cost matrix (rows: true class, columns: "
+                f"predicted class, in the order {', '.join(map(repr, forest.classes_.tolist()))})")
     if forest.decision == "rfq":
         return "rfq with the training class priors"
     if forest.decision == "argmax":
@@ -34,7 +37,11 @@ def _plain(value):
 
 
 def _short_decision(decision):
-    return decision if isinstance(decision, str) else f"threshold {decision:g}"
+    if isinstance(decision, str):
+        return decision
+    if isinstance(decision, (float, int)):
+        return f"threshold {decision:g}"
+    return "cost matrix"
 
 
 def _check_output(path, option, inputs=()):

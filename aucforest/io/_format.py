@@ -9,7 +9,10 @@ Layout (format version 1)
     :mod:`aucforest.io`): ``format`` ("aucforest-model"),
     ``format_version``, ``aucforest_version``, ``params`` (the forest's
     ``get_params()`` values that JSON can hold exactly, except ``n_jobs``,
-    which is the loading user's choice), ``dropped_params``
+    which is the loading user's choice; a cost-matrix ``decision`` as
+    ``{"matrix_rows": [[float, ...], ...]}``, loaded as a list of lists of
+    floats and checked against the classes as a fit checks it),
+    ``dropped_params``
     (names of the others, which load as their defaults), ``n_trees``,
     ``n_features_in``, ``classes_dtype`` ("object" when ``classes_`` was an
     object array), ``predict_min_samples`` (the node size the trees were
@@ -26,6 +29,11 @@ Layout (format version 1)
     stored by the caller, e.g. the command line's feature encoding).
 ``classes``, ``class_prior``
     ``classes_`` (int64, float64, bool or unicode) and ``class_prior_``.
+``draw_class_weights``
+    Optional, float64 (n_classes,): ``draw_class_weights_``, the classes'
+    effective weights in the trees' draws, by which a cost-matrix decision
+    brings the probabilities back to the training priors (absent in files
+    written before it: no correction).
 ``feature_names_in``
     Optional, unicode: ``feature_names_in_`` of a forest fitted on a
     DataFrame.
@@ -69,6 +77,7 @@ FORMAT_VERSION = 1
 _FOREST_ARRAYS = {"metadata": "u1", "classes": None, "class_prior": "f8",
                   "tree_offsets": "i8", "tree_max_depth": "i8", "tree_random_state": "i8"}
 _OPTIONAL_ARRAYS = {"feature_names_in": "U", "oob_decision_function": "f8", "oob_labels": "i8",
+                    "draw_class_weights": "f8",
                     "oob_min_samples_scores": "f8", "oob_min_samples_gmeans": "f8",
                     "categorical_split": "u1", "left_levels": "u8", "is_categorical": "u1"}
 # per-candidate out-of-bag tables of predict_min_samples="oob": attribute -> array
@@ -115,6 +124,8 @@ def _encode_param(value):
         if any(part is _UNSTORABLE for item in items for part in item):
             return _UNSTORABLE
         return {"dict_items": items}
+    if _is_matrix(value):  # a cost-matrix decision: rows of floats
+        return {"matrix_rows": np.asarray(value, dtype=np.float64).tolist()}
     if isinstance(value, (list, tuple, np.ndarray)) and np.ndim(value) == 1:
         # e.g. categorical_features: indices, a boolean mask or names
         items = [_encode_param(item) for item in value]
@@ -128,8 +139,32 @@ def _decode_param(value):
     if isinstance(value, dict):
         if "list_items" in value:
             return list(value["list_items"])
+        if "matrix_rows" in value:
+            return _decode_matrix(value["matrix_rows"])
         return {key: item for key, item in value["dict_items"]}
     return value
+
+
+def _is_matrix(value):
+    """A 2-d list, tuple or array of real numbers (a cost-matrix decision)."""
+    if not isinstance(value, (list, tuple, np.ndarray)):
+        return False
+    try:
+        array = np.asarray(value)
+    except ValueError:  # ragged
+        return False
+    return array.ndim == 2 and array.dtype.kind in "biuf"
+
+
+def _decode_matrix(rows):
+    """The rows of a stored matrix, a list of equal-length lists of floats."""
+    if (not isinstance(rows, list) or not rows
+            or not all(isinstance(row, list) and len(row) == len(rows[0]) for row in rows)
+            or not all(isinstance(item, (int, float)) and not isinstance(item, bool)
+                       for row in rows for item in row)):
+        raise ValueError("matrix_rows must be a non-empty list of equal-length lists of "
+                         "numbers")
+    return [[float(item) for item in row] for row in rows]
 
 
 def _nesting_depth(value):

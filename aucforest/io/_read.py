@@ -278,6 +278,8 @@ def _model_from_arrays(arrays):
     forest.n_classes_ = classes.shape[0]
     forest.n_features_in_ = n_features
     forest.class_prior_ = _checked_prior(arrays["class_prior"], classes.shape[0])
+    forest.draw_class_weights_ = _checked_draw_weights(arrays.get("draw_class_weights"),
+                                                       classes.shape[0])
     try:
         validate_decision(forest.decision, forest.n_classes_)
     except ValueError as error:
@@ -346,10 +348,13 @@ def _forest_with_params(forest_class, params):
     unknown = sorted(set(params) - set(known))
     if unknown:
         raise ModelFileError(f"unknown forest parameter {unknown[0]!r}")
-    try:
-        decoded = {name: _decode_param(value) for name, value in params.items()}
-    except (KeyError, TypeError, ValueError):
-        raise ModelFileError("a forest parameter is malformed") from None
+    decoded = {}
+    for name, value in params.items():
+        try:
+            decoded[name] = _decode_param(value)
+        except (KeyError, TypeError, ValueError) as error:
+            detail = f" ({error})" if name == "decision" else ""
+            raise ModelFileError(f"a forest parameter is malformed: {name!r}{detail}") from None
     forest = forest_class(**decoded)
     try:
         forest._validate_params()
@@ -394,6 +399,18 @@ def _checked_prior(prior, n_classes):
     if not np.all(np.isfinite(prior)) or np.any(prior < 0) or not np.isclose(prior.sum(), 1.0):
         raise ModelFileError("class_prior must be non-negative and sum to 1")
     return prior
+
+
+def _checked_draw_weights(weights, n_classes):
+    """``draw_class_weights_`` as stored; None in a file written before it."""
+    if weights is None:
+        return None
+    if weights.shape != (n_classes,):
+        raise ModelFileError(f"array 'draw_class_weights' has shape {weights.shape}, expected "
+                             f"({n_classes},)")
+    if not np.all(np.isfinite(weights)) or np.any(weights < 0) or not np.any(weights > 0):
+        raise ModelFileError("draw_class_weights must be finite, non-negative and not all 0")
+    return weights
 
 
 def _checked_feature_names(names, n_features):

@@ -15,8 +15,8 @@ from .._forest import AUCForestClassifier
 from .._version import __version__
 from ._format import (FORMAT_NAME, FORMAT_VERSION, _MIN_SAMPLES_TABLES, _LABEL_KINDS,
                       _NOT_STORED_PARAMS, _MAX_EXTRA_DEPTH, _MAX_LOAD_BYTES_PER_FILE_BYTE,
-                      _UNSTORABLE, _encode_param, _decode_param, _nesting_depth, node_array_dtypes,
-                      _load_work, _work_limit)
+                      _UNSTORABLE, _encode_param, _decode_param, _is_matrix, _nesting_depth,
+                      node_array_dtypes, _load_work, _work_limit)
 
 
 def save(forest, path, *, extra=None):
@@ -119,6 +119,8 @@ def forest_to_arrays(forest, *, extra=None):
                                      forest.n_features_in_)
     if categories is not None:
         metadata["categories"] = categories
+    if getattr(forest, "draw_class_weights_", None) is not None:
+        arrays["draw_class_weights"] = np.asarray(forest.draw_class_weights_, dtype=np.float64)
     if hasattr(forest, "feature_names_in_"):
         _check_no_trailing_nul(forest.feature_names_in_, "feature names")
         arrays["feature_names_in"] = np.asarray(forest.feature_names_in_, dtype=str)
@@ -257,6 +259,10 @@ def _storable_params(params):
 def _same_param(decoded, value):
     """Whether a parameter read back from JSON is the one stored (an array
     comes back as the list of its items)."""
+    if isinstance(value, (list, tuple, np.ndarray)) and _is_matrix(value):
+        # a cost matrix is stored as floats, whatever numbers it was given as
+        return np.array_equal(np.asarray(decoded, dtype=np.float64),
+                              np.asarray(value, dtype=np.float64))
     if isinstance(value, np.ndarray):
         return np.asarray(decoded).dtype.kind == value.dtype.kind and np.array_equal(decoded,
                                                                                       value)
