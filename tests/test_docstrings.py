@@ -50,7 +50,8 @@ CHECKS = {
     "RT05",  # a return description does not end with a full stop
 }
 
-MODULES = ["aucforest", "aucforest.metrics", "aucforest.inspection", "aucforest.io"]
+MODULES = ["aucforest", "aucforest.metrics", "aucforest.inspection", "aucforest.io",
+           "aucforest.calibration"]
 
 
 def public_names(module):
