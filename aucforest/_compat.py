@@ -15,8 +15,14 @@ from sklearn.utils.validation import validate_data as sklearn_validate_data
 
 from ._sparse import check_structure, is_sparse
 
-__all__ = ["Interval", "InvalidParameterError", "StrOptions", "check_sample_weight",
-           "fit_context", "optional_import", "safe_indexing", "validate_data"]
+try:  # Platt's sigmoid fit of CalibratedClassifierCV (aucforest.calibration has a fallback)
+    from sklearn.calibration import _SigmoidCalibration as SigmoidCalibration
+except ImportError:  # pragma: no cover (a scikit-learn that renamed it)
+    SigmoidCalibration = None
+
+__all__ = ["Interval", "InvalidParameterError", "SigmoidCalibration", "StrOptions",
+           "check_sample_weight", "fit_context", "optional_import", "safe_indexing",
+           "validate_data"]
 
 fit_context = _fit_context
 safe_indexing = _safe_indexing

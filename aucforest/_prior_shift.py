@@ -151,7 +151,7 @@ def _encode(classes, y):
     codes = np.searchsorted(classes, y)
     codes = np.clip(codes, 0, len(classes) - 1)
     if not np.all(classes[codes] == y):
-        unknown = y[classes[codes] != y][0]
+        unknown = y[classes[codes] != y][:1].tolist()[0]
         raise ValueError(f"y holds the label {unknown!r}, which is not one of the "
-                         f"forest's classes_ {list(classes)}")
+                         f"forest's classes_ {classes.tolist()}")
     return codes

@@ -106,7 +106,8 @@ def _environment_importing_this_package():
 def public_names():
     """Qualified names of the public API, as tests/test_docstrings.py collects them."""
     names = []
-    for module_name in ("aucforest", "aucforest.metrics", "aucforest.inspection", "aucforest.io"):
+    for module_name in ("aucforest", "aucforest.metrics", "aucforest.inspection", "aucforest.io",
+                        "aucforest.calibration", "aucforest.decisions", "aucforest.conformal"):
         module = importlib.import_module(module_name)
         listed = getattr(module, "__all__", None)
         if listed is None:

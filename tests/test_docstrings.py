@@ -51,7 +51,7 @@ CHECKS = {
 }
 
 MODULES = ["aucforest", "aucforest.metrics", "aucforest.inspection", "aucforest.io",
-           "aucforest.decisions"]
+           "aucforest.decisions", "aucforest.calibration", "aucforest.conformal"]
 
 
 def public_names(module):
