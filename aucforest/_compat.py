@@ -5,6 +5,7 @@ so that a change in them is mended here once; optional dependencies are
 imported through `optional_import`, which names the extra that installs them.
 """
 import importlib
+import sys
 
 from sklearn.base import _fit_context
 from sklearn.utils import _safe_indexing
@@ -21,7 +22,7 @@ except ImportError:  # pragma: no cover (a scikit-learn that renamed it)
     SigmoidCalibration = None
 
 __all__ = ["Interval", "InvalidParameterError", "SigmoidCalibration", "StrOptions",
-           "check_sample_weight", "fit_context", "optional_import", "safe_indexing",
+           "check_sample_weight", "fit_context", "in_memory", "optional_import", "safe_indexing",
            "validate_data"]
 
 fit_context = _fit_context
@@ -41,6 +42,18 @@ def validate_data(estimator, X="no_validation", y="no_validation", **check_param
             X = X.copy()
             X.sum_duplicates()
     return sklearn_validate_data(estimator, X, y, **check_params)
+
+
+def in_memory(X):
+    """X itself, or a dask collection computed into memory (a pandas DataFrame
+    or a numpy array), for an operation whose result is held in memory anyway
+    (`decision_path`, SHAP values, OOB importance): its category columns are
+    then mapped by value as an in-memory frame's are. Dask is not imported
+    when it was never imported."""
+    if "dask" not in sys.modules:
+        return X
+    from dask.base import is_dask_collection
+    return X.compute() if is_dask_collection(X) else X
 
 
 # optional dependency -> the extra of pyproject.toml that installs it

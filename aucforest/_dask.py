@@ -135,14 +135,6 @@ def is_dask_collection(X):
     return _is_collection(X)
 
 
-def in_memory(X):
-    """X itself, or a dask collection computed into memory (a pandas DataFrame
-    or a numpy array) for an operation whose result is held in memory anyway
-    (`decision_path`, SHAP values, OOB importance), so that its category
-    columns are mapped by value as an in-memory frame's are."""
-    return X.compute() if is_dask_collection(X) else X
-
-
 # ---------------------------------------------------------------------------- inputs
 
 def _client():

@@ -23,7 +23,8 @@ from ._base import (MAX_SEED, TREE_PARAMETER_CONSTRAINTS, check_counts_are_not_b
                     training_layout, training_matrix, tree_params, trees_per_task,
                     validate_training_data)
 from ._categories import fit_categories, predict_codes, resolve_fitted
-from ._compat import Interval, RealNotInt, StrOptions, fit_context, validate_data
+from ._compat import (Interval, RealNotInt, StrOptions, fit_context, in_memory,
+                      validate_data)
 from ._decision import validate_decision
 from ._prior_shift import draw_class_weights
 from ._oob import (auc_of_rows, cases_choosing_node_size, gmean_of_rows, node_size_candidates,
@@ -747,8 +748,6 @@ default="from_dtype"
         float32 in C order, or a sparse X as `SparseRows` (``accept_sparse=False``:
         scikit-learn's TypeError instead). Call it on a `_frozen` copy and
         predict with that copy's trees."""
-        from ._dask import in_memory  # dask collections: computed for in-memory results
-
         check_is_fitted(self)
         X = predict_codes(self, in_memory(X))  # a DataFrame's categories mapped by value
         X = validate_data(self, X, dtype=np.float32, order="C", reset=False,

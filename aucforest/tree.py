@@ -11,7 +11,7 @@ from ._base import (MAX_SEED, TREE_PARAMETER_CONSTRAINTS, check_categorical_code
                     resolve_max_features, training_layout, training_matrix, tree_params,
                     validate_training_data)
 from ._categories import fit_categories, predict_codes, resolve_fitted
-from ._compat import StrOptions, fit_context, validate_data
+from ._compat import StrOptions, fit_context, in_memory, validate_data
 from ._export_text import export_text  # noqa: F401 (categorical splits as sets)
 from ._pruning import cost_complexity_path
 from ._sampling import check_class_weight_dict, tree_growth_seed
@@ -324,8 +324,6 @@ default="from_dtype"
     def _validate_X_predict(self, X, accept_sparse=True):
         """X as the tree reads it, checked against this estimator's fitted state:
         call it on a `_frozen` copy and predict with that copy's ``tree_``."""
-        from ._dask import in_memory  # dask collections: computed for in-memory results
-
         check_is_fitted(self)
         X = predict_codes(self, in_memory(X))  # a DataFrame's categories mapped by value
         X = validate_data(self, X, dtype=np.float32, order="C", reset=False,
