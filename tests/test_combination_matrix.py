@@ -398,10 +398,13 @@ def _load_truncated(X, y, folder):
 
 
 def _continue_from_file(X, y, folder):
+    # trees collapsed to 5 cases a leaf: the file holds them collapsed, so choosing the node
+    # size again over all trees (predict_min_samples="oob") cannot be done from it
     half = AUCForestClassifier(**make_params("categorical", n_estimators=N_TREES // 2,
-                                             warm_start=True)).fit(X, y)
+                                             warm_start=True, predict_min_samples=5)).fit(X, y)
     aucforest.save(half, folder / "half.npz")
-    aucforest.load(folder / "half.npz").set_params(n_estimators=N_TREES).fit(X, y)
+    aucforest.load(folder / "half.npz").set_params(n_estimators=N_TREES,
+                                                   predict_min_samples="oob").fit(X, y)
 
 
 def _text_column(X, y, folder):
