@@ -18,6 +18,8 @@ from ._prior_shift import to_training_priors
 from ._rfq import rfq_classes, rfq_classes_sparse
 
 RULES = ("rfq", "argmax")
+# expected costs within this relative distance of the least are a tie (rounding)
+TIE_TOLERANCE = 1e-12
 _RULES = "'rfq', 'argmax', a float threshold in (0, 1) or a K x K cost matrix"
 
 
@@ -120,7 +122,8 @@ def decide(proba, prior, decision, draw_weights=None):
 
 
 def least_cost_classes(proba, costs, draw_weights=None):
-    """argmin_k sum_j p_j C[j, k] for each row, ties to the lowest index k.
+    """argmin_k sum_j p_j C[j, k] for each row, ties to the lowest index k (costs
+    within a relative ``TIE_TOLERANCE`` of the least are ties).
 
     Parameters
     ----------
@@ -140,7 +143,11 @@ def least_cost_classes(proba, costs, draw_weights=None):
     proba = np.asarray(proba, dtype=np.float64)
     if draw_weights is not None:
         proba = to_training_priors(proba, draw_weights)
-    return np.argmin(proba @ np.asarray(costs, dtype=np.float64), axis=1)
+    expected = proba @ np.asarray(costs, dtype=np.float64)
+    least = expected.min(axis=1, keepdims=True)
+    # costs equal to within rounding (sums in another order differ in the last bits) tie,
+    # and a tie goes to the lowest class index
+    return np.argmax(expected <= least + TIE_TOLERANCE * np.abs(least), axis=1)
 
 
 def _rfq(proba, prior):
