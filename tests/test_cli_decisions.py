@@ -217,3 +217,35 @@ def test_a_label_holding_the_set_separator_is_refused(capsys, tmp_path):
     code, out, err = run_main(capsys, "predict", tmp_path / "m.npz", test, "--sets", 0.1)
     assert code == 1 and out == ""
     assert "the class label 'rare|odd'" in err
+
+
+@pytest.mark.parametrize("balanced", [False, True], ids=["bootstrap", "balanced_bootstrap"])
+def test_evaluate_reports_the_calibrated_model_as_predict_gives_it(capsys, tmp_path, split,
+                                                                   balanced):
+    """Brier score, G-mean and recalls of the calibrated probabilities under RFQ
+    with the training priors, as imbalance_report computes them in Python."""
+    from aucforest.metrics import imbalance_report
+    X_train, y_train, X_test, y_test = split
+    train, _ = write_files(tmp_path, X_train, y_train, X_test)
+    names = [f"x{j}" for j in range(X_test.shape[1])]
+    test = write_csv(tmp_path / "labelled.csv", [*names, "label"],
+                     [[*row, label] for row, label in zip(X_test.tolist(), y_test)])
+    options = ["--balanced-bootstrap"] if balanced else []
+    assert run_main(capsys, "fit", train, "--target", "label", "--output", tmp_path / "m.npz",
+                    "--n-estimators", N_TREES, "--calibrate", "isotonic", "--quiet",
+                    *options)[0] == 0
+    code, out, err = run_main(capsys, "evaluate", tmp_path / "m.npz", test, "--target",
+                              "label", "--json")
+    assert code == 0, err
+    result = json.loads(out)
+    reference = OOBCalibratedClassifier(
+        AUCForestClassifier(N_TREES, random_state=0, balanced_bootstrap=balanced),
+        method="isotonic").fit(X_train, y_train)
+    proba = reference.predict_proba(X_test)
+    expected = imbalance_report(y_test, proba, reference.classes_, decision="rfq",
+                                priors=reference.class_prior_)
+    assert result["calibrate"] == "isotonic"
+    for name in ("brier", "gmean", "balanced_accuracy"):
+        assert result["report"][name] == pytest.approx(float(getattr(expected, name)), abs=1e-12)
+    assert result["report"]["recall"] == pytest.approx(np.asarray(expected.recall).tolist(),
+                                                       abs=1e-12)

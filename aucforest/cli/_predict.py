@@ -1,8 +1,6 @@
 """``aucforest predict MODEL DATA``: labels or class probabilities as CSV."""
-import warnings
-
 from .._table import read_table
-from ._data import _load_model, _model_features, named
+from ._data import _by_name, _load_model, _model_features
 from ._decisions import calibrated_model, conformal_sets, set_cells
 from ._options import OUTPUT_FILES, _add_data_options, _alpha
 from ._output import _cell_text, _check_output, _write_csv
@@ -60,12 +58,12 @@ def run_predict(args):
     X = _model_features(model, table, [model.target, id_column], args.na_values)
     if args.proba:
         header = [str(c) for c in forest.classes_]
-        rows = _as_forest_input(predictor.predict_proba, forest, X).tolist()
+        rows = _by_name(predictor.predict_proba, X, forest).tolist()
     else:
         header = [model.target or "prediction"]
-        rows = [[label] for label in _as_forest_input(predictor.predict, forest, X).tolist()]
+        rows = [[label] for label in _by_name(predictor.predict, X, forest).tolist()]
     if args.sets is not None:
-        forest_proba = _as_forest_input(forest.predict_proba, forest, X)
+        forest_proba = _by_name(forest.predict_proba, X)
         cells = set_cells(conformal_sets(forest, forest_proba, args.sets, args.model),
                           forest.classes_)
         header, rows = [*header, "set"], [[*row, cell] for row, cell in zip(rows, cells)]
@@ -74,12 +72,3 @@ def run_predict(args):
         header, rows = [id_column, *header], [[i, *row] for i, row in zip(ids, rows)]
     _write_csv(header, rows, args.output)
 
-
-def _as_forest_input(method, forest, X):
-    """``method`` (of the forest or of a calibrator around it) on X with the
-    forest's column names and categories (`named`), as `_by_name` calls the
-    forest's own methods."""
-    X = named(forest, X)
-    with warnings.catch_warnings():  # without pandas, the columns were matched by name
-        warnings.filterwarnings("ignore", message="X does not have valid feature names")
-        return method(X)
