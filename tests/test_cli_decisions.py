@@ -249,3 +249,41 @@ def test_evaluate_reports_the_calibrated_model_as_predict_gives_it(capsys, tmp_p
         assert result["report"][name] == pytest.approx(float(getattr(expected, name)), abs=1e-12)
     assert result["report"]["recall"] == pytest.approx(np.asarray(expected.recall).tolist(),
                                                        abs=1e-12)
+
+
+def test_calibrate_keeps_a_cost_matrix_or_threshold_decision(capsys, tmp_path):
+    """--decision FILE (three classes) and a threshold (two) are applied to the
+    calibrated probabilities, as OOBCalibratedClassifier.predict applies them."""
+    X_train, y_train, X_test, _ = make_split(3, [0.6, 0.33], seed=2)
+    train, test = write_files(tmp_path, X_train, y_train, X_test)
+    costs = np.array([[0, 1, 2], [4, 0, 1], [20, 8, 0]])
+    cost_file = write_csv(tmp_path / "costs.csv", ["true", "common", "middle", "rare"],
+                          [[label, *row] for label, row in zip(["common", "middle", "rare"],
+                                                               costs.tolist())])
+    assert run_main(capsys, "fit", train, "--target", "label", "--output", tmp_path / "m.npz",
+                    "--n-estimators", N_TREES, "--calibrate", "isotonic", "--decision",
+                    cost_file, "--quiet")[0] == 0
+    code, out, err = run_main(capsys, "predict", tmp_path / "m.npz", test)
+    assert code == 0, err
+    reference = OOBCalibratedClassifier(
+        AUCForestClassifier(N_TREES, random_state=0, decision=costs),
+        method="isotonic").fit(X_train, y_train)
+    expected = reference.predict(X_test)
+    assert [row[0] for row in read_rows(out)[1]] == expected.tolist()
+    proba = reference.predict_proba(X_test)
+    least_cost = reference.classes_[np.argmin(proba @ costs, axis=1)]  # brute force
+    assert np.array_equal(expected, least_cost)
+
+    X_train, y_train, X_test, _ = make_split(2, [0.85], seed=2)
+    train, test = write_files(tmp_path, X_train, y_train, X_test)
+    assert run_main(capsys, "fit", train, "--target", "label", "--output", tmp_path / "t.npz",
+                    "--n-estimators", N_TREES, "--calibrate", "sigmoid", "--decision", 0.3,
+                    "--quiet")[0] == 0
+    code, out, err = run_main(capsys, "predict", tmp_path / "t.npz", test)
+    assert code == 0, err
+    reference = OOBCalibratedClassifier(
+        AUCForestClassifier(N_TREES, random_state=0, decision=0.3),
+        method="sigmoid").fit(X_train, y_train)
+    p_rare = reference.predict_proba(X_test)[:, 1]
+    assert [row[0] for row in read_rows(out)[1]] == np.where(p_rare >= 0.3, "rare",
+                                                             "common").tolist()
