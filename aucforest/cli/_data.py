@@ -322,11 +322,12 @@ def named(forest, X):
     return frame
 
 
-def _by_name(method, X):
+def _by_name(method, X, forest=None):
     """Call a forest's ``method`` on X with the columns named as the forest's
     ``feature_names_in_`` (`named`), so scikit-learn checks the names instead
-    of warning that X has none."""
-    X = named(method.__self__, X)
+    of warning that X has none. ``forest``: the forest whose names to use when
+    ``method`` belongs to an estimator around it (a calibrator)."""
+    X = named(method.__self__ if forest is None else forest, X)
     with warnings.catch_warnings():  # without pandas, the columns were matched by name
         warnings.filterwarnings("ignore", message="X does not have valid feature names")
         return method(X)

@@ -10,6 +10,7 @@ from .._compare import matplotlib_figure
 from .._table import shown
 from ..metrics import auc, auc_ci, imbalance_report, multiclass_auc, plot_roc
 from ._data import _by_name, _model_features, model_and_labelled_data
+from ._decisions import calibrated_model
 from ._options import OUTPUT_FILES, _add_classification_option, _add_data_options
 from ._output import _decision_text, _plain, _short_decision, check_plot
 
@@ -21,7 +22,9 @@ def add_evaluate_command(commands, common):
         help="imbalance report, AUC with DeLong interval, ROC plot",
         description="Evaluate a model on labelled data: per-class recall, precision, G-mean, "
                     "balanced accuracy, AUC with its DeLong interval, optionally ROC curves "
-                    "with the operating point of the model's decision rule.")
+                    "with the operating point of the model's decision rule. A model fitted "
+                    "with --calibrate is evaluated on its calibrated probabilities, with its "
+                    "decision rule applied to them (as 'predict' gives them).")
     evaluate.add_argument("model", metavar="MODEL", help="model file written by 'aucforest fit'")
     evaluate.add_argument("data", metavar="DATA", help="labelled CSV (or Parquet) file")
     evaluate.add_argument("--target", required=True, metavar="COLUMN",
@@ -45,28 +48,39 @@ def run_evaluate(args):
         raise ValueError(f"target column {args.target!r} of {table.path} has only one class "
                          f"({shown(y[:1].tolist()[0])}); evaluation needs at least two")
     X = _model_features(model, table, [args.target], args.na_values)
-    proba = _by_name(forest.predict_proba, X)
-    y_pred = _by_name(forest.predict, X)
-    report = imbalance_report(y, proba, forest.classes_, **_decision_arguments(forest, y_pred))
+    method = model.extra.get("calibrate")
+    if method:
+        calibrated = calibrated_model(forest, method, args.model)
+        proba = _by_name(calibrated.predict_proba, X, forest)
+        y_pred = _by_name(calibrated.predict, X, forest)
+        priors = calibrated.class_prior_  # RFQ on calibrated p compares with these
+    else:
+        proba = _by_name(forest.predict_proba, X)
+        y_pred = _by_name(forest.predict, X)
+        priors = forest.class_prior_
+    report = imbalance_report(y, proba, forest.classes_,
+                              **_decision_arguments(forest, y_pred, priors))
     intervals = _auc_intervals(y, proba, forest.classes_)
     if args.plot:
         _save_roc_plot(y, proba, y_pred, forest, args.plot)
     if args.json:
         print(json.dumps({"model": args.model, "data": args.data, "n_cases": len(y),
-                          "decision": _plain(forest.decision), "report": _plain_report(report),
+                          "decision": _plain(forest.decision), "calibrate": method,
+                          "report": _plain_report(report),
                           "auc_intervals": intervals, "plot": args.plot}, indent=2))
         return
-    print(f"{args.model} on {args.data}: {len(y)} cases; decision {_decision_text(forest)}")
+    print(f"{args.model} on {args.data}: {len(y)} cases; decision {_decision_text(forest)}"
+          + (f"; probabilities calibrated ({method})" if method else ""))
     print(report)
     print(_intervals_text(intervals, forest.classes_))
     if args.plot:
         print(f"ROC curves saved to {args.plot}")
 
 
-def _decision_arguments(forest, y_pred):
+def _decision_arguments(forest, y_pred, priors):
     """How imbalance_report should label the rows: by the forest's own rule."""
     if forest.decision in ("rfq", "argmax"):
-        return {"decision": forest.decision, "priors": forest.class_prior_}
+        return {"decision": forest.decision, "priors": priors}
     return {"y_pred": y_pred}  # a threshold
 
 

@@ -10,6 +10,7 @@ from .._table import read_table
 from ..io import save
 from ._data import (_case_weights, _class_weight_for, _feature_columns, _markers, _training_labels,
                     accepts_missing, name_features)
+from ._decisions import CALIBRATION_METHODS, calibrated_model
 from ._options import (OUTPUT_FILES, _add_classification_option, _add_column_options,
                        _add_data_options, _add_forest_options, _add_parallel_options, _decision,
                        _forest_options, _positive_int, CostMatrixFile, read_cost_matrix)
@@ -44,6 +45,14 @@ def add_fit_command(commands, common):
                           "true class (its label, then the cost of predicting each header "
                           "class); predict takes the class of least expected cost "
                           "(default: rfq)")
+    fit.add_argument("--calibrate", choices=CALIBRATION_METHODS, metavar="METHOD",
+                     help="calibrate the probabilities on the out-of-bag predictions (no "
+                          "refit): isotonic, sigmoid (Platt) or venn_abers; 'predict' then "
+                          "writes calibrated probabilities and applies the decision rule to "
+                          "them, as aucforest.calibration.OOBCalibratedClassifier does. The "
+                          "model file stores the method's name; the map is fitted again from "
+                          "the stored out-of-bag predictions when the model is loaded. Not "
+                          "with --weight (the file does not keep the weights the map needs)")
     fit.add_argument("--n-estimators", type=_positive_int, default=500, metavar="N",
                      help="number of trees (default: 500)")
     _add_forest_options(fit)
@@ -65,6 +74,10 @@ def run_fit(args):
         oob_score=True, n_jobs=args.n_jobs, random_state=args.seed,
         verbose=0 if args.quiet else 1, **_forest_options(args))
     forest._validate_params()  # a bad option fails before the data is read
+    if args.calibrate and args.weight:
+        raise ValueError("--calibrate cannot be combined with --weight: the map would be "
+                         "fitted with the case weights, which the model file does not keep "
+                         "for 'predict' to fit it again")
     table = read_table(args.data, sep=args.sep)
     na_values = _markers(args.na_values)
     y = _training_labels(table, args.target, na_values, args.classification)
@@ -84,7 +97,10 @@ def run_fit(args):
     forest.fit(encoding.transform(table, allow_missing=allow_missing), y, sample_weight=weights)
     name_features(forest, encoding)
     extra = {"target": args.target, "encoding": encoding.to_dict()}
-    extra.update({key: getattr(args, key) for key in ("id", "weight") if getattr(args, key)})
+    extra.update({key: getattr(args, key) for key in ("id", "weight", "calibrate")
+                  if getattr(args, key)})
+    if args.calibrate:  # fails here, before the file is written, if it cannot be fitted
+        calibrated_model(forest, args.calibrate, args.output)
     save(forest, args.output, extra=extra)
     summary = _fit_summary(forest, y, encoding, args)
     if args.json:
@@ -102,7 +118,7 @@ def _fit_summary(forest, y, encoding, args):
             "params": _plain(forest.get_params()), "features": encoding.summary(),
             "feature_names": encoding.feature_names, "id": args.id, "weight": args.weight,
             "dropped": args.drop, "left_out": args.left_out, "seed": args.seed,
-            "oob_auc": float(forest.oob_score_),
+            "calibrate": args.calibrate, "oob_auc": float(forest.oob_score_),
             "oob_gmean": float(forest.oob_gmean_)}
 
 
@@ -116,4 +132,7 @@ def _print_fit_summary(summary):
     print(f"seed {summary['seed']} (--seed): the same command on the same data gives the same "
           "model")
     print(f"out-of-bag AUC {summary['oob_auc']:.4f}, G-mean {summary['oob_gmean']:.4f}")
+    if summary["calibrate"]:
+        print(f"probabilities calibrated ({summary['calibrate']}) on the out-of-bag "
+              "predictions; 'predict' applies the map")
     print(f"model saved to {summary['model']}")

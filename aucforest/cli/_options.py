@@ -174,6 +174,18 @@ def _decision(text):
     return threshold
 
 
+def _alpha(text):
+    """``--sets ALPHA``: the miss rate allowed in each class, in (0, 1)."""
+    try:
+        alpha = float(text)
+    except ValueError:
+        alpha = None
+    if alpha is None or not 0 < alpha < 1:
+        raise argparse.ArgumentTypeError(f"must be a number strictly between 0 and 1 (the miss "
+                                         f"rate allowed in each class), got {text!r}")
+    return alpha
+
+
 def read_cost_matrix(path, classes):
     """The cost matrix of a CSV file, rows and columns in the order of ``classes``.
 

@@ -1,0 +1,84 @@
+"""What ``fit --calibrate`` and ``predict --sets`` add, from the out-of-bag
+predictions a model file already holds (``oob_decision_function`` and
+``oob_labels``): no new arrays in the file and no refit.
+
+A calibration map and the conformal calibration scores are deterministic
+functions of those arrays, so ``fit --calibrate METHOD`` stores only the
+method's name (in the file's ``extra`` data) and ``predict`` fits the map again
+when it loads the model: the same map `aucforest.calibration.OOBCalibratedClassifier`
+fits in Python on the same data.
+"""
+import numpy as np
+
+from .._prior_shift import draw_class_weights, to_training_priors, training_class_prior
+from ..calibration import OOBCalibratedClassifier
+from ..conformal import mondrian_p_values
+
+CALIBRATION_METHODS = ("isotonic", "sigmoid", "venn_abers")
+SET_SEPARATOR = "|"
+
+
+def _oob_labels(forest, path, option):
+    """The training labels' class indices and OOB probabilities stored with a model."""
+    oob = getattr(forest, "oob_decision_function_", None)
+    codes = getattr(forest, "oob_labels_", None)
+    if oob is None or codes is None:
+        raise ValueError(f"{option} needs the out-of-bag predictions and training labels of "
+                         f"the model; {path} has none (saved from Python without "
+                         f"oob_score=True, or by an older version): refit it with "
+                         f"'aucforest fit'")
+    return np.asarray(oob, dtype=np.float64), np.asarray(codes, dtype=np.intp)
+
+
+def calibrated_model(forest, method, path):
+    """An `OOBCalibratedClassifier` around the fitted ``forest``, its maps fitted
+    on the forest's stored out-of-bag predictions (unweighted), as its ``fit``
+    would after fitting the forest."""
+    if method not in CALIBRATION_METHODS:
+        raise ValueError(f"{path}: unknown calibration method {method!r} (expected one of "
+                         f"{', '.join(CALIBRATION_METHODS)})")
+    oob, codes = _oob_labels(forest, path, "--calibrate")
+    y = forest.classes_[codes]
+    model = OOBCalibratedClassifier(forest, method=method)
+    model.estimator_ = forest
+    model.classes_ = forest.classes_
+    model.n_features_in_ = forest.n_features_in_
+    if hasattr(forest, "feature_names_in_"):
+        model.feature_names_in_ = forest.feature_names_in_
+    model.class_prior_ = training_class_prior(model.classes_, y)
+    model.draw_class_weights_ = draw_class_weights(forest, y)
+    scores = to_training_priors(oob, model.draw_class_weights_)
+    has_oob = ~np.isnan(scores).any(axis=1)
+    if not has_oob.any():
+        raise ValueError(f"no training case has an out-of-bag prediction to calibrate on; use "
+                         f"more trees than --n-estimators {forest.n_estimators}")
+    columns = [1] if len(model.classes_) == 2 else range(len(model.classes_))
+    model.calibrators_ = [model._fit_map(scores[has_oob, k], codes[has_oob] == k, None)
+                          for k in columns]
+    return model
+
+
+def conformal_sets(forest, proba, alpha, path):
+    """Mondrian conformal sets (not smoothed) of the rows whose forest
+    probabilities are ``proba``: label k is in a row's set when
+    ``(#{i in k: a_i >= 1 - p_k} + 1) / (n_k + 1) > alpha``, with a_i the
+    out-of-bag scores ``1 - p_{y_i}(x_i)`` of the training cases of class k."""
+    oob, codes = _oob_labels(forest, path, "--sets")
+    has_oob = ~np.isnan(oob).any(axis=1)
+    scores = 1.0 - oob[np.arange(codes.shape[0]), codes]
+    calibration = [np.sort(scores[has_oob & (codes == k)])
+                   for k in range(forest.classes_.shape[0])]
+    test_scores = 1.0 - np.asarray(proba, dtype=np.float64)
+    return mondrian_p_values(calibration, test_scores) > alpha
+
+
+def set_cells(sets, classes):
+    """Each row's set as text: its labels in class order, joined by ``|``
+    (an empty cell for an empty set)."""
+    names = [str(label) for label in classes]
+    clashing = [name for name in names if SET_SEPARATOR in name]
+    if clashing:
+        raise ValueError(f"--sets writes each set as labels joined by {SET_SEPARATOR!r}, which "
+                         f"the class label {clashing[0]!r} holds")
+    return [SET_SEPARATOR.join(name for name, inside in zip(names, row) if inside)
+            for row in sets]
