@@ -33,6 +33,7 @@ import json
 import pickle
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 
 import numpy as np
@@ -500,7 +501,8 @@ def run_cli(commands):
     (one start-up for them all): {name: (exit code, stdout, stderr)}."""
     commands = {name: [str(a) for a in args] for name, args in commands.items()}
     done = subprocess.run([sys.executable, "-c", CLI_DRIVER], input=json.dumps(commands),
-                          capture_output=True, text=True, timeout=300, env=package_env())
+                          capture_output=True, text=True, timeout=300, env=package_env(),
+                          cwd=tempfile.gettempdir())  # outside the source tree
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 

@@ -29,6 +29,7 @@ import pickle
 import re
 import subprocess
 import sys
+import tempfile
 
 import numpy as np
 import pandas as pd
@@ -288,7 +289,8 @@ def test_sparse_index_arrays_that_describe_no_matrix_are_refused_by_name(cases):
     batch = [list(structure) + [where] for structure, where in cases]
     try:
         done = subprocess.run([sys.executable, "-c", INVALID_SCRIPT], input=json.dumps(batch),
-                              capture_output=True, text=True, timeout=60, env=package_env())
+                              capture_output=True, text=True, timeout=60, env=package_env(),
+                              cwd=tempfile.gettempdir())  # outside the source tree
     except subprocess.TimeoutExpired:
         pytest.fail(f"hung on {[(c[0][0], c[1]) for c in cases]}")
     assert done.returncode == 0, f"crashed (exit status {done.returncode}): {done.stderr[-500:]}"
