@@ -183,6 +183,12 @@ class OOBCalibratedClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
         y = column_or_1d(y)  # the forest checked (and warned about) its shape
         if sample_weight is not None:
             sample_weight = check_sample_weight(sample_weight, y)
+        return self._calibrate(forest, y, forest.oob_decision_function_, sample_weight)
+
+    def _calibrate(self, forest, y, oob, sample_weight=None):
+        """Fit the maps of the fitted ``forest`` on its out-of-bag probabilities
+        ``oob`` of the training labels ``y`` (the second half of `fit`; the
+        command line calls it on a forest read from a model file)."""
         self.estimator_ = forest
         self.classes_ = forest.classes_
         self.n_features_in_ = forest.n_features_in_
@@ -190,7 +196,7 @@ class OOBCalibratedClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
             self.feature_names_in_ = forest.feature_names_in_
         self.class_prior_ = training_class_prior(self.classes_, y, sample_weight)
         self.draw_class_weights_ = draw_class_weights(forest, y, sample_weight)
-        scores = to_training_priors(forest.oob_decision_function_, self.draw_class_weights_)
+        scores = to_training_priors(oob, self.draw_class_weights_)
         has_oob = ~np.isnan(scores).any(axis=1)
         if not has_oob.any():
             raise ValueError(f"no training case has an out-of-bag prediction (each was in "

@@ -10,7 +10,6 @@ fits in Python on the same data.
 """
 import numpy as np
 
-from .._prior_shift import draw_class_weights, to_training_priors, training_class_prior
 from ..calibration import OOBCalibratedClassifier
 from ..conformal import mondrian_p_values
 
@@ -38,24 +37,8 @@ def calibrated_model(forest, method, path):
         raise ValueError(f"{path}: unknown calibration method {method!r} (expected one of "
                          f"{', '.join(CALIBRATION_METHODS)})")
     oob, codes = _oob_labels(forest, path, "--calibrate")
-    y = forest.classes_[codes]
     model = OOBCalibratedClassifier(forest, method=method)
-    model.estimator_ = forest
-    model.classes_ = forest.classes_
-    model.n_features_in_ = forest.n_features_in_
-    if hasattr(forest, "feature_names_in_"):
-        model.feature_names_in_ = forest.feature_names_in_
-    model.class_prior_ = training_class_prior(model.classes_, y)
-    model.draw_class_weights_ = draw_class_weights(forest, y)
-    scores = to_training_priors(oob, model.draw_class_weights_)
-    has_oob = ~np.isnan(scores).any(axis=1)
-    if not has_oob.any():
-        raise ValueError(f"no training case has an out-of-bag prediction to calibrate on; use "
-                         f"more trees than --n-estimators {forest.n_estimators}")
-    columns = [1] if len(model.classes_) == 2 else range(len(model.classes_))
-    model.calibrators_ = [model._fit_map(scores[has_oob, k], codes[has_oob] == k, None)
-                          for k in columns]
-    return model
+    return model._calibrate(forest, forest.classes_[codes], oob)
 
 
 def conformal_sets(forest, proba, alpha, path):
