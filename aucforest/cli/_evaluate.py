@@ -79,9 +79,9 @@ def run_evaluate(args):
 
 def _decision_arguments(forest, y_pred, priors):
     """How imbalance_report should label the rows: by the forest's own rule."""
-    if forest.decision in ("rfq", "argmax"):
+    if isinstance(forest.decision, str):  # "rfq" or "argmax"
         return {"decision": forest.decision, "priors": priors}
-    return {"y_pred": y_pred}  # a threshold
+    return {"y_pred": y_pred}  # a threshold or a cost matrix: the model's own labels
 
 
 def _auc_intervals(y, proba, classes):

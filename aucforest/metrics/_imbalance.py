@@ -30,7 +30,7 @@ from sklearn.metrics import (
 from sklearn.utils import check_consistent_length
 from sklearn.utils.validation import check_is_fitted
 
-from .._decision import decide, validate_decision
+from .._decision import cost_matrix, decide, validate_decision
 from ._auc import mann_whitney_auc, multiclass_auc
 from ._validation import (
     check_known_labels,
@@ -101,9 +101,9 @@ class ImbalanceReport(NamedTuple):
     brier : float
         Brier score: mean squared error of the positive-class probability
         for two classes, ``mean(sum_k (p_k - 1[y = k])^2)`` for more.
-    decision : str or float
+    decision : str, float or ndarray of shape (n_classes, n_classes)
         The rule that turned probabilities into labels ("rfq", "argmax", a
-        threshold, or "given" when ``y_pred`` was passed).
+        threshold, a cost matrix, or "given" when ``y_pred`` was passed).
     """
 
     classes: np.ndarray
@@ -129,8 +129,9 @@ class ImbalanceReport(NamedTuple):
             for k, label in enumerate(self.classes)
         ]
         pr_auc = "" if self.pr_auc != self.pr_auc else f", PR-AUC {self.pr_auc:.4f}"  # NaN: K > 2
+        rule = "cost matrix" if isinstance(self.decision, np.ndarray) else self.decision
         overall = (
-            f"overall ({self.decision}): recall {self.recall:.4f}, precision "
+            f"overall ({rule}): recall {self.recall:.4f}, precision "
             f"{self.precision:.4f}, G-mean {self.gmean:.4f}, balanced accuracy "
             f"{self.balanced_accuracy:.4f}, AUC {self.auc:.4f}{pr_auc}, Brier {self.brier:.4f}"
         )
@@ -197,7 +198,14 @@ def imbalance_report(y_true, y_proba, labels=None, *, y_pred=None,
       going to the class with the smaller ``pi_k``;
     * ``"argmax"``: ``argmax_k p_k``;
     * a float ``t`` in (0, 1), two classes only: ``labels[1]`` where
-      ``p_1 >= t``.
+      ``p_1 >= t``;
+    * a K x K cost matrix ``C``, ``C[j, k]`` the cost of predicting
+      ``labels[k]`` when the truth is ``labels[j]``: the class of least
+      expected cost, ``argmin_k sum_j p_j C[j, k]`` (Elkan 2001), a tie
+      going to the first such class. ``y_proba`` is taken as given: pass
+      probabilities under the training priors (a forest grown on balanced
+      draws decides from its probabilities brought back to them, see
+      :func:`oob_imbalance_report`).
 
     ``pi_k`` are ``priors``, by default the class frequencies of ``y_true``
     (all its rows; as randomForestSRC does for out-of-bag predictions). When
@@ -220,7 +228,8 @@ def imbalance_report(y_true, y_proba, labels=None, *, y_pred=None,
         sorted labels of ``y_true``.
     y_pred : array-like of shape (n_samples,), default=None
         Predicted labels; overrides ``decision``.
-    decision : {"rfq", "argmax"} or float in (0, 1), default="rfq"
+    decision : {"rfq", "argmax"}, float in (0, 1) or array-like of shape (n_classes, n_classes), \
+default="rfq"
         Rule turning probabilities into labels, as listed above.
     priors : array-like of shape (n_classes,), default=None
         ``pi_k`` for the RFQ rule: non-negative, not all zero; normalised to
@@ -269,7 +278,12 @@ def oob_imbalance_report(forest, y=None, *, decision=None):
     :func:`imbalance_report` of the training labels ``y`` against the
     forest's ``oob_decision_function_``, with the forest's own ``decision``
     rule and class priors (``class_prior_``, the ``pi_k`` the trees were
-    trained under). Cases that every tree drew have no out-of-bag
+    trained under). A cost-matrix rule decides, as the forest does, from the
+    probabilities brought back to the training priors by the forest's
+    ``draw_class_weights_`` (Bayes' rule for a shift of priors, Saerens,
+    Latinne & Decaestecker 2002), so the report's G-mean is the forest's
+    ``oob_gmean_``; the AUC and Brier columns read the stored probabilities
+    unchanged. Cases that every tree drew have no out-of-bag
     prediction; they are left out with one warning.
 
     Parameters
@@ -283,7 +297,8 @@ def oob_imbalance_report(forest, y=None, *, decision=None):
         The labels the forest was fitted on. None takes them from the
         forest, when it keeps them (``oob_labels_``, the indices into
         ``classes_`` of the training labels).
-    decision : {"rfq", "argmax"}, float or None, default=None
+    decision : {"rfq", "argmax"}, float, array-like of shape (n_classes, n_classes) or None, \
+default=None
         Rule turning probabilities into labels; None means the forest's.
 
     Returns
@@ -329,7 +344,8 @@ def oob_imbalance_report(forest, y=None, *, decision=None):
     if decision is None:
         decision = getattr(forest, "decision", "rfq")
     return _report(y, proba, forest.classes_, None, decision,
-                   getattr(forest, "class_prior_", None), stacklevel=4)
+                   getattr(forest, "class_prior_", None), stacklevel=4,
+                   draw_weights=getattr(forest, "draw_class_weights_", None))
 
 
 def _training_labels(forest):
@@ -343,9 +359,11 @@ def _training_labels(forest):
     return np.asarray(forest.classes_)[np.asarray(encoded)]
 
 
-def _report(y_true, y_proba, labels, y_pred, decision, priors, stacklevel=5):
+def _report(y_true, y_proba, labels, y_pred, decision, priors, stacklevel=5,
+            draw_weights=None):
     """imbalance_report's work (``stacklevel`` points the NaN-row warning at the
-    user's call)."""
+    user's call; a cost matrix decides from ``y_proba`` brought back to the
+    training priors by ``draw_weights``, when given)."""
     y_true = check_labels(y_true)
     labels = np.unique(y_true) if labels is None else np.asarray(labels)
     if np.unique(labels).size != labels.size:
@@ -365,7 +383,7 @@ def _report(y_true, y_proba, labels, y_pred, decision, priors, stacklevel=5):
         raise ValueError("y_true must hold at least two classes (in the rows "
                          "with probabilities).")
     if y_pred is None:
-        y_pred = labels[decide(y_proba, priors, decision)]
+        y_pred = labels[decide(y_proba, priors, decision, draw_weights)]
     else:
         y_pred, decision = y_pred[scored], "given"
     present = np.isin(labels, y_true)
@@ -388,19 +406,22 @@ def _report(y_true, y_proba, labels, y_pred, decision, priors, stacklevel=5):
 
 def _check_decision(decision, n_classes):
     """The decision values AUCForestClassifier accepts (see aucforest._decision);
-    a threshold comes back as a Python float."""
+    a threshold comes back as a Python float, a cost matrix as a float array."""
+    if decision is not None and not isinstance(decision, (str, numbers.Real)):
+        validate_decision(decision, n_classes)  # names the shape or the bad cost
+        return cost_matrix(decision)
     if isinstance(decision, str):
         if decision not in ("rfq", "argmax"):
             raise ValueError(
-                "decision must be 'rfq', 'argmax' or a threshold in (0, 1), "
-                f"got {plain(decision)}."
+                "decision must be 'rfq', 'argmax', a cost matrix or a threshold "
+                f"in (0, 1), got {plain(decision)}."
             )
         return decision
     if (isinstance(decision, bool) or not isinstance(decision, numbers.Real)
             or not 0.0 < decision < 1.0):
         raise ValueError(
-            "decision must be 'rfq', 'argmax' or a threshold in (0, 1), got "
-            f"{plain(decision)}."
+            "decision must be 'rfq', 'argmax', a cost matrix or a threshold in (0, 1), "
+            f"got {plain(decision)}."
         )
     decision = float(decision)
     validate_decision(decision, n_classes)

@@ -319,3 +319,60 @@ def test_per_class_gmean_is_named_for_what_it_is():
 def test_labels_default_to_the_sorted_labels_of_y_true():
     y, proba = imbalanced_data(9)
     assert_same_report(imbalance_report(y, proba), imbalance_report(y, proba, [0, 1, 2]))
+
+
+# ------------------------------------------------- a cost-matrix decision
+
+def brute_force_least_cost(proba, costs):
+    """Index of the class of least expected cost per row, by explicit sums (ties: first)."""
+    chosen = []
+    for row in proba:
+        expected = [sum(row[j] * costs[j][k] for j in range(len(row))) for k in range(len(row))]
+        chosen.append(min(range(len(row)), key=lambda k: (expected[k], k)))
+    return np.array(chosen)
+
+
+def test_report_takes_a_cost_matrix_decision():
+    y, proba = imbalanced_data(11)
+    costs = np.array([[0.0, 1.0, 3.0], [5.0, 0.0, 1.0], [20.0, 6.0, 0.0]])
+    report = imbalance_report(y, proba, [0, 1, 2], decision=costs)
+    y_pred = brute_force_least_cost(proba, costs)
+    assert not np.array_equal(y_pred, np.argmax(proba, axis=1))  # the costs matter here
+    np.testing.assert_array_equal(report.per_class["recall"],
+                                  recall_score(y, y_pred, labels=[0, 1, 2], average=None))
+    assert report.gmean == pytest.approx(gmean_score(y, y_pred), abs=1e-15)
+    np.testing.assert_array_equal(report.decision, costs)
+    assert "overall (cost matrix):" in str(report)
+    with pytest.raises(ValueError, match=r"with 3 classes a cost matrix must be 3 x 3"):
+        imbalance_report(y, proba, [0, 1, 2], decision=costs[:2, :2])
+    with pytest.raises(ValueError, match="decision cost matrix holds a negative cost"):
+        imbalance_report(y, proba, [0, 1, 2], decision=-costs)
+
+
+def test_oob_report_of_a_forest_deciding_by_a_cost_matrix():
+    """The forest's own rule: least expected cost on the out-of-bag probabilities
+    brought back to the training priors (the forest grew on balanced draws), so
+    the report's G-mean is the forest's oob_gmean_."""
+    from sklearn.datasets import make_classification
+
+    from aucforest import AUCForestClassifier
+    from aucforest.metrics import oob_imbalance_report
+
+    X, y = make_classification(300, n_classes=3, n_informative=4, weights=[0.7, 0.2],
+                               random_state=0)
+    costs = [[0, 1, 1], [4, 0, 1], [12, 3, 0]]
+    forest = AUCForestClassifier(40, oob_score=True, balanced_bootstrap=True, decision=costs,
+                                 random_state=0).fit(X, y)
+    q = forest.oob_decision_function_
+    weights = forest.draw_class_weights_
+    assert not np.allclose(weights, 1.0)
+    p = (q / weights) / (q / weights).sum(axis=1, keepdims=True)  # Bayes' rule, by hand
+    y_pred = forest.classes_[brute_force_least_cost(p, costs)]
+    assert not np.array_equal(y_pred, forest.classes_[brute_force_least_cost(q, costs)])
+
+    report = oob_imbalance_report(forest, y)
+    np.testing.assert_array_equal(report.per_class["recall"],
+                                  recall_score(y, y_pred, average=None))
+    assert report.gmean == pytest.approx(forest.oob_gmean_, abs=1e-12)
+    np.testing.assert_array_equal(report.decision, costs)
+    assert oob_imbalance_report(forest, y, decision="argmax").decision == "argmax"
