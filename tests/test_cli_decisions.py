@@ -158,13 +158,124 @@ def test_subprocess_fit_calibrate_then_predict_sets(tmp_path):
                                         for s in conformal.predict_set(X_test, 0.1)]
 
 
-def test_calibrate_with_weight_is_refused_before_the_data_is_read(capsys, tmp_path):
-    code, out, err = run_main(capsys, "fit", tmp_path / "absent.csv", "--target", "label",
-                              "--output", tmp_path / "m.npz", "--weight", "w",
-                              "--calibrate", "isotonic")
+def test_calibrate_with_case_weights_fits_the_map_with_them(capsys, tmp_path):
+    """The map is fitted once, at fit, with the weights, and stored: predict
+    gives OOBCalibratedClassifier.fit(..., sample_weight=w)'s probabilities."""
+    X_train, y_train, X_test, _ = make_split(2, [0.85], seed=4)
+    weights = np.random.default_rng(0).choice([0.5, 1.0, 3.0], size=y_train.shape[0])
+    names = [f"x{j}" for j in range(X_train.shape[1])]
+    train = write_csv(tmp_path / "train.csv", [*names, "w", "label"],
+                      [[*row, w, label] for row, w, label in zip(X_train.tolist(), weights,
+                                                                 y_train)])
+    test = write_csv(tmp_path / "test.csv", names, X_test.tolist())
+    code, _, err = run_main(capsys, "fit", train, "--target", "label", "--output",
+                            tmp_path / "m.npz", "--n-estimators", N_TREES, "--weight", "w",
+                            "--calibrate", "isotonic", "--quiet")
+    assert code == 0, err
+    reference = OOBCalibratedClassifier(AUCForestClassifier(N_TREES, random_state=0),
+                                        method="isotonic").fit(X_train, y_train, weights)
+    unweighted = OOBCalibratedClassifier(AUCForestClassifier(N_TREES, random_state=0),
+                                         method="isotonic").fit(X_train, y_train)
+    code, out, err = run_main(capsys, "predict", tmp_path / "m.npz", test, "--proba")
+    assert code == 0, err
+    proba = np.array(read_rows(out)[1], dtype=float)
+    np.testing.assert_array_equal(proba, reference.predict_proba(X_test))
+    assert not np.allclose(proba, unweighted.predict_proba(X_test))  # the weights mattered
+
+
+def calibrated_file(capsys, tmp_path, split, method):
+    X_train, y_train, X_test, _ = split
+    train, test = write_files(tmp_path, X_train, y_train, X_test)
+    code, _, err = run_main(capsys, "fit", train, "--target", "label", "--output",
+                            tmp_path / "m.npz", "--n-estimators", N_TREES, "--calibrate",
+                            method, "--quiet")
+    assert code == 0, err
+    reference = OOBCalibratedClassifier(AUCForestClassifier(N_TREES, random_state=0),
+                                        method=method).fit(X_train, y_train)
+    return tmp_path / "m.npz", test, reference
+
+
+def stored_map_arrays(method, calibrator):
+    """The numbers a fitted map consists of."""
+    names = {"isotonic": ("X_thresholds_", "y_thresholds_"), "sigmoid": ("a_", "b_"),
+             "venn_abers": ("scores_", "gap_bounds_", "tie_bounds_")}[method]
+    return [np.asarray(getattr(calibrator, name), dtype=float) for name in names]
+
+
+@pytest.mark.filterwarnings("ignore:X does not have valid feature names")
+@pytest.mark.parametrize("method", ["isotonic", "sigmoid", "venn_abers"])
+def test_model_file_stores_the_fitted_map_and_predict_applies_it(capsys, tmp_path, split,
+                                                                 method):
+    """The file holds the maps OOBCalibratedClassifier fits, number for number;
+    after the file's out-of-bag predictions are altered, predict still gives
+    the stored map's probabilities (it fits nothing), while a file without the
+    stored map (as written before they were stored) is calibrated again on the
+    altered predictions and predicts otherwise."""
+    from aucforest._calibration_state import calibration_from_plain
+    from aucforest.cli._decisions import calibrated_model
+
+    model, test, reference = calibrated_file(capsys, tmp_path, split, method)
+    X_test = split[2]
+    forest, extra = aucforest.io.read_model(model)
+    loaded = calibrated_model(forest, method, model, extra["calibration"])
+    assert len(loaded.calibrators_) == len(reference.calibrators_)
+    for theirs, ours in zip(reference.calibrators_, loaded.calibrators_):
+        for expected, stored in zip(stored_map_arrays(method, theirs),
+                                    stored_map_arrays(method, ours)):
+            np.testing.assert_array_equal(stored, expected)
+    np.testing.assert_array_equal(loaded.class_prior_, reference.class_prior_)
+    expected = reference.predict_proba(X_test)
+    np.testing.assert_array_equal(loaded.predict_proba(X_test), expected)
+
+    rng = np.random.default_rng(0)
+    forest.oob_decision_function_ = rng.dirichlet(np.ones(len(forest.classes_)),
+                                                  size=forest.oob_decision_function_.shape[0])
+    aucforest.save(forest, tmp_path / "altered.npz", extra=extra)
+    code, out, err = run_main(capsys, "predict", tmp_path / "altered.npz", test, "--proba")
+    assert code == 0, err
+    np.testing.assert_array_equal(np.array(read_rows(out)[1], dtype=float), expected)
+    assert calibration_from_plain(forest, extra["calibration"]).method == method
+
+    old = {key: value for key, value in extra.items() if key != "calibration"}
+    aucforest.save(forest, tmp_path / "old.npz", extra=old)
+    code, out, err = run_main(capsys, "predict", tmp_path / "old.npz", test, "--proba")
+    assert code == 0, err
+    refitted = np.array(read_rows(out)[1], dtype=float)
+    assert not np.allclose(refitted, expected)
+    np.testing.assert_allclose(refitted, calibrated_model(forest, method, "old.npz")
+                               .predict_proba(X_test), rtol=0, atol=1e-12)
+
+
+def test_a_file_written_before_the_map_was_stored_is_calibrated_again(capsys, tmp_path):
+    split = make_split(2, [0.85], seed=0)
+    model, test, reference = calibrated_file(capsys, tmp_path, split, "venn_abers")
+    forest, extra = aucforest.io.read_model(model)
+    del extra["calibration"]
+    aucforest.save(forest, model, extra=extra)
+    code, out, err = run_main(capsys, "predict", model, test, "--proba")
+    assert code == 0, err
+    np.testing.assert_allclose(np.array(read_rows(out)[1], dtype=float),
+                               reference.predict_proba(split[2]), rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("change, fragment", [
+    (lambda c: c.update(method="beta"), "the stored calibration map is 'beta'"),
+    (lambda c: c.update(method="sigmoid"), "the stored calibration map is 'sigmoid'"),
+    (lambda c: c["maps"].append(c["maps"][0]), "must hold 1 maps for 2 classes"),
+    (lambda c: c["maps"][0]["y"].reverse(), "y must not decrease"),
+    (lambda c: c["maps"][0]["x"].__setitem__(0, "0.1"), "'x' must hold numbers only"),
+    (lambda c: c["class_prior"].append(0.0), "'class_prior' has shape (3,), expected (2,)"),
+    (lambda c: c.pop("draw_class_weights"), "has no 'draw_class_weights'"),
+])
+def test_a_damaged_stored_map_is_refused_naming_the_file(capsys, tmp_path, change, fragment):
+    split = make_split(2, [0.85], seed=0)
+    model, test, _ = calibrated_file(capsys, tmp_path, split, "isotonic")
+    forest, extra = aucforest.io.read_model(model)
+    change(extra["calibration"])
+    aucforest.save(forest, tmp_path / "bad.npz", extra=extra)
+    code, out, err = run_main(capsys, "predict", tmp_path / "bad.npz", test)
     assert code == 1 and out == ""
-    assert "--calibrate cannot be combined with --weight" in err
-    assert not (tmp_path / "m.npz").exists()
+    assert "bad.npz: " in err and fragment in err
 
 
 @pytest.mark.parametrize("args, fragment", [

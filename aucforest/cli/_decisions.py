@@ -1,15 +1,19 @@
 """What ``fit --calibrate`` and ``predict --sets`` add, from the out-of-bag
 predictions a model file already holds (``oob_decision_function`` and
-``oob_labels``): no new arrays in the file and no refit.
+``oob_labels``): no refit of the forest.
 
-A calibration map and the conformal calibration scores are deterministic
-functions of those arrays, so ``fit --calibrate METHOD`` stores only the
-method's name (in the file's ``extra`` data) and ``predict`` fits the map again
-when it loads the model: the same map `aucforest.calibration.OOBCalibratedClassifier`
-fits in Python on the same data.
+``fit --calibrate METHOD`` fits the map that
+`aucforest.calibration.OOBCalibratedClassifier` fits in Python on the same
+data and stores it in the file's ``extra`` data, as numbers
+(``extra["calibration"]``, `aucforest._calibration_state`) beside the method's
+name (``extra["calibrate"]``); ``predict`` and ``evaluate`` apply the stored
+map without fitting anything. A file written before the map was stored holds
+only the name: its map is fitted again from the out-of-bag predictions. The
+conformal calibration scores are read from those predictions directly.
 """
 import numpy as np
 
+from .._calibration_state import calibration_from_plain, calibration_to_plain
 from ..calibration import OOBCalibratedClassifier
 from ..conformal import mondrian_p_values
 
@@ -29,16 +33,41 @@ def _oob_labels(forest, path, option):
     return np.asarray(oob, dtype=np.float64), np.asarray(codes, dtype=np.intp)
 
 
-def calibrated_model(forest, method, path):
-    """An `OOBCalibratedClassifier` around the fitted ``forest``, its maps fitted
-    on the forest's stored out-of-bag predictions (unweighted), as its ``fit``
-    would after fitting the forest."""
+def calibrated_model(forest, method, path, stored=None):
+    """An `OOBCalibratedClassifier` around the fitted ``forest``: with the maps
+    ``stored`` in the model file (`calibration_to_plain`), or, when None (a file
+    written before the maps were stored), with maps fitted again on the
+    forest's stored out-of-bag predictions (unweighted: such files were
+    written without case weights), as its ``fit`` would after fitting the
+    forest."""
     if method not in CALIBRATION_METHODS:
         raise ValueError(f"{path}: unknown calibration method {method!r} (expected one of "
                          f"{', '.join(CALIBRATION_METHODS)})")
+    if stored is not None:
+        stored_method = stored.get("method") if isinstance(stored, dict) else None
+        if stored_method != method:
+            raise ValueError(f"{path}: the stored calibration map is {stored_method!r} but the "
+                             f"model says it was calibrated with {method!r}")
+        try:
+            return calibration_from_plain(forest, stored)
+        except ValueError as error:
+            raise ValueError(f"{path}: invalid stored calibration: {error}") from None
     oob, codes = _oob_labels(forest, path, "--calibrate")
     model = OOBCalibratedClassifier(forest, method=method)
     return model._calibrate(forest, forest.classes_[codes], oob)
+
+
+def fitted_calibration(forest, method, y, sample_weight=None):
+    """The maps of ``OOBCalibratedClassifier(forest, method=method)`` fitted on the
+    out-of-bag predictions of the ``forest`` just fitted on labels ``y`` with
+    ``sample_weight``, as its ``fit`` fits them."""
+    model = OOBCalibratedClassifier(forest, method=method)
+    return model._calibrate(forest, np.asarray(y), forest.oob_decision_function_, sample_weight)
+
+
+def stored_calibration(model):
+    """The fitted maps of ``model`` as the plain data the model file stores."""
+    return calibration_to_plain(model)
 
 
 def conformal_sets(forest, proba, alpha, path):

@@ -50,7 +50,8 @@ def run_evaluate(args):
     X = _model_features(model, table, [args.target], args.na_values)
     method = model.extra.get("calibrate")
     if method:
-        calibrated = calibrated_model(forest, method, args.model)
+        calibrated = calibrated_model(forest, method, args.model,
+                                      model.extra.get("calibration"))
         proba = _by_name(calibrated.predict_proba, X, forest)
         y_pred = _by_name(calibrated.predict, X, forest)
         priors = calibrated.class_prior_  # RFQ on calibrated p compares with these

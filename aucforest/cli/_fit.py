@@ -10,7 +10,7 @@ from .._table import read_table
 from ..io import save
 from ._data import (_case_weights, _class_weight_for, _feature_columns, _markers, _training_labels,
                     accepts_missing, name_features)
-from ._decisions import CALIBRATION_METHODS, calibrated_model
+from ._decisions import CALIBRATION_METHODS, fitted_calibration, stored_calibration
 from ._options import (OUTPUT_FILES, _add_classification_option, _add_column_options,
                        _add_data_options, _add_forest_options, _add_parallel_options, _decision,
                        _forest_options, _positive_int, CostMatrixFile, read_cost_matrix)
@@ -50,9 +50,8 @@ def add_fit_command(commands, common):
                           "refit): isotonic, sigmoid (Platt) or venn_abers; 'predict' then "
                           "writes calibrated probabilities and applies the decision rule to "
                           "them, as aucforest.calibration.OOBCalibratedClassifier does. The "
-                          "model file stores the method's name; the map is fitted again from "
-                          "the stored out-of-bag predictions when the model is loaded. Not "
-                          "with --weight (the file does not keep the weights the map needs)")
+                          "model file stores the fitted map (fitted with the --weight case "
+                          "weights, if any), which 'predict' and 'evaluate' apply as it is")
     fit.add_argument("--n-estimators", type=_positive_int, default=500, metavar="N",
                      help="number of trees (default: 500)")
     _add_forest_options(fit)
@@ -74,10 +73,6 @@ def run_fit(args):
         oob_score=True, n_jobs=args.n_jobs, random_state=args.seed,
         verbose=0 if args.quiet else 1, **_forest_options(args))
     forest._validate_params()  # a bad option fails before the data is read
-    if args.calibrate and args.weight:
-        raise ValueError("--calibrate cannot be combined with --weight: the map would be "
-                         "fitted with the case weights, which the model file does not keep "
-                         "for 'predict' to fit it again")
     table = read_table(args.data, sep=args.sep)
     na_values = _markers(args.na_values)
     y = _training_labels(table, args.target, na_values, args.classification)
@@ -100,7 +95,8 @@ def run_fit(args):
     extra.update({key: getattr(args, key) for key in ("id", "weight", "calibrate")
                   if getattr(args, key)})
     if args.calibrate:  # fails here, before the file is written, if it cannot be fitted
-        calibrated_model(forest, args.calibrate, args.output)
+        extra["calibration"] = stored_calibration(fitted_calibration(forest, args.calibrate,
+                                                                     y, weights))
     save(forest, args.output, extra=extra)
     summary = _fit_summary(forest, y, encoding, args)
     if args.json:

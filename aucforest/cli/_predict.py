@@ -54,7 +54,8 @@ def run_predict(args):
     forest = model.forest
     predictor = forest
     if model.extra.get("calibrate"):
-        predictor = calibrated_model(forest, model.extra["calibrate"], args.model)
+        predictor = calibrated_model(forest, model.extra["calibrate"], args.model,
+                                     model.extra.get("calibration"))
     X = _model_features(model, table, [model.target, id_column], args.na_values)
     if args.proba:
         header = [str(c) for c in forest.classes_]
