@@ -1,8 +1,10 @@
-"""ROC plots with the AUC and its DeLong interval in the legend."""
+"""ROC plots with the AUC and its DeLong interval in the legend, and
+reliability diagrams."""
 import numpy as np
 
 from ._auc import mann_whitney_auc
 from ._delong import auc_ci
+from ._reliability import reliability_curve
 from ._roc import roc_curve
 from ._validation import (
     check_known_labels,
@@ -109,12 +111,78 @@ def _auc_text(positive, score, confidence):
     return f"AUC {result.auc:.3f} [{result.low:.3f}, {result.high:.3f}]"
 
 
-def _import_pyplot():
+def plot_reliability(y_true, y_proba, *, labels=None, n_bins=10, strategy="uniform",
+                     name=None, counts=False, ax=None):
+    """Draw a reliability diagram: observed frequency against mean prediction.
+
+    One curve per class against the rest (for two classes, of ``labels[1]``),
+    through the non-empty bins of :func:`reliability_curve`, with the
+    diagonal a calibrated model follows. Call it again with the same ``ax``
+    and another ``name`` to compare models (e.g. a raw and a calibrated
+    forest). Requires matplotlib (``pip install aucforest[plot]``).
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Class labels.
+    y_proba : array-like of shape (n_samples,) or (n_samples, n_classes)
+        Probabilities, as :func:`reliability_curve` takes them.
+    labels : array-like, default=None
+        Column labels; default the sorted labels of ``y_true``.
+    n_bins : int, default=10
+        Number of bins.
+    strategy : {"uniform", "quantile"}, default="uniform"
+        Bins of equal width or of equal counts.
+    name : str, default=None
+        Legend entry (prefix of each class's entry for more than two
+        classes).
+    counts : bool, default=False
+        Write each bin's number of cases beside its point.
+    ax : matplotlib Axes, default=None
+        Axes to draw into; default a new figure's.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The axes drawn into, with a legend and the diagonal.
+
+    Raises
+    ------
+    ImportError
+        If matplotlib is not installed.
+    ValueError
+        On invalid input (see :func:`reliability_curve`).
+    """
+    plt = _import_pyplot("plot_reliability")
+    curve = reliability_curve(y_true, y_proba, labels=labels, n_bins=n_bins,
+                              strategy=strategy)
+    if ax is None:
+        ax = plt.figure().add_subplot()
+    if not any(line.get_label() == "perfectly calibrated" for line in ax.get_lines()):
+        ax.plot([0, 1], [0, 1], linestyle=":", color="grey", linewidth=1,
+                label="perfectly calibrated")
+    binary = np.ndim(y_proba) == 1 or np.shape(y_proba)[1] == 2
+    for k, label in enumerate(curve.classes):
+        caption = (name or "model") if binary else f"{name + ': ' if name else ''}{label}"
+        (line,) = ax.plot(curve.mean_predicted[k], curve.observed[k], marker="o",
+                          label=caption)
+        if counts:
+            for x, y, n in zip(curve.mean_predicted[k], curve.observed[k], curve.counts[k]):
+                ax.annotate(str(n), (x, y), textcoords="offset points", xytext=(4, -10),
+                            fontsize="x-small", color=line.get_color())
+    ax.set(xlabel="Mean predicted probability", ylabel="Observed frequency",
+           xlim=(-0.02, 1.02), ylim=(-0.02, 1.02), aspect="equal")
+    title = f"class: {curve.classes[0]}" if binary else None
+    ax.legend(loc="upper left", fontsize="small", title=title, title_fontsize="small")
+    return ax
+
+
+def _import_pyplot(function="plot_roc"):
     try:
         import matplotlib.pyplot as plt
     except ImportError as error:
         raise ImportError(
-            "plot_roc needs matplotlib, an optional dependency of aucforest: "
+            f"{function} needs matplotlib, an optional dependency of aucforest: "
             "install it with `pip install aucforest[plot]` (or `pip install "
             "matplotlib`)."
         ) from error
