@@ -168,8 +168,11 @@ def plot_reliability(y_true, y_proba, *, labels=None, n_bins=10, strategy="unifo
                           label=caption)
         if counts:
             for x, y, n in zip(curve.mean_predicted[k], curve.observed[k], curve.counts[k]):
-                ax.annotate(str(n), (x, y), textcoords="offset points", xytext=(4, -10),
-                            fontsize="x-small", color=line.get_color())
+                right_edge = x > 0.85  # the text to the left of the point, inside the axes
+                ax.annotate(str(n), (x, y), textcoords="offset points",
+                            xytext=(-4 if right_edge else 4, -10),
+                            ha="right" if right_edge else "left", fontsize="x-small",
+                            color=line.get_color())
     ax.set(xlabel="Mean predicted probability", ylabel="Observed frequency",
            xlim=(-0.02, 1.02), ylim=(-0.02, 1.02), aspect="equal")
     title = f"class: {curve.classes[0]}" if binary else None
