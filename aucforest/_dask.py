@@ -30,6 +30,11 @@ process holding all rows, on the ``dask.distributed`` client in scope:
    one worker, ordered by global row index, and the in-memory binned
    splitter (`grow_tree` on `BinnedData`) grows its subtree, which is grafted
    in. The trees are ordinary `Tree` objects in preorder.
+   With ``max_leaf_nodes`` a tree keeps the splits the in-memory best-first
+   builder would keep of it (`aucforest._leaf_budget`): nodes that cannot
+   be among them become leaves during the growth, nodes finished in memory
+   grow best first to the bound, and the assembled tree is cut to the
+   max_leaf_nodes - 1 splits of largest weighted impurity decrease.
    The rounds go before the finishing tasks (task priorities), which fill
    the workers' time while the client chooses splits; finished subtrees are
    gathered as they complete, and the next batch of trees starts while the
@@ -83,6 +88,7 @@ from ._dask_kernels import (HistogramSplitter, draw_counts, feature_order, hash_
                             histograms, node_impurity, route, row_uniforms, start_trees,
                             take_rows)
 from ._decision import validate_decision
+from ._leaf_budget import LeafBudget, best_first, split_priority
 from ._oob import OOB_CHOICE_MAX_CASES, OutOfBagSums, node_size_candidates
 from ._prediction import decide_classes, mean_tree_proba
 from ._sampling import CaseDraws, check_class_weight_dict
@@ -446,7 +452,8 @@ def _oob_decision_block(X, y, w, start, model):
 class _Node:
     """A node of a tree being grown (on the client)."""
     __slots__ = ("id", "tree", "key", "depth", "counts", "n_cases", "constant", "order",
-                 "hists", "kind", "split", "children", "subtree", "weight", "dcounts")
+                 "hists", "kind", "split", "children", "subtree", "weight", "dcounts",
+                 "above")  # above: m of the parent (`aucforest._leaf_budget`), inf at a root
 
 
 class _Fit:
@@ -693,6 +700,9 @@ class _Fit:
         self.nodes = []
         roots = []
         self.tree_weight = {}
+        # max_leaf_nodes: the nodes of each tree that can still be expanded best first
+        self.budgets = None if self.forest.max_leaf_nodes is None else {
+            t: LeafBudget(self.forest.max_leaf_nodes) for t in range(len(tree_indices))}
         for t, index in enumerate(tree_indices):
             node = self._new_node(t, hash_key(int(self.seeds[index]), _STREAM_NODES), 0,
                                   sums[t, :K], int(sums[t, K]), np.zeros(self.p, np.uint8))
@@ -748,19 +758,22 @@ class _Fit:
             children = [c for node in split_now for c in node.children]
             pending.extend(c for c in children if c.kind == "open")
             local.extend(c for c in children if c.kind == "local")
+            if self.budgets is not None:  # nodes max_leaf_nodes rules out: leaves, rows out
+                out = [n for n in pending + local if not self._may_expand(n)]
+                for node in out:
+                    self._drop(node)
+                pending = [n for n in pending if n.kind == "open"]
+                local = [n for n in local if n.kind == "local"]
+                split_now.extend(out)
             routes = self._routes(split_now) if split_now else None
 
-    def _new_node(self, tree, key, depth, counts, n_cases, constant):
+    def _new_node(self, tree, key, depth, counts, n_cases, constant, above=np.inf):
         node = _Node()
         node.id = len(self.nodes)
         self.nodes.append(node)
-        node.tree, node.key, node.depth = tree, int(key), depth
+        node.tree, node.key, node.depth, node.above = tree, int(key), depth, above
         node.counts = np.asarray(counts, dtype=np.int64)
-        node.dcounts = node.counts * self.weight_scale
-        weight = 0.0
-        for c in node.dcounts:  # in class order, as criterion_init sums
-            weight += c
-        node.weight = weight
+        node.dcounts, node.weight = self._weighted(node.counts)
         node.n_cases, node.constant = n_cases, constant
         node.order, node.hists, node.split, node.children, node.subtree = None, {}, None, (), None
         forest = self.forest
@@ -778,6 +791,43 @@ class _Fit:
             node.order = feature_order(node.key, self.p)
             self.stats["open_nodes"] += 1
         return node
+
+    def _weighted(self, counts):
+        """Class weights of integer counts, and their sum in class order (as
+        criterion_init sums)."""
+        dcounts = np.asarray(counts, dtype=np.int64) * self.weight_scale
+        weight = 0.0
+        for c in dcounts:
+            weight += c
+        return dcounts, weight
+
+    def _bottleneck(self, node, left, right):
+        """m of a node split into children of class counts left and right: the
+        smallest weighted impurity decrease of the splits on its path, this one
+        included (`aucforest._leaf_budget`), computed from the class proportions
+        and weights the tree will hold; inf without max_leaf_nodes."""
+        if self.budgets is None:
+            return np.inf
+        rows = [self._weighted(c) for c in (node.counts, left, right)]
+        proba = np.array([dcounts / weight for dcounts, weight in rows])
+        weight = np.array([weight for _, weight in rows])
+        decrease = split_priority(proba, weight, self.tree_weight[node.tree],
+                                  self.forest.criterion)
+        return min(node.above, decrease)
+
+    def _may_expand(self, node):
+        """Whether a node not yet split can be among its tree's max_leaf_nodes - 1
+        expansions, given the nodes split so far (a root always can)."""
+        return node.depth == 0 or self.budgets[node.tree].may_expand_below(node.above)
+
+    def _drop(self, node):
+        """Make an open or local node a leaf (max_leaf_nodes rules it out)."""
+        if node.kind == "open":
+            self.stats["open_nodes"] -= 1
+        elif node.kind == "local":
+            self.stats["finished_nodes"] -= 1
+            self.stats["finished_rows"] -= node.n_cases
+        node.kind, node.hists, node.order = "leaf", {}, None
 
     def _min_weight_leaf(self, node):
         fraction = self.forest.min_weight_fraction_leaf
@@ -871,13 +921,17 @@ class _Fit:
             left = left + h[-1]
             left_cases += int(c[-1])
         right = node.counts - left
+        m = self._bottleneck(node, left, right)
+        if self.budgets is not None and not self.budgets[node.tree].may_expand(m):
+            node.kind = "leaf"  # cannot be among its tree's max_leaf_nodes - 1 expansions
+            return "leaf"
         constant = node.constant.copy()
         node.kind = "split"
         node.children = (
             self._new_node(node.tree, hash_key(node.key, 1), node.depth + 1, left, left_cases,
-                           constant),
+                           constant, m),
             self._new_node(node.tree, hash_key(node.key, 2), node.depth + 1, right,
-                           node.n_cases - left_cases, constant.copy()))
+                           node.n_cases - left_cases, constant.copy(), m))
         return "split"
 
     def _routes(self, split_nodes):
@@ -965,7 +1019,10 @@ class _Fit:
         arrays = {name: np.concatenate(parts) for name, parts in columns.items()}
         for parent, index in right_of.items():
             arrays["children_right"][parent] = index
-        return Tree(self.p, self.K, max_depth=max_depth, **arrays)
+        tree_ = Tree(self.p, self.K, max_depth=max_depth, **arrays)
+        if self.forest.max_leaf_nodes is None:
+            return tree_
+        return best_first(tree_, self.forest.max_leaf_nodes, criterion)
 
     def _finish(self):
         """Node-size choice from the OOB sums, then the trees collapsed to it."""

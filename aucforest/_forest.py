@@ -227,7 +227,8 @@ default="from_dtype"
         fraction of the training cases, rounded up (see `AUCTreeClassifier`).
     max_leaf_nodes : int or None, default=None
         Grow each tree best first to at most this many leaves (see
-        `AUCTreeClassifier`).
+        `AUCTreeClassifier`). On dask collections: the same rule on the
+        trees grown there (`aucforest._leaf_budget`).
     min_impurity_decrease : float, default=0.0
         A split is made only if it decreases the weighted impurity by at
         least this; the impurity is Gini's under the AUC criteria (see
@@ -583,8 +584,7 @@ default="from_dtype"
 
     def _check_dask_params(self):
         """Refuse parameters the distributed (level-wise) growth does not apply."""
-        defaults = {"min_samples_split": 2, "max_leaf_nodes": None,
-                    "min_impurity_decrease": 0.0, "ccp_alpha": 0.0}
+        defaults = {"min_samples_split": 2, "min_impurity_decrease": 0.0, "ccp_alpha": 0.0}
         changed = [name for name, value in defaults.items() if getattr(self, name) != value]
         if callable(self.oob_score):
             changed.append("a callable oob_score")

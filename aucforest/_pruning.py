@@ -96,6 +96,12 @@ def pruned(tree_, ccp_alpha, criterion):
     in_tree, is_leaf, alphas, _ = _weakest_links(tree_, criterion, ccp_alpha)
     if len(alphas) == 1:
         return tree_
+    return cut(tree_, in_tree, is_leaf, criterion)
+
+
+def cut(tree_, in_tree, is_leaf, criterion):
+    """The subtree of the nodes ``in_tree`` (a mask closed under parents), the
+    nodes ``is_leaf`` among them made leaves: a new Tree in preorder."""
     arrays = tree_.node_arrays()
     left_levels = arrays.pop("left_levels", None)  # one row per categorical split, not node
     new_index = np.cumsum(in_tree) - 1

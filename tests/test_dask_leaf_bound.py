@@ -1,0 +1,192 @@
+"""``max_leaf_nodes`` on dask collections (aucforest._leaf_budget, issue 43 item 5).
+
+The rule: a bounded tree is what the in-memory best-first builder keeps of the
+tree the Dask fit grows (the L - 1 splits of largest weighted impurity decrease
+p(t) i(t) - p(t_L) i(t_L) - p(t_R) i(t_R), each chosen among the children of
+the splits already kept, ties to the node made first). The reference here is
+that rule run naively (scan the frontier for its best node) on the unbounded
+Dask forest of the same data and seed. A real LocalCluster (2 worker
+processes, 1 thread each); ``LOCAL_ROWS`` is lowered so that the top levels
+grow on the workers (where nodes the bound rules out are dropped during the
+growth) and the lower ones in memory (grown best first to the bound).
+"""
+import numpy as np
+import pytest
+from sklearn.datasets import make_classification
+
+import aucforest._dask as dask_fit
+from aucforest import AUCForestClassifier
+from aucforest.metrics import multiclass_auc
+
+distributed = pytest.importorskip("distributed")
+da = pytest.importorskip("dask.array")
+
+
+def _cluster(n_workers):
+    return distributed.LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
+                                    dashboard_address=":0", silence_logs=50)
+
+
+@pytest.fixture(scope="module")
+def client():
+    with _cluster(2) as cluster, distributed.Client(cluster) as client:
+        yield client
+
+
+@pytest.fixture
+def small_nodes(monkeypatch):
+    """Nodes of more than 150 rows are split on the workers, smaller ones in memory."""
+    monkeypatch.setattr(dask_fit, "LOCAL_ROWS", 150)
+
+
+def _data(n=1500, seed=0):
+    X, y = make_classification(n, 6, n_informative=4, n_redundant=1, n_classes=3,
+                               weights=[0.6, 0.3, 0.1], random_state=seed)
+    X[np.random.RandomState(seed).rand(*X.shape) < 0.05] = np.nan
+    return X.astype(np.float32), y
+
+
+def _chunked(X, y, sizes):
+    return (da.from_array(X, chunks=((tuple(sizes)), X.shape[1])),
+            da.from_array(y, chunks=(tuple(sizes),)))
+
+
+def _n_leaves(tree_):
+    return int(np.count_nonzero(tree_.children_left < 0))
+
+
+def _naive_best_first(tree_, max_leaf_nodes, criterion):
+    """The nodes the best-first rule splits, found by scanning the frontier:
+    Gini impurity (entropy in bits under "entropy") from each node's class
+    proportions, weighted by its share of the root's weight."""
+    proba = tree_.proba
+    weight = tree_.weighted_n_node_samples / tree_.weighted_n_node_samples[0]
+    if criterion == "entropy":
+        logs = np.log2(np.where(proba > 0, proba, 1.0))
+        impurity = -(proba * logs).sum(axis=1)
+    else:
+        impurity = 1.0 - (proba ** 2).sum(axis=1)
+    risk = weight * impurity
+    left, right = tree_.children_left, tree_.children_right
+
+    def decrease(node):
+        return risk[node] - risk[left[node]] - risk[right[node]]
+
+    frontier = [(0, 0)] if right[0] >= 0 else []  # (node, order made)
+    made, split = 1, []
+    while frontier and len(split) + 1 < max_leaf_nodes:
+        best = max(frontier, key=lambda entry: (decrease(entry[0]), -entry[1]))
+        frontier.remove(best)
+        node = best[0]
+        split.append(node)
+        for child in (left[node], right[node]):
+            if right[child] >= 0:
+                frontier.append((child, made))
+            made += 1
+    return split
+
+
+def _assert_is_best_first_of(bounded, grown, max_leaf_nodes, criterion):
+    """``bounded`` is ``grown`` cut to the splits the best-first rule keeps:
+    the same splits, node sizes and class proportions, in preorder."""
+    split = _naive_best_first(grown, max_leaf_nodes, criterion)
+    assert _n_leaves(bounded) == len(split) + 1 <= max_leaf_nodes
+    # the kept nodes of `grown` in preorder: the root and the children of each split
+    kept = np.zeros(grown.node_count, dtype=bool)
+    kept[0] = True
+    kept[grown.children_left[split]] = True
+    kept[grown.children_right[split]] = True
+    assert bounded.node_count == np.count_nonzero(kept)
+    nodes = np.flatnonzero(kept)
+    is_split = np.isin(nodes, split)
+    np.testing.assert_array_equal(bounded.feature, np.where(is_split, grown.feature[nodes], -2))
+    np.testing.assert_array_equal(bounded.threshold,
+                                  np.where(is_split, grown.threshold[nodes], -2.0))
+    np.testing.assert_array_equal(bounded.n_node_samples, grown.n_node_samples[nodes])
+    np.testing.assert_array_equal(bounded.weighted_n_node_samples,
+                                  grown.weighted_n_node_samples[nodes])
+    np.testing.assert_array_equal(bounded.proba, grown.proba[nodes])
+
+
+def _assert_same_forest(a, b):
+    assert len(a.estimators_) == len(b.estimators_)
+    for i, (ta, tb) in enumerate(zip(a.estimators_, b.estimators_)):
+        arrays_b = tb.tree_.node_arrays()
+        for name, array in ta.tree_.node_arrays().items():
+            np.testing.assert_array_equal(array, arrays_b[name], err_msg=f"tree {i}: {name}")
+    assert a.predict_min_samples_ == b.predict_min_samples_
+
+
+@pytest.mark.parametrize("criterion", ["auc", "gini", "entropy"])
+def test_bounded_trees_are_the_best_first_cut_of_the_grown_trees(client, small_nodes,
+                                                                 criterion):
+    X, y = _data()
+    params = dict(n_estimators=3, random_state=7, predict_min_samples=1, criterion=criterion)
+    chunks = _chunked(X, y, [700, 800])
+    grown = AUCForestClassifier(**params).fit(*chunks)
+    assert min(_n_leaves(e.tree_) for e in grown.estimators_) > 60
+    for bound in (2, 7, 30):
+        bounded = AUCForestClassifier(max_leaf_nodes=bound, **params).fit(*chunks)
+        assert bounded._dask_fit_stats["rounds"] >= 2
+        for b, g in zip(bounded.estimators_, grown.estimators_):
+            assert _n_leaves(b.tree_) == bound
+            _assert_is_best_first_of(b.tree_, g.tree_, bound, criterion)
+        # the nodes the bound rules out are not grown level-wise: at 2 leaves, the roots only
+        opened = bounded._dask_fit_stats["open_nodes"]
+        assert opened == 3 if bound == 2 else opened <= grown._dask_fit_stats["open_nodes"]
+
+
+def test_with_max_depth_both_bounds_hold(client, small_nodes):
+    X, y = _data(seed=1)
+    params = dict(n_estimators=3, random_state=2, predict_min_samples=1, max_depth=5)
+    chunks = _chunked(X, y, [500, 500, 500])
+    grown = AUCForestClassifier(**params).fit(*chunks)
+    for bound in (6, 20):
+        bounded = AUCForestClassifier(max_leaf_nodes=bound, **params).fit(*chunks)
+        for b, g in zip(bounded.estimators_, grown.estimators_):
+            assert b.tree_.max_depth <= 5
+            assert _n_leaves(b.tree_) == bound
+            _assert_is_best_first_of(b.tree_, g.tree_, bound, "auc")
+
+
+def test_identical_forest_across_chunkings_and_workers(client, small_nodes):
+    X, y = _data(n=1800, seed=3)
+    params = dict(n_estimators=4, random_state=5, max_leaf_nodes=12, oob_score=True)
+    forests = [AUCForestClassifier(**params).fit(*_chunked(X, y, sizes))
+               for sizes in ([1800], [500, 800, 500], [100, 400, 200, 300, 350, 200, 250])]
+    with _cluster(1) as cluster, distributed.Client(cluster):
+        forests.append(AUCForestClassifier(**params).fit(*_chunked(X, y, [900, 900])))
+    reference = forests[0]
+    assert all(_n_leaves(e.tree_) <= 12 for e in reference.estimators_)
+    for other in forests[1:]:
+        _assert_same_forest(reference, other)
+        assert other.oob_score_ == reference.oob_score_
+        np.testing.assert_array_equal(other.predict_proba(X), reference.predict_proba(X))
+
+
+def test_a_bound_above_the_grown_leaves_gives_the_unbounded_forest(client, small_nodes):
+    X, y = _data(seed=4)
+    params = dict(n_estimators=3, random_state=1, predict_min_samples=1, oob_score=True)
+    chunks = _chunked(X, y, [600, 900])
+    grown = AUCForestClassifier(**params).fit(*chunks)
+    bound = max(_n_leaves(e.tree_) for e in grown.estimators_) + 1
+    bounded = AUCForestClassifier(max_leaf_nodes=bound, **params).fit(*chunks)
+    _assert_same_forest(bounded, grown)
+    assert bounded.oob_score_ == grown.oob_score_
+
+
+def test_test_auc_and_leaf_count_as_the_in_memory_fit(client, monkeypatch):
+    """The in-memory fit with the same bound (same bins, other draws): the same
+    leaf count per tree, and a held-out AUC within 0.02 (the Monte Carlo noise of
+    40 bounded trees plus the different growth order: measured 0.004 apart)."""
+    monkeypatch.setattr(dask_fit, "LOCAL_ROWS", 400)
+    X, y = _data(n=5000, seed=11)
+    train, test = slice(0, 3500), slice(3500, None)
+    params = dict(n_estimators=40, random_state=0, max_leaf_nodes=16, predict_min_samples=1)
+    remote = AUCForestClassifier(**params).fit(*_chunked(X[train], y[train], [1500, 2000]))
+    local = AUCForestClassifier(**params).fit(X[train], y[train])
+    assert [_n_leaves(e.tree_) for e in remote.estimators_] == [16] * 40
+    assert [_n_leaves(e.tree_) for e in local.estimators_] == [16] * 40
+    auc_remote = multiclass_auc(y[test], remote.predict_proba(X[test]))
+    auc_local = multiclass_auc(y[test], local.predict_proba(X[test]))
+    assert abs(auc_remote - auc_local) < 0.02, (auc_remote, auc_local)
