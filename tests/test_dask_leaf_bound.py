@@ -178,7 +178,8 @@ def test_a_bound_above_the_grown_leaves_gives_the_unbounded_forest(client, small
 def test_test_auc_and_leaf_count_as_the_in_memory_fit(client, monkeypatch):
     """The in-memory fit with the same bound (same bins, other draws): the same
     leaf count per tree, and a held-out AUC within 0.02 (the Monte Carlo noise of
-    40 bounded trees plus the different growth order: measured 0.004 apart)."""
+    40 bounded trees plus the different growth order: measured 0.0023, 0.0088
+    and 0.0026 apart on data seeds 11, 12 and 13, the Dask fit lower each time)."""
     monkeypatch.setattr(dask_fit, "LOCAL_ROWS", 400)
     X, y = _data(n=5000, seed=11)
     train, test = slice(0, 3500), slice(3500, None)
