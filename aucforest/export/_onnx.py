@@ -211,9 +211,11 @@ class ForestGraph:
             return self.op("ArgMax", [proba], axis=1, keepdims=0)
         if decision == "rfq":
             return self._rfq(proba, np.asarray(model.class_prior_, dtype=np.float64))
+        from onnx import TensorProto
+
         positive = self.op("GreaterOrEqual", [self._column(proba, 1),
                                               self.constant("threshold", np.float64(decision))])
-        return self.op("Cast", [positive], to=_int64())
+        return self.op("Cast", [positive], to=TensorProto.INT64)
 
     def _rfq(self, proba, prior):
         if self.n_classes == 2:
@@ -458,11 +460,6 @@ def _import_onnx():
     except ImportError as error:
         raise ImportError(f"exporting to ONNX needs the onnx package: {INSTALL_HINT}") from error
     return onnx
-
-
-def _int64():
-    from onnx import TensorProto
-    return TensorProto.INT64
 
 
 def _plain(value):
