@@ -1,4 +1,4 @@
-"""The ``aucforest`` command line: fit, predict, evaluate, compare.
+"""The ``aucforest`` command line: fit, predict, evaluate, compare, importance, export.
 
 Examples
 --------
@@ -9,6 +9,7 @@ Examples
     aucforest evaluate model.npz test.csv --target outcome --plot roc.png
     aucforest compare                          # bundled data sets, about a minute
     aucforest compare data.csv --target outcome --repeats 10 --folds-csv folds.csv
+    aucforest export model.npz model.onnx      # for onnxruntime, in any language
 
 Long work draws a progress bar on stderr (``--quiet`` silences it). Every
 error prints one line, ``aucforest: error: ...``, and exits with status 1
@@ -26,7 +27,7 @@ The package: :mod:`aucforest.cli._options` (argument types and shared option
 groups), :mod:`aucforest.cli._data` (models, tables and encodings read for the
 commands), :mod:`aucforest.cli._output` (output checks, CSV, JSON-ready values),
 and one module per subcommand: ``_fit``, ``_predict``, ``_evaluate``,
-``_compare``, ``_importance``. This module holds :func:`main` and the parser.
+``_compare``, ``_importance``, ``_export``. This module holds :func:`main` and the parser.
 """
 import argparse
 import os
@@ -39,6 +40,7 @@ from .._version import __version__
 from ._compare import add_compare_command, run_compare
 from ._data import accepts_missing, model_and_labelled_data
 from ._evaluate import add_evaluate_command, operating_point, run_evaluate
+from ._export import add_export_command
 from ._fit import add_fit_command, run_fit
 from ._importance import add_importance_command
 from ._options import MAX_SEED, OUTPUT_FILES
@@ -144,4 +146,4 @@ def build_parser():
 
 #: One function per subcommand, each adding its parser to ``commands``.
 SUBCOMMANDS = [add_fit_command, add_predict_command, add_evaluate_command, add_compare_command,
-               add_importance_command]
+               add_importance_command, add_export_command]

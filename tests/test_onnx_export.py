@@ -1,0 +1,402 @@
+"""ONNX export (`aucforest.to_onnx`, the skl2onnx converter, ``aucforest export``):
+the exported model, run by the real onnxruntime, gives predict_proba within 1e-12
+and the labels of predict, row by row, for every kind of split, missing value,
+categorical level and decision rule (ties included)."""
+import csv
+import json
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+import onnxruntime
+import pandas as pd
+import pytest
+import skl2onnx
+from scipy import sparse
+from sklearn.exceptions import NotFittedError
+from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+import aucforest
+from aucforest import AUCForestClassifier, AUCTreeClassifier, ColumnEncoding, to_onnx
+from aucforest.export import register_skl2onnx
+
+from cli_files import run_main, write_csv
+from package_env import package_env
+
+ATOL = 1e-12
+
+
+def run_onnx(model, X, input_name=None):
+    """(label, probabilities) of an ONNX model in onnxruntime."""
+    session = onnxruntime.InferenceSession(model.SerializeToString(),
+                                           providers=["CPUExecutionProvider"])
+    name = input_name or session.get_inputs()[0].name
+    label, proba = session.run(None, {name: X})
+    return label, proba
+
+
+def assert_same_predictions(estimator, X_onnx, X_forest=None):
+    """The exported model gives estimator's predict_proba (within 1e-12) and predict
+    (exactly) on X (``X_forest``: what the estimator is given, e.g. a DataFrame)."""
+    X_forest = X_onnx if X_forest is None else X_forest
+    label, proba = run_onnx(to_onnx(estimator), np.asarray(X_onnx, dtype=np.float64))
+    np.testing.assert_allclose(proba, estimator.predict_proba(X_forest), rtol=0, atol=ATOL)
+    np.testing.assert_array_equal(label, estimator.predict(X_forest))
+    return label, proba
+
+
+def make_data(n, n_classes=2, seed=0, missing=0.2):
+    """Numeric rows whose class depends on the first features; NaN in column 1 (a
+    predictive column, so that splits on it learn where NaN goes) and none in column 2."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 5))
+    score = X[:, 0] + 0.8 * X[:, 1] + 0.5 * rng.normal(size=n)
+    y = np.digitize(score, np.quantile(score, np.linspace(0, 1, n_classes + 1)[1:-1]))
+    X[rng.random(n) < missing, 1] = np.nan
+    X[(y == n_classes - 1) & (rng.random(n) < missing), 3] = np.nan  # NaN tells the class
+    return X, y
+
+
+def held_out(n, seed=1):
+    """Rows to predict: NaN in columns 1 and 3, and in column 2, which had none at fit."""
+    X, _ = make_data(n, seed=seed, missing=0.25)
+    X[np.random.default_rng(seed).random(n) < 0.2, 2] = np.nan
+    return X
+
+
+@pytest.mark.parametrize("n_classes, criterion", [
+    (2, "auc"), (2, "gini"), (3, "auc"), (3, "gini"),
+    (12, "auc")])  # above 8 classes grown trees keep each node's classes present only
+def test_probabilities_and_labels_match_on_held_out_rows(n_classes, criterion):
+    X, y = make_data(400, n_classes)
+    forest = AUCForestClassifier(n_estimators=25, criterion=criterion, random_state=0).fit(X, y)
+    label, _ = assert_same_predictions(forest, held_out(300))
+    assert len(np.unique(label)) == n_classes
+
+
+def test_missing_values_go_both_ways_and_where_no_nan_was_seen():
+    X, y = make_data(400)
+    forest = AUCForestClassifier(n_estimators=25, random_state=0, max_bins=None).fit(X, y)
+    directions = {(f, int(m)) for tree in forest.estimators_
+                  for f, m in zip(tree.tree_.feature, tree.tree_.missing_go_to_left) if f in (1, 3)}
+    assert {(1, 0), (1, 1)} <= directions  # NaN learnt to go left at some nodes, right at others
+    X_test = held_out(300)
+    X_test[:50, :] = np.nan  # rows missing everywhere
+    X_test[50:100, 2] = np.nan  # column 2 had no NaN at fit: the heavier child
+    assert_same_predictions(forest, X_test)
+
+
+@pytest.mark.parametrize("max_bins, nsplit", [(None, None), (None, 10), (16, None), ("auto", 10)])
+def test_binned_and_exact_splitters(max_bins, nsplit):
+    X, y = make_data(400, 3)
+    X[:, 4] = np.round(X[:, 4], 1)  # ties, many on the thresholds
+    forest = AUCForestClassifier(n_estimators=20, max_bins=max_bins, nsplit=nsplit,
+                                 random_state=0).fit(X, y)
+    X_test = held_out(300)
+    X_test[:, 4] = np.round(X_test[:, 4], 1)
+    assert_same_predictions(forest, X_test)
+
+
+def test_values_on_the_thresholds_and_between_float32_neighbours():
+    """The forest rounds X to float32 before comparing with its double thresholds;
+    the exported graph does too, so a double on either side of a threshold that
+    rounds onto it goes where the forest sends it."""
+    X, y = make_data(300)
+    forest = AUCForestClassifier(n_estimators=15, max_bins=None, nsplit=None,
+                                 random_state=0).fit(X, y)
+    splits = [(f, t) for tree in forest.estimators_
+              for f, t in zip(tree.tree_.feature, tree.tree_.threshold) if f >= 0][:100]
+    rows = np.repeat(held_out(len(splits) * 4)[:len(splits)], 4, axis=0)
+    for i, (f, t) in enumerate(splits):
+        below = np.nextafter(np.float32(t), np.float32(-np.inf))
+        rows[4 * i:4 * i + 4, f] = [t, np.nextafter(t, np.inf), np.float32(t), below]
+    assert_same_predictions(forest, rows)
+
+
+def test_categorical_codes_with_unseen_levels_and_large_sets():
+    """Codes 0..39 (sets beyond 30 levels, which onnxruntime stores otherwise) and
+    0..5 as categorical features; at predict, levels never seen at fit (within
+    0..254) and NaN go where missing values go."""
+    rng = np.random.default_rng(3)
+    n = 500
+    X, _ = make_data(n)
+    X[:, 2] = rng.integers(0, 40, n)
+    X[:, 4] = rng.integers(0, 6, n)
+    X[rng.random(n) < 0.1, 4] = np.nan
+    y = ((X[:, 2] % 3 == 0) ^ (X[:, 4] > 2) ^ (rng.random(n) < 0.1)).astype(int)
+    forest = AUCForestClassifier(n_estimators=20, categorical_features=[2, 4],
+                                 random_state=0).fit(X, y)
+    assert any(tree.tree_.categorical_split.any() for tree in forest.estimators_)
+    X_test = held_out(400)
+    X_test[:, 2] = rng.integers(0, 60, 400)  # 40..59 unseen
+    X_test[:, 4] = rng.integers(0, 9, 400)  # 6..8 unseen
+    X_test[:40, 4] = np.nan
+    X_test[40:60, 2] = 254
+    assert_same_predictions(forest, X_test)
+
+
+def test_categorical_text_levels_from_a_dataframe():
+    """A ``category`` column of text levels: the ONNX input holds each level's
+    position in ``categories_``; a level the forest never saw is NaN, as predict
+    treats it (with a warning)."""
+    rng = np.random.default_rng(4)
+    n = 400
+    colours = np.array(["red", "green", "blue", "amber", "violet"])
+    frame = pd.DataFrame({"x": rng.normal(size=n),
+                          "colour": pd.Categorical(rng.choice(colours, n)),
+                          "size": pd.Categorical(rng.choice([3, 7, 11], n))})
+    y = np.where((frame["colour"].isin(["red", "amber"])) ^ (frame["x"] > 0.5), "yes", "no")
+    forest = AUCForestClassifier(n_estimators=20, random_state=0).fit(frame, y)
+    test = pd.DataFrame({"x": rng.normal(size=200),
+                         "colour": pd.Categorical(rng.choice([*colours, "teal"], 200)),
+                         "size": pd.Categorical(rng.choice([3, 7, 11, 13], 200))})
+    positions = [{level: code for code, level in enumerate(levels)}
+                 for levels in forest.categories_[1:]]  # unseen levels: NaN (missing)
+    codes = np.column_stack([test["x"].to_numpy()] + [
+        [position.get(level, np.nan) for level in test[column]]
+        for position, column in zip(positions, ["colour", "size"])]).astype(np.float64)
+    assert np.isnan(codes[:, 1]).any() and np.isnan(codes[:, 2]).any()
+    with pytest.warns(UserWarning, match="not seen"):
+        label, _ = assert_same_predictions(forest, codes, test)
+    assert set(label) == {"yes", "no"}
+    metadata = {p.key: p.value for p in to_onnx(forest).metadata_props}
+    assert json.loads(metadata["categories"]) == [None, sorted(colours), [3, 7, 11]]
+    assert json.loads(metadata["feature_names"]) == ["x", "colour", "size"]
+
+
+def test_sparse_fitted_forest_predicts_dense_rows():
+    rng = np.random.default_rng(5)
+    X = sparse.random(400, 30, density=0.1, random_state=5, format="csr")
+    y = (X[:, :5].sum(axis=1).A.ravel() + 0.2 * rng.normal(size=400) > 0.25).astype(int)
+    forest = AUCForestClassifier(n_estimators=20, random_state=0).fit(X, y)
+    X_test = sparse.random(200, 30, density=0.1, random_state=6, format="csr")
+    label, proba = run_onnx(to_onnx(forest), X_test.toarray())
+    np.testing.assert_allclose(proba, forest.predict_proba(X_test), rtol=0, atol=ATOL)
+    np.testing.assert_array_equal(label, forest.predict(X_test))
+
+
+COSTS_2 = [[0, 1], [5, 0]]
+COSTS_3 = [[0, 1, 4], [2, 0, 1], [6, 3, 0]]
+
+
+@pytest.mark.parametrize("n_classes, decision", [
+    (2, "rfq"), (2, "argmax"), (2, 0.3), (2, COSTS_2),
+    (3, "rfq"), (3, "argmax"), (3, COSTS_3)])
+@pytest.mark.parametrize("balanced", [False, True])
+def test_every_decision_rule(n_classes, decision, balanced):
+    X, y = make_data(400, n_classes)
+    keep = (y != n_classes - 1) | (np.arange(400) % 4 == 0)  # an imbalanced last class
+    forest = AUCForestClassifier(n_estimators=20, decision=decision, balanced_bootstrap=balanced,
+                                 random_state=0).fit(X[keep], y[keep])
+    if balanced:  # the cost matrix decides under the training priors (prior-shift correction)
+        assert not np.allclose(forest.draw_class_weights_, 1.0)
+    assert_same_predictions(forest, held_out(400))
+
+
+def test_the_rule_changed_after_fit_is_the_one_exported():
+    X, y = make_data(300, 3)
+    forest = AUCForestClassifier(n_estimators=15, random_state=0).fit(X, y)
+    forest.set_params(decision=COSTS_3)
+    assert_same_predictions(forest, held_out(200))
+
+
+@pytest.mark.parametrize("decision", ["rfq", "argmax", [[0, 1, 1], [1, 0, 1], [1, 1, 0]]])
+def test_ties_break_as_predict_breaks_them(decision):
+    """Trees that cannot split (X constant) predict the training priors exactly:
+    every p_k / pi_k is 1 (RFQ: to the smallest prior), two classes of equal
+    size tie under argmax and under equal costs (to the lowest index)."""
+    y = np.repeat([0, 1, 2], [10, 10, 5])
+    X = np.zeros((y.size, 2))
+    forest = AUCForestClassifier(n_estimators=2, bootstrap=False, decision=decision,
+                                 random_state=0).fit(X, y)
+    proba = forest.predict_proba(X[:4])
+    np.testing.assert_array_equal(proba, np.tile(forest.class_prior_, (4, 1)))  # ties
+    assert proba[0, 0] == proba[0, 1] and len(set(proba[0] / forest.class_prior_)) == 1
+    label, _ = assert_same_predictions(forest, np.zeros((4, 2)))
+    assert label.tolist() == [2] * 4 if decision == "rfq" else [0] * 4
+
+
+def test_binary_rfq_tie_at_the_prior():
+    """p_min == pi_min exactly: RFQ predicts the minority class (p_min >= pi_min)."""
+    y = np.repeat([0, 1], [15, 5])
+    X = np.zeros((20, 1))  # no split: every tree predicts the priors
+    forest = AUCForestClassifier(n_estimators=2, bootstrap=False, random_state=0).fit(X, y)
+    assert forest.predict_proba(X[:1])[0, 1] == forest.class_prior_[1]
+    label, _ = assert_same_predictions(forest, X)
+    assert set(label) == {1}
+
+
+def test_a_tiny_forest_with_a_tie_between_two_classes():
+    """Two trees split x: the leaf x = 0 holds classes (4, 2, 2) of priors
+    (1/4, 1/8, 5/8), so p_0 / pi_0 = p_1 / pi_1 = 2 exactly: RFQ takes class 1,
+    the smaller prior."""
+    X = np.repeat([0.0, 1.0], [8, 8])[:, np.newaxis]
+    y = np.array([0] * 4 + [1] * 2 + [2] * 2 + [2] * 8)
+    forest = AUCForestClassifier(n_estimators=2, bootstrap=False, random_state=0).fit(X, y)
+    scores = forest.predict_proba([[0.0]])[0] / forest.class_prior_
+    assert scores[0] == scores[1] == scores.max()
+    label, _ = assert_same_predictions(forest, np.array([[0.0], [1.0], [np.nan]]))
+    assert label[:2].tolist() == [1, 2]
+
+
+def test_a_single_tree_and_collapsed_trees():
+    X, y = make_data(300, 3)
+    tree = AUCTreeClassifier(max_depth=6, random_state=0).fit(X, y)
+    assert_same_predictions(tree, held_out(200))
+    forest = AUCForestClassifier(n_estimators=15, predict_min_samples=20,
+                                 random_state=0).fit(X, y)
+    assert forest.predict_min_samples_ == 20  # leaves below 20 cases give their parent's
+    assert_same_predictions(forest, held_out(200))
+
+
+def test_a_forest_read_from_a_model_file(tmp_path):
+    X, y = make_data(300)
+    forest = AUCForestClassifier(n_estimators=10, random_state=0).fit(X, y)
+    aucforest.save(forest, tmp_path / "m.npz")
+    assert_same_predictions(aucforest.load(tmp_path / "m.npz"), held_out(200))
+
+
+def test_the_model_is_valid_and_says_what_it_takes():
+    X, y = make_data(200)
+    forest = AUCForestClassifier(n_estimators=5, random_state=0).fit(X, y)
+    model = to_onnx(forest)
+    onnx.checker.check_model(model, full_check=True)
+    assert {(o.domain, o.version) for o in model.opset_import} == {("", 18), ("ai.onnx.ml", 5)}
+    assert [i.name for i in model.graph.input] == ["X"]
+    assert model.graph.input[0].type.tensor_type.elem_type == onnx.TensorProto.DOUBLE
+    assert [o.name for o in model.graph.output] == ["label", "probabilities"]
+    assert json.loads({p.key: p.value for p in model.metadata_props}["decision"]) == "rfq"
+    opset_21 = to_onnx(forest, target_opset={"": 21, "ai.onnx.ml": 5})
+    label, proba = run_onnx(opset_21, X)
+    np.testing.assert_allclose(proba, forest.predict_proba(X), rtol=0, atol=ATOL)
+
+
+def test_bad_arguments_are_refused():
+    X, y = make_data(100)
+    forest = AUCForestClassifier(n_estimators=3, random_state=0).fit(X, y)
+    with pytest.raises(ValueError, match="ai.onnx.ml opset 3; the export needs 5"):
+        to_onnx(forest, target_opset={"": 18, "ai.onnx.ml": 3})
+    with pytest.raises(ValueError, match="opset 12; the export needs 13"):
+        to_onnx(forest, target_opset=12)
+    with pytest.raises(TypeError, match="not LogisticRegression"):
+        to_onnx(LogisticRegression().fit(np.nan_to_num(X), y))
+    with pytest.raises(NotFittedError):
+        to_onnx(AUCForestClassifier())
+
+
+def test_missing_onnx_gives_an_install_hint(tmp_path):
+    code = ("import sys; sys.modules['onnx'] = None\n"  # the import fails as if absent
+            "import numpy as np, aucforest\n"
+            "f = aucforest.AUCForestClassifier(n_estimators=2).fit(np.eye(4), [0, 1, 0, 1])\n"
+            "try:\n    aucforest.to_onnx(f)\n"
+            "except ImportError as e:\n    print(e)\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            cwd=tmp_path, env=package_env(), check=True)
+    assert 'pip install "aucforest[onnx]"' in result.stdout
+
+
+# ------------------------------------------------------------------ skl2onnx
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_skl2onnx_converts_the_forest(dtype):
+    register_skl2onnx()
+    X, y = make_data(300, 3)
+    labels = np.array(["low", "mid", "high"])[y]
+    forest = AUCForestClassifier(n_estimators=15, random_state=0).fit(X, labels)
+    model = skl2onnx.to_onnx(forest, X[:1].astype(dtype))
+    X_test = held_out(200).astype(dtype)  # float32 rows are what the forest compares
+    label, proba = run_onnx(model, X_test)
+    np.testing.assert_allclose(proba, forest.predict_proba(X_test), rtol=0, atol=ATOL)
+    np.testing.assert_array_equal(label, forest.predict(X_test))
+
+
+def test_skl2onnx_converts_a_pipeline_and_a_tree():
+    register_skl2onnx()
+    register_skl2onnx()  # twice: no harm
+    X, y = make_data(300)
+    X = 50 * X + 7
+    for last in (AUCForestClassifier(n_estimators=15, random_state=0),
+                 AUCTreeClassifier(max_depth=5, random_state=0)):
+        pipeline = make_pipeline(StandardScaler(), last).fit(X, y)
+        model = skl2onnx.to_onnx(pipeline, X[:1].astype(np.float64))
+        X_test = 50 * held_out(200) + 7
+        label, proba = run_onnx(model, X_test)
+        np.testing.assert_allclose(proba, pipeline.predict_proba(X_test), rtol=0, atol=ATOL)
+        np.testing.assert_array_equal(label, pipeline.predict(X_test))
+
+
+def test_skl2onnx_with_an_ml_opset_below_5_is_refused():
+    register_skl2onnx()
+    X, y = make_data(100)
+    forest = AUCForestClassifier(n_estimators=3, random_state=0).fit(X, y)
+    with pytest.raises(ValueError, match="ai.onnx.ml opset 5 or more"):
+        skl2onnx.to_onnx(forest, X[:1], target_opset={"": 18, "ai.onnx.ml": 3})
+
+
+# ------------------------------------------------------------------ command line
+
+def aucforest_command(*args, cwd):
+    return subprocess.run([sys.executable, "-m", "aucforest", *map(str, args)],
+                          capture_output=True, text=True, cwd=cwd, env=package_env())
+
+
+def training_csv(path, n=300, seed=8):
+    rng = np.random.default_rng(seed)
+    rows = []
+    for _ in range(n):
+        a, colour = rng.normal(), rng.choice(["red", "green", "blue", ""])
+        b = "NA" if rng.random() < 0.2 else f"{rng.normal():.4f}"
+        label = "pos" if a + (colour == "red") + 0.5 * rng.normal() > 1 else "neg"
+        rows.append([f"{a:.4f}", b, colour, label])
+    return write_csv(path, ["a", "b", "colour", "y"], rows)
+
+
+def test_command_exports_a_fitted_model(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    training_csv(tmp_path / "train.csv")
+    code, _, err = run_main(capsys, "fit", "train.csv", "--target", "y", "--output", "m.npz",
+                            "--n-estimators", 20, "--quiet")
+    assert code == 0, err
+    (tmp_path / "m.onnx").write_bytes(b"previous")  # replaced, as every output is
+    result = aucforest_command("export", "m.npz", "m.onnx", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "wrote m.onnx: 20 trees" in result.stdout
+    model = onnx.load(tmp_path / "m.onnx")
+    metadata = {p.key: p.value for p in model.metadata_props}
+    assert json.loads(metadata["categories"])[2] == ["blue", "green", "red"]
+    encoding = ColumnEncoding.from_model_file(tmp_path / "m.npz")
+    assert json.loads(metadata["encoding"]) == json.loads(json.dumps(encoding.to_dict()))
+    test_csv = training_csv(tmp_path / "test.csv", n=100, seed=9)
+    table = pd.read_csv(test_csv, dtype=str, keep_default_na=False).drop(columns="y")
+    X = encoding.transform(table.to_dict("list"))  # the codes, as predict encodes them
+    label, proba = run_onnx(model, X)
+    for option in ("--proba", None):  # what 'aucforest predict' writes
+        code, _, err = run_main(capsys, "predict", "m.npz", "test.csv", "--output", "p.csv",
+                                *filter(None, [option]))
+        assert code == 0, err
+        with open(tmp_path / "p.csv") as stream:
+            written = list(csv.reader(stream))
+        if option:
+            assert written[0] == ["neg", "pos"]
+            np.testing.assert_allclose(proba, np.array(written[1:], dtype=float), rtol=0,
+                                       atol=ATOL)
+        else:
+            assert label.tolist() == [row[0] for row in written[1:]]
+
+
+def test_command_refuses_what_it_cannot_export(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    training_csv(tmp_path / "train.csv")
+    code, _, err = run_main(capsys, "export", "train.csv", "out.onnx")
+    assert code == 1 and "train.csv: not an aucforest model file" in err
+    code, _, err = run_main(capsys, "fit", "train.csv", "--target", "y", "--output", "c.npz",
+                            "--n-estimators", 10, "--calibrate", "isotonic", "--quiet")
+    assert code == 0, err
+    code, _, err = run_main(capsys, "export", "c.npz", "out.onnx")
+    assert code == 1 and "--calibrate isotonic" in err
+    code, _, err = run_main(capsys, "export", "c.npz", "c.npz")
+    assert code == 1 and "is the input file" in err
+    assert not (tmp_path / "out.onnx").exists()
