@@ -401,15 +401,22 @@ def _grow_local(takes, nodes, ctx, finishing, oob_x):
         pieces = [(t, np.searchsorted(t["node"], node_id),
                    np.searchsorted(t["node"], node_id, side="right")) for t in takes]
         pieces = [(t, lo, hi) for t, lo, hi in pieces if hi > lo]
-        order = np.argsort(np.concatenate([t["row"][lo:hi] for t, lo, hi in pieces]),
-                           kind="stable")
-
-        def column(name):
-            return np.concatenate([t[name][lo:hi] for t, lo, hi in pieces])[order]
-
-        codes = np.asfortranarray(column("codes"))
-        y = column("y").astype(np.intp)
-        w = column("weight").astype(np.float64) * ctx["weight_scale"]
+        # each piece's rows ascending: their places in the node's rows, by global index
+        place = np.argsort(np.argsort(np.concatenate([t["row"][lo:hi] for t, lo, hi in pieces]),
+                                      kind="stable"))
+        n_rows = place.shape[0]
+        codes = np.empty((n_rows, pieces[0][0]["codes"].shape[1]), dtype=np.uint8, order="F")
+        y = np.empty(n_rows, dtype=np.intp)
+        w = np.empty(n_rows, dtype=np.float64)
+        start = 0
+        for t, lo, hi in pieces:  # each piece written in place: no copy of the node's rows
+            at = place[start:start + hi - lo]
+            codes[at] = t["codes"][lo:hi]
+            y[at] = t["y"][lo:hi]
+            w[at] = t["weight"][lo:hi]
+            start += hi - lo
+        del place
+        w *= ctx["weight_scale"]
         binned = BinnedData(codes, ctx["edges"], ctx["n_bins"])
         max_depth = None if params["max_depth"] is None else params["max_depth"] - depth
         total = w.sum()
@@ -538,8 +545,8 @@ class _Fit:
                       "largest_gathered_rows": 0, "sent_bytes": 0, "histogram_slots": 0,
                       "open_nodes": 0, "finished_rows": 0, "finished_nodes": 0,
                       "tasks": 0, "tasks_per_round": [], "finishing_groups": 0,
-                      "table_bytes_to_workers": 0, "peak_tasks_alive": None,
-                      "finishing_waits": 0}
+                      "table_bytes_to_workers": 0, "finishing_waits": 0,
+                      "deferred_nodes": 0}
         self.inputs = (X, y, sample_weight)
 
     # -- plumbing
@@ -932,13 +939,8 @@ class _Fit:
             self._round_done(first_task)
 
     def _round_done(self, first_task):
-        """Count the round's tasks, and the tasks the scheduler holds."""
+        """Count the round's tasks."""
         self.stats["tasks_per_round"].append(self.stats["tasks"] - first_task)
-        try:
-            alive = self.client.run_on_scheduler(lambda dask_scheduler: len(dask_scheduler.tasks))
-        except Exception:  # a scheduler that refuses run_on_scheduler: not counted
-            return
-        self.stats["peak_tasks_alive"] = max(self.stats["peak_tasks_alive"] or 0, alive)
 
     def _take_out(self, local, waiting):
         """The nodes finished in memory whose rows this round takes out, in
@@ -951,7 +953,7 @@ class _Fit:
         Returns ((group_of, n_groups) or None, groups, nodes that wait)."""
         if not local:
             return None, [], []
-        cap = FINISH_BACKLOG_PER_WORKER * self.n_workers
+        cap = max(1, FINISH_BACKLOG_PER_WORKER * self.n_workers)
         room = cap - self._finishing_backlog()
         while room <= 0 and not waiting:
             from distributed import wait
@@ -959,6 +961,7 @@ class _Fit:
             wait(self.finishing, return_when="FIRST_COMPLETED")
             room = cap - self._finishing_backlog()
         if room <= 0:
+            self.stats["deferred_nodes"] += len(local)
             return None, [], local
         groups = self._groups(local)
         taken = groups[:room]
@@ -967,7 +970,9 @@ class _Fit:
             for node in group:
                 group_of[node.id] = g
         self.stats["sent_bytes"] += group_of.nbytes
-        return (group_of, len(taken)), taken, [n for group in groups[room:] for n in group]
+        waiting = [n for group in groups[room:] for n in group]
+        self.stats["deferred_nodes"] += len(waiting)
+        return (group_of, len(taken)), taken, waiting
 
     def _finishing_backlog(self):
         self.finishing = [f for f in self.finishing if not f.done()]
