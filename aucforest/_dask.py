@@ -30,17 +30,31 @@ process holding all rows, on the ``dask.distributed`` client in scope:
    one worker, ordered by global row index, and the in-memory binned
    splitter (`grow_tree` on `BinnedData`) grows its subtree, which is grafted
    in. The trees are ordinary `Tree` objects in preorder.
+   The tasks of a round do not depend on the number of nodes: the round's
+   tables (routes, histogram request, finishing groups) are one key that
+   each worker fetches once; per partition a round task, its state and its
+   histograms; the sums' reducing tasks; per finishing group (one tree's
+   nodes, about ``LOCAL_ROWS_PER_TASK`` rows) one take per worker (its
+   partitions' rows of the group, `_take_group`) and the finishing task.
    The rounds go before the finishing tasks (task priorities), which fill
-   the workers' time while the client chooses splits; finished subtrees are
-   gathered as they complete, and the next batch of trees starts while the
-   last one's subtrees are being finished.
-4. **Out of bag.** The rows that choose the node size of
+   the workers' time while the client chooses splits; at most
+   ``FINISH_BACKLOG_PER_WORKER`` finishing tasks per worker wait, the rows of
+   further nodes staying where they are until some end. The next batch of
+   trees starts while the last one's subtrees are being finished.
+4. **Out of bag and the node size.** The rows that choose the node size of
    ``predict_min_samples="oob"`` (hash-selected and class-balanced, at most
    about ``OOB_CHOICE_MAX_CASES``, as bounded as the edge sample) are
-   gathered once; the client adds each batch's OOB sums over them from the
-   trees it holds anyway, so no tree goes back to the workers.
-   ``oob_decision_function_`` is a lazy dask array computed where the rows
-   are (the collapsed trees a single key of its graph).
+   gathered once and sent to each worker once. The client routes them
+   through the top of each tree (the nodes it grew); each finishing task
+   gives the proportions of its subtrees' nodes for the rows that reach
+   them; the client adds them tree after tree (`accumulate_oob_proba`'s
+   additions on the whole tree). The grown subtrees stay on the workers:
+   with the node size known (an int ``predict_min_samples``) the finishing
+   tasks collapse them at once, else they are collapsed there once the size
+   is chosen (`_collapse_group`). The client receives collapsed subtrees one
+   tree at a time and grafts them into the tree's top: it never holds a
+   grown tree. ``oob_decision_function_`` is a lazy dask array computed
+   where the rows are (the collapsed trees a single key of its graph).
 
 Weights are integers: sample weight x class weight is rescaled to a maximum
 of 1 and rounded to a multiple of 2**-S (S about 62 - 8 - log2 n; exact for
@@ -1243,8 +1257,8 @@ class _Fit:
     def _oob_choice_rows(self):
         """Gather the bounded, class-balanced, hash-selected rows whose OOB
         predictions choose the node size (at most about OOB_CHOICE_MAX_CASES):
-        the client adds each batch's trees' OOB sums over them as it assembles
-        the trees, which it holds anyway (no tree goes back to the workers)."""
+        the client routes them through the tops of the trees and the finishing
+        tasks through the subtrees they grow (`_add_tree_oob`)."""
         forest, K = self.forest, self.K
         self.candidates = node_size_candidates(forest.predict_min_samples, forest.bootstrap,
                                                self.positive)
