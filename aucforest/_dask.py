@@ -35,17 +35,34 @@ process holding all rows, on the ``dask.distributed`` client in scope:
    be among them become leaves during the growth, nodes finished in memory
    grow best first to the bound, and the assembled tree is cut to the
    max_leaf_nodes - 1 splits of largest weighted impurity decrease.
+   With ``max_leaf_nodes`` the client gathers each tree's grown subtrees
+   (at most that many leaves each), cuts the assembled tree, adds its
+   out-of-bag sums and keeps it, uncollapsed, until the node size is chosen.
+   The tasks of a round do not depend on the number of nodes: the round's
+   tables (routes, histogram request, finishing groups) are one key that
+   each worker fetches once; per partition a round task, its state and its
+   histograms; the sums' reducing tasks; per finishing group (one tree's
+   nodes, about ``LOCAL_ROWS_PER_TASK`` rows) one take per worker (its
+   partitions' rows of the group, `_take_group`) and the finishing task.
    The rounds go before the finishing tasks (task priorities), which fill
-   the workers' time while the client chooses splits; finished subtrees are
-   gathered as they complete, and the next batch of trees starts while the
-   last one's subtrees are being finished.
-4. **Out of bag.** The rows that choose the node size of
+   the workers' time while the client chooses splits; at most
+   ``FINISH_BACKLOG_PER_WORKER`` finishing tasks per worker wait, the rows of
+   further nodes staying where they are until some end. The next batch of
+   trees starts while the last one's subtrees are being finished.
+4. **Out of bag and the node size.** The rows that choose the node size of
    ``predict_min_samples="oob"`` (hash-selected and class-balanced, at most
    about ``OOB_CHOICE_MAX_CASES``, as bounded as the edge sample) are
-   gathered once; the client adds each batch's OOB sums over them from the
-   trees it holds anyway, so no tree goes back to the workers.
-   ``oob_decision_function_`` is a lazy dask array computed where the rows
-   are (the collapsed trees a single key of its graph).
+   gathered once and sent to each worker once. The client routes them
+   through the top of each tree (the nodes it grew); each finishing task
+   gives the proportions of its subtrees' nodes for the rows that reach
+   them; the client adds them tree after tree (`accumulate_oob_proba`'s
+   additions on the whole tree). The grown subtrees stay on the workers:
+   with the node size known (an int ``predict_min_samples``) the finishing
+   tasks collapse them at once, else they are collapsed there once the size
+   is chosen (`_collapse_group`). The client receives collapsed subtrees one
+   tree at a time and grafts them into the tree's top: it never holds a
+   grown tree. ``oob_decision_function_`` is a lazy dask array computed
+   where the rows are (the collapsed trees a single key of its graph).
 
 Weights are integers: sample weight x class weight is rescaled to a maximum
 of 1 and rounded to a multiple of 2**-S (S about 62 - 8 - log2 n; exact for
@@ -118,6 +135,10 @@ BATCH_STATE_BYTES = 1 << 28
 # Histogram bytes summed and sent to the client per round (node groups, as Spark's
 # maxMemoryInMB); open nodes beyond wait for the next round.
 MAX_ROUND_BYTES = 1 << 26
+# In-memory finishing tasks allowed to wait per worker: beyond, the rounds leave the
+# rows of nodes to finish in memory where they are (in the node ids) until some end,
+# so that rows taken out do not pile up on the workers while the rounds go first.
+FINISH_BACKLOG_PER_WORKER = 2
 # Partial sums one reducing task receives (histograms and root sums summed as a tree).
 REDUCE_FAN_IN = 8
 # A drawn multiplicity is at most 255 (uint8), and weights are rounded to
@@ -323,10 +344,13 @@ def _root_sums(state):
     return state["sums"]
 
 
-def _round(block, state, routes, request, finish, n_codes, n_classes):
+def _round(block, state, tables, n_codes, n_classes):
     """One round where the rows are: move the rows of split nodes to their
     children (`route`), take out the rows of nodes finished in memory
-    (grouped per task), then add the histograms asked for."""
+    (grouped per task), then add the histograms asked for. ``tables``
+    (routes, request, finish) is one key of the round, sent to each worker
+    once whatever the number of its partitions."""
+    routes, request, finish = tables
     codes = block["codes"]
     ids = state["ids"]
     if routes is not None:
@@ -342,7 +366,8 @@ def _round(block, state, routes, request, finish, n_codes, n_classes):
             weight = state["counts"][tree_, row]
             if block["weights"] is not None:
                 weight = weight * block["weights"][row]
-            parts[group] = {"node": node, "codes": codes[row], "y": y[row], "weight": weight}
+            parts[group] = {"node": node, "row": block["start"] + row, "codes": codes[row],
+                            "y": y[row], "weight": weight}
     hist = None
     if request is not None:
         first_slot, slot_feature = request
@@ -361,42 +386,118 @@ def _sum_histograms(*parts):
     return hist, cases
 
 
-def _part(result, group):
-    return result["parts"][group]
-
-
-def _grow_local(parts, nodes, ctx):
-    """Grow the subtrees of nodes finished in memory: each node's rows ordered
-    by global row index, the in-memory binned splitter (`grow_tree`) seeded
-    from the node's key. Returns {node id: (node arrays, depth)}."""
-    # the parts come in the order of the partitions, each node's rows ascending in
-    # each: a stable sort by node orders every node's rows by global row index
+def _take_group(group, *results):
+    """One worker's rows of an in-memory finishing group: the rows its
+    partitions took out (``results``, their round results), sorted by (node,
+    global row index). One task per (worker, group), where the rows are."""
+    parts = [r["parts"][group] for r in results]
     node = np.concatenate([p["node"] for p in parts])
-    order = np.argsort(node, kind="stable")
-    node = node[order]
-    codes = np.concatenate([p["codes"] for p in parts])[order]
-    y = np.concatenate([p["y"] for p in parts])[order].astype(np.intp)
-    weight = np.concatenate([p["weight"] for p in parts])[order].astype(np.float64)
-    bounds = np.searchsorted(node, [n[0] for n in nodes]), np.searchsorted(
-        node, [n[0] for n in nodes], side="right")
+    row = np.concatenate([p["row"] for p in parts])
+    order = np.lexsort((row, node))
+    return {"node": node[order], "row": row[order],
+            **{name: np.concatenate([p[name] for p in parts])[order]
+               for name in ("codes", "y", "weight")}}
+
+
+def _grow_local(takes, nodes, ctx, finishing, oob_x):
+    """Grow the subtrees of nodes finished in memory (one tree's nodes): each
+    node's rows from every worker's take (``takes``, sorted by node), ordered
+    by global row index, the in-memory binned splitter (`grow_tree`) seeded
+    from the node's key.
+
+    ``finishing`` is (candidate node sizes, size to collapse to or None,
+    split_impurity). For the out-of-bag rows of each node (indices into
+    ``oob_x``, the node-size choice's rows that reach it) the proportions of
+    the subtree's node each candidate predicts from (`accumulate_oob_proba`;
+    the client replaces those of candidates above the subtree's root size).
+    With a size known, the subtree is collapsed to it here
+    (`_collapse_subtree`).
+
+    Returns {"subtrees": {node id: (node arrays, depth)},
+             "oob": {node id: (root size, proportions (candidates, rows, K))}}.
+    """
+    sizes, collapse_to, split_impurity = finishing
     params = ctx["params"]
-    out = {}
-    for (node_id, key, depth, min_weight_leaf), lo, hi in zip(nodes, *bounds):
-        w = weight[lo:hi] * ctx["weight_scale"]
-        binned = BinnedData(np.asfortranarray(codes[lo:hi]), ctx["edges"], ctx["n_bins"])
+    p, K = ctx["edges"].shape[0], ctx["n_classes"]
+    out, oob = {}, {}
+    for node_id, key, depth, min_weight_leaf, oob_rows in nodes:
+        pieces = [(t, np.searchsorted(t["node"], node_id),
+                   np.searchsorted(t["node"], node_id, side="right")) for t in takes]
+        pieces = [(t, lo, hi) for t, lo, hi in pieces if hi > lo]
+        # each piece's rows ascending: their places in the node's rows, by global index
+        place = np.argsort(np.argsort(np.concatenate([t["row"][lo:hi] for t, lo, hi in pieces]),
+                                      kind="stable"))
+        n_rows = place.shape[0]
+        codes = np.empty((n_rows, pieces[0][0]["codes"].shape[1]), dtype=np.uint8, order="F")
+        y = np.empty(n_rows, dtype=np.intp)
+        w = np.empty(n_rows, dtype=np.float64)
+        start = 0
+        for t, lo, hi in pieces:  # each piece written in place: no copy of the node's rows
+            at = place[start:start + hi - lo]
+            codes[at] = t["codes"][lo:hi]
+            y[at] = t["y"][lo:hi]
+            w[at] = t["weight"][lo:hi]
+            start += hi - lo
+        del place
+        w *= ctx["weight_scale"]
+        binned = BinnedData(codes, ctx["edges"], ctx["n_bins"])
         max_depth = None if params["max_depth"] is None else params["max_depth"] - depth
         total = w.sum()
-        tree_ = grow_tree(binned, y[lo:hi], w, ctx["n_classes"],
+        tree_ = grow_tree(binned, y, w, K,
                           seed=int(key), **dict(
                               params, max_depth=max_depth,
                               min_weight_fraction_leaf=min_weight_leaf / total
                               if min_weight_leaf > 0 else 0.0))
+        del binned, codes, y
         arrays = tree_.node_arrays()
         top = w.max()
         if top != 1.0:  # grow_tree rescaled the weights to a maximum of 1
             arrays["weighted_n_node_samples"] = arrays["weighted_n_node_samples"] * top
-        out[node_id] = (arrays, tree_.max_depth)
-    return out
+        subtree = (arrays, tree_.max_depth)
+        if oob_rows is not None and oob_rows.shape[0]:
+            grafted = Tree(p, K, max_depth=tree_.max_depth, **arrays)
+            proba = np.zeros((len(sizes), oob_rows.shape[0], K))
+            accumulate_oob_proba(grafted, oob_x[oob_rows], np.zeros(oob_rows.shape[0], np.intp),
+                                 np.asarray(sizes, dtype=np.int32), proba,
+                                 np.zeros(oob_rows.shape[0]))
+            oob[node_id] = (int(arrays["n_node_samples"][0]), proba)
+        if collapse_to is not None:
+            subtree = _collapse_subtree(subtree, p, K, collapse_to, split_impurity)
+        out[node_id] = subtree
+    return {"subtrees": out, "oob": oob}
+
+
+def _collapse_subtree(subtree, n_features, n_classes, min_samples, split_impurity):
+    """A subtree grown in memory collapsed to ``min_samples`` where it is, so
+    that grafted into its tree's top and collapsed there it gives the tree
+    `Tree.collapsed` gives (node sizes shrink along a path: below its root
+    nothing depends on the top). A root below ``min_samples`` becomes one
+    leaf with its own record: its parent decides whether it stays, predicting
+    the parent's proportions."""
+    arrays, depth = subtree
+    if arrays["n_node_samples"][0] < min_samples:
+        leaf = {name: np.asarray(a)[:1].copy() for name, a in arrays.items()}
+        leaf["children_left"][:] = -1
+        leaf["children_right"][:] = -1
+        leaf["feature"][:] = -2
+        leaf["threshold"][:] = -2.0
+        leaf["missing_go_to_left"][:] = 0
+        leaf["improvement"][:] = 0.0
+        return leaf, 0
+    tree_ = Tree(n_features, n_classes, max_depth=depth, **arrays).collapsed(
+        min_samples, split_impurity=split_impurity)
+    return tree_.node_arrays(), tree_.max_depth
+
+
+def _collapse_group(result, n_features, n_classes, min_samples, split_impurity):
+    """The subtrees of a finishing task, collapsed to the chosen node size."""
+    return {node_id: _collapse_subtree(subtree, n_features, n_classes, min_samples,
+                                       split_impurity)
+            for node_id, subtree in result["subtrees"].items()}
+
+
+def _oob_of(result):
+    return result["oob"]
 
 
 def _edge_values(block, edges, n_bins):
@@ -466,12 +567,16 @@ class _Fit:
         self._keys = itertools.count()
         self.stats = {"rounds": 0, "gathered_bytes": 0, "largest_gather_bytes": 0,
                       "largest_gathered_rows": 0, "sent_bytes": 0, "histogram_slots": 0,
-                      "open_nodes": 0, "finished_rows": 0, "finished_nodes": 0}
+                      "open_nodes": 0, "finished_rows": 0, "finished_nodes": 0,
+                      "tasks": 0, "tasks_per_round": [], "finishing_groups": 0,
+                      "table_bytes_to_workers": 0, "finishing_waits": 0,
+                      "deferred_nodes": 0}
         self.inputs = (X, y, sample_weight)
 
     # -- plumbing
 
     def submit(self, fn, *args, name="task", **kwargs):
+        self.stats["tasks"] += 1
         return self.client.submit(fn, *args, key=f"aucforest-{name}-{self.id}-{next(self._keys)}",
                                   **kwargs)
 
@@ -521,7 +626,8 @@ class _Fit:
         self._grow()
         self._finish()
         forest._dask_fit_stats = dict(self.stats, n_trees=len(self.trees),
-                                      tree_nodes=sum(t.node_count for t in self.trees))
+                                      tree_nodes=sum(t.node_count for t in self.trees),
+                                      tasks_per_tree=self.stats["tasks"] / len(self.trees))
         return forest
 
     def _prepare(self):
@@ -601,6 +707,9 @@ class _Fit:
         where = self.client.who_has(self.blocks)
         self.order = sorted(range(len(self.blocks)),
                             key=lambda i: (sorted(where.get(self.blocks[i].key, ())), i))
+        # ... and for the finishing tasks' takes: one per (worker, group)
+        self.worker_sets = [list(indices) for _, indices in itertools.groupby(
+            self.order, key=lambda i: sorted(where.get(self.blocks[i].key, ())))]
         totals = np.sum(priors, axis=0)
         forest.classes_, forest.n_classes_ = classes, K
         validate_decision(forest.decision, K)
@@ -649,11 +758,27 @@ class _Fit:
                                           forest.nsplit or 0)
         # trees per batch: their state (5 bytes per row and tree) within BATCH_STATE_BYTES
         # per worker; the trees do not depend on it (each grows from its own keys)
-        n_workers = max(1, len(self.client.scheduler_info().get("workers", ())))
+        self.n_workers = n_workers = max(1, len(self.client.scheduler_info().get("workers", ())))
         per_batch = int(np.clip(BATCH_STATE_BYTES * n_workers // (5 * self.n), 1,
                                 MAX_TREES_PER_BATCH))
         batches = [range(lo, min(lo + per_batch, len(self.seeds)))
                    for lo in range(0, len(self.seeds), per_batch)]
+        # the node size: known now (one candidate: the finishing tasks collapse their
+        # subtrees), or chosen at the end (the grown subtrees wait on the workers)
+        self.collapse_to = self.candidates[0] if len(self.candidates) == 1 else None
+        # max_leaf_nodes: a tree is cut once assembled, so its subtrees come back grown and
+        # its out-of-bag sums are added on the client, from the cut tree
+        self.bounded = forest.max_leaf_nodes is not None
+        self.finishing_spec = (np.asarray(self.candidates, dtype=np.int32),
+                               None if self.bounded else self.collapse_to,
+                               forest.criterion in SPLIT_STATISTIC_CRITERIA)
+        self.oob_x_f = None
+        if self.oob is not None:  # the node-size choice's rows, sent to each worker once
+            self.oob_x_f = self.submit(_identity, self.oob["X"], name="oobrows")
+            self.stats["sent_bytes"] += self.oob["X"].nbytes
+        self.finishing = []  # finishing tasks not known to be done (the backlog)
+        self.kept = []  # (top, finishing futures) of trees collapsed once the size is chosen
+        self.kept_bounded = []  # cut trees (max_leaf_nodes) collapsed once the size is chosen
         self.unfinished = []  # grown batches whose subtrees are still being finished
         for indices in batches:
             self._grow_batch(indices)
@@ -661,29 +786,142 @@ class _Fit:
                 self._complete(self.unfinished.pop(0))
         for batch in self.unfinished:
             self._complete(batch)
-
-    def _harvest(self):
-        """Gather the subtrees already finished (without waiting for the others),
-        so that the workers release them as the fit goes."""
-        done = [(batch, f) for batch in self.unfinished for f in batch["futures"] if f.done()]
-        if not done:
-            return
-        for (batch, f), result in zip(done, self.gather([f for _, f in done], what="trees")):
-            batch["subtrees"].update(result)
-            batch["futures"].remove(f)
+        self.unfinished = []
+        self.oob_x_f = None
 
     def _complete(self, batch):
-        """Wait for a batch's subtrees, assemble its trees and add their OOB sums."""
-        for result in self.gather(batch["futures"], what="trees"):
-            batch["subtrees"].update(result)
-        batch["futures"] = []
-        trees = [self._assemble(root, batch["subtrees"]) for root in batch["roots"]]
-        if self.oob is not None:
-            indices = list(batch["indices"])
-            _add_oob(trees, (self.draw_keys[indices], self.rates[indices], self.poisson),
-                     self.oob["X"], self.oob["row"], self.oob["draw_y"], self.candidates,
-                     self.oob["proba"], self.oob["n_trees"])
-        self.trees.extend(trees)
+        """The batch's trees in tree order: their out-of-bag sums (from the tops
+        and the finishing tasks' proportions), and with the node size known,
+        the trees themselves, collapsed where their subtrees were grown; else
+        their tops and finishing tasks wait for `_collapse_kept`."""
+        criterion = self.forest.criterion
+        if self.bounded:
+            self._complete_bounded(batch)
+            return
+        for t, root in enumerate(batch["roots"]):
+            futures = batch["groups"][t]
+            subtrees, oob = {}, {}
+            if self.collapse_to is not None:
+                for result in self.gather([f for f, _ in futures], what="trees"):
+                    subtrees.update(result["subtrees"])
+                    oob.update(result["oob"])
+            elif self.oob is not None:
+                for part in self.gather([o for _, o in futures], what="oob"):
+                    oob.update(part)
+            if self.oob is not None:
+                self._add_tree_oob(root, batch["oob_at"], oob)
+            _release_top(root)
+            if self.collapse_to is not None:
+                self.trees.append(collapsed(self._assemble(root, subtrees), self.collapse_to,
+                                            criterion))
+            else:
+                self.kept.append((root, [f for f, _ in futures]))
+            batch["groups"][t] = None
+        batch["oob_at"] = None
+
+    def _complete_bounded(self, batch):
+        """The batch's trees under ``max_leaf_nodes``: grown subtrees gathered
+        (at most max_leaf_nodes leaves each), each tree assembled and cut, its
+        out-of-bag sums added, then collapsed (node size known) or kept."""
+        indices = list(batch["indices"])
+        for t, root in enumerate(batch["roots"]):
+            subtrees = {}
+            for result in self.gather([f for f, _ in batch["groups"][t]], what="trees"):
+                subtrees.update(result["subtrees"])
+            batch["groups"][t] = None
+            tree_ = self._assemble(root, subtrees)
+            del subtrees
+            if self.oob is not None:
+                i = indices[t:t + 1]
+                _add_oob([tree_], (self.draw_keys[i], self.rates[i], self.poisson),
+                         self.oob["X"], self.oob["row"], self.oob["draw_y"], self.candidates,
+                         self.oob["proba"], self.oob["n_trees"])
+            if self.collapse_to is not None:
+                self.trees.append(collapsed(tree_, self.collapse_to, self.forest.criterion))
+            else:
+                self.kept_bounded.append(tree_)
+        batch["oob_at"] = None
+
+    def _collapse_kept(self, min_samples):
+        """The trees whose subtrees waited on the workers: collapsed there to the
+        node size chosen, gathered one tree at a time, grafted into their tops."""
+        split_impurity = self.forest.criterion in SPLIT_STATISTIC_CRITERIA
+        if self.bounded:
+            self.trees.extend(collapsed(tree_, min_samples, self.forest.criterion)
+                              for tree_ in self.kept_bounded)
+            self.kept_bounded = []
+            return
+        kept, self.kept = self.kept, []
+        collapsing = [[self.submit(_collapse_group, f, self.p, self.K, min_samples,
+                                   split_impurity, name="collapse") for f in futures]
+                      for _, futures in kept]
+        tops = [root for root, _ in kept]
+        del kept
+        for root, futures in zip(tops, collapsing):
+            subtrees = {}
+            for result in self.gather(futures, what="trees"):
+                subtrees.update(result)
+            futures.clear()
+            self.trees.append(collapsed(self._assemble(root, subtrees), min_samples,
+                                        self.forest.criterion))
+
+    def _add_tree_oob(self, root, oob_at, found):
+        """Add one tree's out-of-bag proportions over the node-size choice's rows
+        for each candidate size, as `accumulate_oob_proba` on the whole tree
+        would (the same additions, tree after tree): the node each candidate
+        predicts from is the deepest on the row's path with at least that many
+        cases (the root at least); below a finished subtree's root, ``found``
+        (the finishing task's), else a node of the top."""
+        sizes = self.candidates
+        proba, n_trees = self.oob["proba"], self.oob["n_trees"]
+        stack = [(root, ())]
+        while stack:
+            node, path = stack.pop()
+            if node.kind == "split":
+                here = path + ((node.n_cases, node.dcounts / node.weight),)
+                stack.extend((child, here) for child in node.children)
+                continue
+            rows = oob_at.get(node.id)
+            if rows is None or rows.shape[0] == 0:
+                continue
+            if node.kind == "local":
+                size, values = found[node.id]
+                if path and any(size < m for m in sizes):
+                    values = values.copy()  # the gathered array may be the worker's own
+            else:  # a leaf of the top: the deepest node is on the top's path
+                size, values = 0, np.empty((len(sizes), rows.shape[0], self.K))
+                path = path + ((node.n_cases, node.dcounts / node.weight),)
+            for c, m in enumerate(sizes):
+                if size < m and path:
+                    values[c] = next((v for n, v in reversed(path) if n >= m), path[0][1])
+            for c in range(len(sizes)):
+                proba[c, rows] += values[c]
+            n_trees[rows] += 1
+
+    def _route_oob(self, oob_at, split_nodes):
+        """Move the out-of-bag rows of the node-size choice (of each tree) from
+        split nodes to their children, as the tree sends them (x <= threshold,
+        missing values by the split's side)."""
+        if self.oob is None:
+            return
+        X = self.oob["X"]
+        for node in split_nodes:
+            rows = oob_at.pop(node.id, None) if node.kind == "split" else None
+            if rows is None:
+                continue
+            r = node.split
+            x = X[rows, r["feature"]].astype(np.float64)
+            left = (x <= np.float64(r["threshold"])) | (np.isnan(x) & bool(r["missing_left"]))
+            oob_at[node.children[0].id] = rows[left]
+            oob_at[node.children[1].id] = rows[~left]
+
+    def _oob_roots(self, roots, keys, rates):
+        """Out-of-bag rows (of the node-size choice's) of each tree, at its root."""
+        if self.oob is None:
+            return {}
+        counts = draw_counts(keys, self.oob["row"], self.oob["draw_y"], rates, self.poisson)
+        return {root.id: np.flatnonzero(counts[t] == 0).astype(np.int32)
+                for t, root in enumerate(roots)}
 
     def _grow_batch(self, tree_indices):
         """Grow the trees `tree_indices` level by level on the workers; the batch
@@ -710,7 +948,8 @@ class _Fit:
             roots.append(node)
             if node.n_cases == 0:
                 raise ValueError("no sample has a positive weight in a tree's draw")
-        batch = {"indices": tree_indices, "roots": roots, "futures": [], "subtrees": {}}
+        batch = {"indices": tree_indices, "roots": roots, "groups": [[] for _ in roots],
+                 "oob_at": self._oob_roots(roots, keys, rates)}
         self.unfinished.append(batch)
         pending = [n for n in roots if n.kind == "open"]   # histograms to ask for
         local = [n for n in roots if n.kind == "local"]    # rows to take out
@@ -718,54 +957,118 @@ class _Fit:
         # the rounds (on the path of the client's next step) before the in-memory finishing
         # tasks, which fill the workers' time while the client chooses splits
         while pending or local or routes is not None:
+            first_task = self.stats["tasks"]
             request, asked = self._request(pending)
-            finish, groups = self._groups(local)
-            results = [self.submit(_round, b, s, routes, request, finish, self.n_codes, K,
+            finish, groups, local = self._take_out(local, waiting=bool(pending))
+            # the round's tables: one key, fetched once by each worker
+            tables = self.submit(_identity, (routes, request, finish), name="tables",
+                                 priority=1)
+            self.stats["table_bytes_to_workers"] += self.n_workers * (
+                _payload((routes, request))[0] + (0 if finish is None else finish[0].nbytes))
+            results = [self.submit(_round, b, s, tables, self.n_codes, K,
                                    name="round", priority=1)
                        for b, s in zip(self.blocks, states)]
+            del tables
             self.stats["rounds"] += 1
             states = [self.submit(operator.getitem, r, "state", name="state", priority=1)
                       for r in results]
-            for g, group in enumerate(groups):
-                parts = [self.submit(_part, r, g, name="part", priority=1) for r in results]
-                spec = [(n.id, n.key, n.depth, self._min_weight_leaf(n)) for n in group]
-                batch["futures"].append(self.submit(_grow_local, parts, spec, self.ctx_f,
-                                                    name="local"))
-            self._harvest()
-            local = []
+            self._submit_finishing(batch, results, groups)
             routes = None
-            if request is None:
-                continue
-            hist, cases = self.gather(self._reduce(
-                _sum_histograms, [self.submit(_hist_of, r, name="hist", priority=1)
-                                  for r in results], "sum"), what="histograms")
-            self.stats["histogram_slots"] += hist.shape[0]
+            if request is not None:
+                hist, cases = self.gather(self._reduce(
+                    _sum_histograms, [self.submit(_hist_of, r, name="hist", priority=1)
+                                      for r in results], "sum"), what="histograms")
+                self.stats["histogram_slots"] += hist.shape[0]
+                split_now, still = [], []
+                for node, slots in asked.items():
+                    for f, s in slots:
+                        node.hists[f] = (hist[s], cases[s])
+                for node in pending:
+                    if node not in asked:
+                        still.append(node)
+                        continue
+                    outcome = self._split(node)
+                    if outcome == "need":
+                        still.append(node)
+                    else:
+                        split_now.append(node)
+                pending = still
+                children = [c for node in split_now for c in node.children]
+                pending.extend(c for c in children if c.kind == "open")
+                local.extend(c for c in children if c.kind == "local")
+                if self.budgets is not None:  # nodes max_leaf_nodes rules out: leaves, rows out
+                    out = [n for n in pending + local if not self._may_expand(n)]
+                    for node in out:
+                        self._drop(node)
+                    pending = [n for n in pending if n.kind == "open"]
+                    local = [n for n in local if n.kind == "local"]
+                    split_now.extend(out)
+                self._route_oob(batch["oob_at"], split_now)
+                routes = self._routes(split_now) if split_now else None
             del results
-            split_now, still = [], []
-            for node, slots in asked.items():
-                for f, s in slots:
-                    node.hists[f] = (hist[s], cases[s])
-            for node in pending:
-                if node not in asked:
-                    still.append(node)
-                    continue
-                outcome = self._split(node)
-                if outcome == "need":
-                    still.append(node)
-                else:
-                    split_now.append(node)
-            pending = still
-            children = [c for node in split_now for c in node.children]
-            pending.extend(c for c in children if c.kind == "open")
-            local.extend(c for c in children if c.kind == "local")
-            if self.budgets is not None:  # nodes max_leaf_nodes rules out: leaves, rows out
-                out = [n for n in pending + local if not self._may_expand(n)]
-                for node in out:
-                    self._drop(node)
-                pending = [n for n in pending if n.kind == "open"]
-                local = [n for n in local if n.kind == "local"]
-                split_now.extend(out)
-            routes = self._routes(split_now) if split_now else None
+            self._round_done(first_task)
+
+    def _round_done(self, first_task):
+        """Count the round's tasks."""
+        self.stats["tasks_per_round"].append(self.stats["tasks"] - first_task)
+
+    def _take_out(self, local, waiting):
+        """The nodes finished in memory whose rows this round takes out, in
+        finishing groups, and the nodes that wait (their rows stay in the node
+        ids): at most FINISH_BACKLOG_PER_WORKER finishing tasks per worker wait
+        to run, so that taken-out rows do not pile up on the workers while
+        the rounds go first. Without histograms to ask for (``waiting``
+        False) the client waits for finishing tasks to end instead.
+
+        Returns ((group_of, n_groups) or None, groups, nodes that wait)."""
+        if not local:
+            return None, [], []
+        cap = max(1, FINISH_BACKLOG_PER_WORKER * self.n_workers)
+        room = cap - self._finishing_backlog()
+        while room <= 0 and not waiting:
+            from distributed import wait
+            self.stats["finishing_waits"] += 1
+            wait(self.finishing, return_when="FIRST_COMPLETED")
+            room = cap - self._finishing_backlog()
+        if room <= 0:
+            self.stats["deferred_nodes"] += len(local)
+            return None, [], local
+        groups = self._groups(local)
+        taken = groups[:room]
+        group_of = np.full(len(self.nodes), -1, dtype=np.int32)
+        for g, group in enumerate(taken):
+            for node in group:
+                group_of[node.id] = g
+        self.stats["sent_bytes"] += group_of.nbytes
+        waiting = [n for group in groups[room:] for n in group]
+        self.stats["deferred_nodes"] += len(waiting)
+        return (group_of, len(taken)), taken, waiting
+
+    def _finishing_backlog(self):
+        self.finishing = [f for f in self.finishing if not f.done()]
+        return len(self.finishing)
+
+    def _submit_finishing(self, batch, results, groups):
+        """One finishing task per group (`_grow_local`), its rows taken from
+        each worker's partitions by one task per (worker, group)."""
+        for g, group in enumerate(groups):
+            takes = [self.submit(_take_group, g, *[results[i] for i in indices], name="take",
+                                 priority=1)
+                     for indices in self.worker_sets]
+            oob_at = batch["oob_at"]
+            spec = [(n.id, n.key, n.depth, self._min_weight_leaf(n),
+                     oob_at.get(n.id) if self.oob is not None and not self.bounded else None)
+                    for n in group]
+            self.stats["sent_bytes"] += 32 * len(spec) + sum(
+                0 if rows is None else rows.nbytes for *_, rows in spec)
+            grown = self.submit(_grow_local, takes, spec, self.ctx_f, self.finishing_spec,
+                                self.oob_x_f, name="local")
+            self.finishing.append(grown)
+            self.stats["finishing_groups"] += 1
+            oob = None
+            if self.oob is not None and self.collapse_to is None and not self.bounded:
+                oob = self.submit(_oob_of, grown, name="oobsums")
+            batch["groups"][group[0].tree].append((grown, oob))
 
     def _new_node(self, tree, key, depth, counts, n_cases, constant, above=np.inf):
         node = _Node()
@@ -874,19 +1177,17 @@ class _Fit:
         return (first_slot, slot_feature), asked
 
     def _groups(self, local):
-        """Nodes finished in memory this round, in tasks of about LOCAL_ROWS_PER_TASK rows."""
-        if not local:
-            return None, []
-        group_of = np.full(len(self.nodes), -1, dtype=np.int32)
-        groups, rows = [], 0
-        for node in local:
-            if not groups or rows + node.n_cases > max(LOCAL_ROWS_PER_TASK, self.local_rows):
+        """Nodes finished in memory, in tasks of one tree's nodes and about
+        LOCAL_ROWS_PER_TASK rows, in tree order."""
+        groups, rows, tree = [], 0, None
+        for node in sorted(local, key=operator.attrgetter("tree")):
+            if (not groups or node.tree != tree
+                    or rows + node.n_cases > max(LOCAL_ROWS_PER_TASK, self.local_rows)):
                 groups.append([])
-                rows = 0
+                rows, tree = 0, node.tree
             groups[-1].append(node)
             rows += node.n_cases
-            group_of[node.id] = len(groups) - 1
-        return (group_of, len(groups)), groups
+        return groups
 
     def _split(self, node):
         """Search the node's split with the histograms at hand: "need" (more
@@ -1034,11 +1335,11 @@ class _Fit:
             sums = OutOfBagSums.from_sums(self.oob["proba"], self.oob["n_trees"],
                                           self.candidates)
             forest._set_oob_estimates(labels, sums)
+        self._collapse_kept(forest.predict_min_samples_)
         params = dict(tree_params(forest), max_bins=self.max_bins)
         features = feature_attributes(forest)
         forest.estimators_ = [
-            fitted_tree(collapsed(tree_, forest.predict_min_samples_, forest.criterion),
-                        self.classes, self.p, int(seed), params, features)
+            fitted_tree(tree_, self.classes, self.p, int(seed), params, features)
             for seed, tree_ in zip(self.seeds, self.trees)]
         if self.oob is not None and forest.oob_score:
             # oob_gmean_ under any later decision, from the rows oob_score_ is computed on
@@ -1053,8 +1354,8 @@ class _Fit:
     def _oob_choice_rows(self):
         """Gather the bounded, class-balanced, hash-selected rows whose OOB
         predictions choose the node size (at most about OOB_CHOICE_MAX_CASES):
-        the client adds each batch's trees' OOB sums over them as it assembles
-        the trees, which it holds anyway (no tree goes back to the workers)."""
+        the client routes them through the tops of the trees and the finishing
+        tasks through the subtrees they grow (`_add_tree_oob`)."""
         forest, K = self.forest, self.K
         self.candidates = node_size_candidates(forest.predict_min_samples, forest.bootstrap,
                                                self.positive)
@@ -1111,6 +1412,16 @@ class _DrawsOnWorkers:
 
 def _identity(value):
     return value
+
+
+def _release_top(root):
+    """Drop what a grown tree's top (on the client) no longer needs: the
+    search state of its nodes (feature orders, histograms, constant flags)."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        node.order, node.hists, node.constant = None, {}, None
+        stack.extend(node.children)
 
 
 def _hist_of(result):
