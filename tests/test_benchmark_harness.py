@@ -348,6 +348,11 @@ def test_missing_optional_peer_says_how_to_install(monkeypatch):
         return real_import(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", no_imblearn)
+    # not installed at all (find_spec would otherwise see an installed imbalanced-learn)
+    real_find_spec = optional.importlib.util.find_spec
+    monkeypatch.setattr(optional.importlib.util, "find_spec",
+                        lambda name, *args: None if name == "imblearn"
+                        else real_find_spec(name, *args))
     monkeypatch.delitem(sys.modules, "imblearn", raising=False)
     monkeypatch.delitem(sys.modules, "imblearn.ensemble", raising=False)
     with pytest.raises(optional.MissingDependency, match="imbalanced-learn.*requirements.txt"):
