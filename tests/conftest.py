@@ -1,6 +1,7 @@
 import os
 import sys
 
+import pytest
 from hypothesis import settings
 
 sys.path.insert(0, os.path.dirname(__file__))  # references.py beside the tests
@@ -12,3 +13,11 @@ if os.environ.get("CI"):
 
 # AUCFOREST_NO_SKIPS=1 (.ci/run): a skip for a reason not on the allowlist fails the run
 from no_silent_skips import pytest_configure  # noqa: E402,F401
+
+
+@pytest.fixture
+def small_nodes(monkeypatch):
+    """Dask fits split nodes of more than 150 rows on the workers and finish
+    smaller ones in memory."""
+    import aucforest._dask as dask_fit
+    monkeypatch.setattr(dask_fit, "LOCAL_ROWS", 150)

@@ -17,26 +17,18 @@ from sklearn.datasets import make_classification
 import aucforest._dask as dask_fit
 from aucforest import AUCForestClassifier
 from aucforest.metrics import multiclass_auc
+from dask_testing import assert_same_trees, chunked, local_cluster
 
 distributed = pytest.importorskip("distributed")
 da = pytest.importorskip("dask.array")
 
 
-def _cluster(n_workers):
-    return distributed.LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
-                                    dashboard_address=":0", silence_logs=50)
-
 
 @pytest.fixture(scope="module")
 def client():
-    with _cluster(2) as cluster, distributed.Client(cluster) as client:
+    with local_cluster(2) as cluster, distributed.Client(cluster) as client:
         yield client
 
-
-@pytest.fixture
-def small_nodes(monkeypatch):
-    """Nodes of more than 150 rows are split on the workers, smaller ones in memory."""
-    monkeypatch.setattr(dask_fit, "LOCAL_ROWS", 150)
 
 
 def _data(n=1500, seed=0):
@@ -45,10 +37,6 @@ def _data(n=1500, seed=0):
     X[np.random.RandomState(seed).rand(*X.shape) < 0.05] = np.nan
     return X.astype(np.float32), y
 
-
-def _chunked(X, y, sizes):
-    return (da.from_array(X, chunks=((tuple(sizes)), X.shape[1])),
-            da.from_array(y, chunks=(tuple(sizes),)))
 
 
 def _n_leaves(tree_):
@@ -108,21 +96,13 @@ def _assert_is_best_first_of(bounded, grown, max_leaf_nodes, criterion):
     np.testing.assert_array_equal(bounded.proba, grown.proba[nodes])
 
 
-def _assert_same_forest(a, b):
-    assert len(a.estimators_) == len(b.estimators_)
-    for i, (ta, tb) in enumerate(zip(a.estimators_, b.estimators_)):
-        arrays_b = tb.tree_.node_arrays()
-        for name, array in ta.tree_.node_arrays().items():
-            np.testing.assert_array_equal(array, arrays_b[name], err_msg=f"tree {i}: {name}")
-    assert a.predict_min_samples_ == b.predict_min_samples_
-
 
 @pytest.mark.parametrize("criterion", ["auc", "gini", "entropy"])
 def test_bounded_trees_are_the_best_first_cut_of_the_grown_trees(client, small_nodes,
                                                                  criterion):
     X, y = _data()
     params = dict(n_estimators=3, random_state=7, predict_min_samples=1, criterion=criterion)
-    chunks = _chunked(X, y, [700, 800])
+    chunks = chunked([700, 800], X, y)
     grown = AUCForestClassifier(**params).fit(*chunks)
     assert min(_n_leaves(e.tree_) for e in grown.estimators_) > 60
     for bound in (2, 7, 30):
@@ -139,7 +119,7 @@ def test_bounded_trees_are_the_best_first_cut_of_the_grown_trees(client, small_n
 def test_with_max_depth_both_bounds_hold(client, small_nodes):
     X, y = _data(seed=1)
     params = dict(n_estimators=3, random_state=2, predict_min_samples=1, max_depth=5)
-    chunks = _chunked(X, y, [500, 500, 500])
+    chunks = chunked([500, 500, 500], X, y)
     grown = AUCForestClassifier(**params).fit(*chunks)
     for bound in (6, 20):
         bounded = AUCForestClassifier(max_leaf_nodes=bound, **params).fit(*chunks)
@@ -152,14 +132,14 @@ def test_with_max_depth_both_bounds_hold(client, small_nodes):
 def test_identical_forest_across_chunkings_and_workers(client, small_nodes):
     X, y = _data(n=1800, seed=3)
     params = dict(n_estimators=4, random_state=5, max_leaf_nodes=12, oob_score=True)
-    forests = [AUCForestClassifier(**params).fit(*_chunked(X, y, sizes))
+    forests = [AUCForestClassifier(**params).fit(*chunked(sizes, X, y))
                for sizes in ([1800], [500, 800, 500], [100, 400, 200, 300, 350, 200, 250])]
-    with _cluster(1) as cluster, distributed.Client(cluster):
-        forests.append(AUCForestClassifier(**params).fit(*_chunked(X, y, [900, 900])))
+    with local_cluster(1) as cluster, distributed.Client(cluster):
+        forests.append(AUCForestClassifier(**params).fit(*chunked([900, 900], X, y)))
     reference = forests[0]
     assert all(_n_leaves(e.tree_) <= 12 for e in reference.estimators_)
     for other in forests[1:]:
-        _assert_same_forest(reference, other)
+        assert_same_trees(reference, other)
         assert other.oob_score_ == reference.oob_score_
         np.testing.assert_array_equal(other.predict_proba(X), reference.predict_proba(X))
 
@@ -167,11 +147,11 @@ def test_identical_forest_across_chunkings_and_workers(client, small_nodes):
 def test_a_bound_above_the_grown_leaves_gives_the_unbounded_forest(client, small_nodes):
     X, y = _data(seed=4)
     params = dict(n_estimators=3, random_state=1, predict_min_samples=1, oob_score=True)
-    chunks = _chunked(X, y, [600, 900])
+    chunks = chunked([600, 900], X, y)
     grown = AUCForestClassifier(**params).fit(*chunks)
     bound = max(_n_leaves(e.tree_) for e in grown.estimators_) + 1
     bounded = AUCForestClassifier(max_leaf_nodes=bound, **params).fit(*chunks)
-    _assert_same_forest(bounded, grown)
+    assert_same_trees(bounded, grown)
     assert bounded.oob_score_ == grown.oob_score_
 
 
@@ -184,7 +164,7 @@ def test_test_auc_and_leaf_count_as_the_in_memory_fit(client, monkeypatch):
     X, y = _data(n=5000, seed=11)
     train, test = slice(0, 3500), slice(3500, None)
     params = dict(n_estimators=40, random_state=0, max_leaf_nodes=16, predict_min_samples=1)
-    remote = AUCForestClassifier(**params).fit(*_chunked(X[train], y[train], [1500, 2000]))
+    remote = AUCForestClassifier(**params).fit(*chunked([1500, 2000], X[train], y[train]))
     local = AUCForestClassifier(**params).fit(X[train], y[train])
     assert [_n_leaves(e.tree_) for e in remote.estimators_] == [16] * 40
     assert [_n_leaves(e.tree_) for e in local.estimators_] == [16] * 40

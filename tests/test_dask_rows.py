@@ -17,27 +17,19 @@ import aucforest._dask as dask_fit
 from aucforest import AUCForestClassifier, auc_split_statistic
 from aucforest._dask_kernels import draw_counts, hash_key
 from aucforest.metrics import multiclass_auc
+from dask_testing import assert_same_trees, chunked, local_cluster
 
 distributed = pytest.importorskip("distributed")
 da = pytest.importorskip("dask.array")
 dd = pytest.importorskip("dask.dataframe")
 
 
-def _cluster(n_workers):
-    return distributed.LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
-                                    dashboard_address=":0", silence_logs=50)
-
 
 @pytest.fixture(scope="module")
 def client():
-    with _cluster(2) as cluster, distributed.Client(cluster) as client:
+    with local_cluster(2) as cluster, distributed.Client(cluster) as client:
         yield client
 
-
-@pytest.fixture
-def small_nodes(monkeypatch):
-    """Nodes of more than 150 rows are split on the workers, smaller ones in memory."""
-    monkeypatch.setattr(dask_fit, "LOCAL_ROWS", 150)
 
 
 def _data(n=1500, n_features=6, n_classes=3, seed=0, nan=True):
@@ -50,19 +42,9 @@ def _data(n=1500, n_features=6, n_classes=3, seed=0, nan=True):
     return X.astype(np.float32), y
 
 
-def _chunked(X, y, w, sizes):
-    chunks = (tuple(sizes),)
-    return (da.from_array(X, chunks=(chunks[0], X.shape[1])), da.from_array(y, chunks=chunks),
-            None if w is None else da.from_array(w, chunks=chunks))
-
 
 def _assert_same_forest(a, b):
-    assert len(a.estimators_) == len(b.estimators_)
-    for i, (ta, tb) in enumerate(zip(a.estimators_, b.estimators_)):
-        arrays_b = tb.tree_.node_arrays()
-        for name, array in ta.tree_.node_arrays().items():
-            np.testing.assert_array_equal(array, arrays_b[name], err_msg=f"tree {i}: {name}")
-    assert a.predict_min_samples_ == b.predict_min_samples_
+    assert_same_trees(a, b)
     np.testing.assert_array_equal(a.class_prior_, b.class_prior_)
 
 
@@ -86,7 +68,7 @@ def test_forest_is_identical_across_chunkings_and_workers(client, small_nodes, c
     params = dict(n_estimators=4, random_state=7, oob_score=True, **CONFIGS[config])
     forests = []
     for sizes in ([1500], [400, 700, 400], [100, 350, 200, 250, 300, 120, 180]):
-        forest = AUCForestClassifier(**params).fit(*_chunked(X, y, w, sizes))
+        forest = AUCForestClassifier(**params).fit(*chunked(sizes, X, y, w))
         assert forest._dask_fit_stats["rounds"] >= 3, "no level was grown on the workers"
         forests.append(forest)
     reference = forests[0]
@@ -152,7 +134,7 @@ def test_root_split_matches_brute_force(client, small_nodes, setting):
         params["balanced_bootstrap"] = True
     forest = AUCForestClassifier(n_estimators=1, max_features=None, nsplit=None,
                                  predict_min_samples=1, random_state=5, **params).fit(
-        *_chunked(X, y, w, [250, 350]))
+        *chunked([250, 350], X, y, w))
     tree = forest.estimators_[0].tree_
     weight, codes, sums, best = _root_reference(forest, X, y, w, class_weight)
     # the root's class sums, distinct cases and best theta
@@ -170,7 +152,7 @@ def test_root_split_matches_brute_force(client, small_nodes, setting):
     if setting == "class_weight":
         plain = AUCForestClassifier(n_estimators=1, max_features=None, nsplit=None,
                                     predict_min_samples=1, random_state=5).fit(
-            *_chunked(X, y, None, [600]))
+            *chunked([600], X, y, None))
         assert plain.estimators_[0].tree_.threshold[0] == threshold
         assert not np.allclose(plain.estimators_[0].tree_.value[0], tree.value[0])
 
@@ -184,8 +166,7 @@ def test_test_auc_is_close_to_the_in_memory_binned_fit(client, monkeypatch):
     X, y = _data(n=6000, n_features=8, seed=11)
     train, test = slice(0, 4000), slice(4000, None)
     params = dict(n_estimators=60, random_state=0, max_bins=255)
-    remote = AUCForestClassifier(**params).fit(*_chunked(X[train], y[train], None,
-                                                         [1000, 1500, 1500]))
+    remote = AUCForestClassifier(**params).fit(*chunked([1000, 1500, 1500], X[train], y[train], None))
     local = AUCForestClassifier(**params).fit(X[train], y[train])
     auc_remote = multiclass_auc(y[test], remote.predict_proba(X[test]))
     auc_local = multiclass_auc(y[test], local.predict_proba(X[test]))
@@ -196,7 +177,7 @@ def test_test_auc_is_close_to_the_in_memory_binned_fit(client, monkeypatch):
 def test_lazy_prediction_equals_in_memory_prediction(client, small_nodes):
     X, y = _data()
     forest = AUCForestClassifier(n_estimators=5, random_state=1).fit(
-        *_chunked(X, y, None, [700, 800]))
+        *chunked([700, 800], X, y, None))
     X_dask = da.from_array(X, chunks=(300, 6))
     proba, labels, leaves = (forest.predict_proba(X_dask), forest.predict(X_dask),
                              forest.apply(X_dask))
@@ -233,13 +214,13 @@ def test_dataframe_input_gives_feature_names(client, small_nodes):
 def test_unsupported_settings_raise_clearly(client, params, message):
     X, y = _data(n=200)
     with pytest.raises(ValueError, match=message):
-        AUCForestClassifier(n_estimators=2, **params).fit(*_chunked(X, y, None, [200]))
+        AUCForestClassifier(n_estimators=2, **params).fit(*chunked([200], X, y, None))
 
 
 def test_draws_of_a_dask_fit_are_refused_clearly(client):
     X, y = _data(n=300)
     forest = AUCForestClassifier(n_estimators=2, random_state=0).fit(
-        *_chunked(X, y, None, [150, 150]))
+        *chunked([150, 150], X, y, None))
     with pytest.raises(AttributeError, match="not available after a fit on dask"):
         forest.estimators_samples_
     from aucforest.inspection._oob import case_draws
@@ -257,7 +238,7 @@ def test_no_n_sized_array_reaches_the_client(client, monkeypatch):
     monkeypatch.setattr(dask_fit, "OOB_CHOICE_MAX_CASES", 900)
     X, y = _data(n=n, n_features=5, seed=4)
     forest = AUCForestClassifier(n_estimators=3, oob_score=True, random_state=0).fit(
-        *_chunked(X, y, None, [5000, 7000, 8000]))
+        *chunked([5000, 7000, 8000], X, y, None))
     stats = forest._dask_fit_stats
     # the bounded sample for the edges (about 1,000 rows), the OOB rows (900),
     # histograms (nodes x features x bins x classes, whatever n): nothing near n rows
@@ -273,17 +254,17 @@ def test_one_worker_and_a_worker_killed_mid_fit_give_the_same_forest(client, sma
     worker): the same forest again, or a clear error, never a hang."""
     X, y = _data(n=2000, seed=5)
     params = dict(n_estimators=4, random_state=3)
-    reference = AUCForestClassifier(**params).fit(*_chunked(X, y, None, [700, 600, 700]))
+    reference = AUCForestClassifier(**params).fit(*chunked([700, 600, 700], X, y, None))
     outcome = {}
 
     def fit():
         try:
             outcome["forest"] = AUCForestClassifier(**params).fit(
-                *_chunked(X, y, None, [1000, 1000]))
+                *chunked([1000, 1000], X, y, None))
         except Exception as error:  # a clear error is acceptable, a hang is not
             outcome["error"] = error
 
-    with _cluster(1) as cluster, distributed.Client(cluster) as other:
+    with local_cluster(1) as cluster, distributed.Client(cluster) as other:
         fit()
         _assert_same_forest(outcome.pop("forest"), reference)
         (pid,) = other.run(os.getpid).values()

@@ -19,19 +19,16 @@ from sklearn.datasets import make_classification
 
 import aucforest._dask as dask_fit
 from aucforest import AUCForestClassifier
+from dask_testing import assert_same_trees, chunked, local_cluster
 
 distributed = pytest.importorskip("distributed")
 da = pytest.importorskip("dask.array")
 
 
-def _cluster(n_workers):
-    return distributed.LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
-                                    dashboard_address=":0", silence_logs=50)
-
 
 @pytest.fixture(scope="module")
 def cluster3():
-    with _cluster(3) as cluster:
+    with local_cluster(3) as cluster:
         yield cluster
 
 
@@ -41,11 +38,6 @@ def client(cluster3):
         yield client
 
 
-@pytest.fixture
-def small_nodes(monkeypatch):
-    """Nodes of more than 150 rows are split on the workers, smaller ones in memory."""
-    monkeypatch.setattr(dask_fit, "LOCAL_ROWS", 150)
-
 
 def _data(n=1500, n_features=6, seed=0):
     X, y = make_classification(n, n_features, n_informative=4, n_redundant=1, n_classes=3,
@@ -54,18 +46,9 @@ def _data(n=1500, n_features=6, seed=0):
     return X.astype(np.float32), y
 
 
-def _chunked(X, y, sizes):
-    return (da.from_array(X, chunks=(tuple(sizes), X.shape[1])),
-            da.from_array(y, chunks=(tuple(sizes),)))
-
 
 def _assert_same_forest(a, b, X):
-    assert len(a.estimators_) == len(b.estimators_)
-    for i, (ta, tb) in enumerate(zip(a.estimators_, b.estimators_)):
-        arrays_b = tb.tree_.node_arrays()
-        for name, array in ta.tree_.node_arrays().items():
-            np.testing.assert_array_equal(array, arrays_b[name], err_msg=f"tree {i}: {name}")
-    assert a.predict_min_samples_ == b.predict_min_samples_
+    assert_same_trees(a, b)
     np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
 
 
@@ -76,7 +59,7 @@ def test_one_of_three_workers_killed_mid_fit_gives_the_same_forest(client, small
     the bit. Any error fails the test."""
     X, y = _data(n=4000, seed=5)
     params = dict(n_estimators=6, random_state=3, oob_score=True)
-    chunks = _chunked(X, y, [700, 600, 700, 500, 800, 700])
+    chunks = chunked([700, 600, 700, 500, 800, 700], X, y)
     reference = AUCForestClassifier(**params).fit(*chunks)
     pids = client.run(os.getpid)
     assert len(pids) == 3
@@ -142,7 +125,7 @@ def test_nothing_but_bounded_samples_reaches_the_client(client, monkeypatch):
     monkeypatch.setattr(dask_fit, "LOCAL_ROWS_PER_TASK", 1_000)
     monkeypatch.setattr(dask_fit, "MAX_ROUND_BYTES", 8_192)
     X, y = _data(n=n, n_features=p, seed=4)
-    chunks = _chunked(X, y, [15_000] * 4)
+    chunks = chunked([15_000] * 4, X, y)
     slot = 256 * (K + 1) * 8
     node_bytes = 8 * K + 8 * 8  # value row, 8 other node columns of 8 bytes (or less)
     bound = max(int(1.3 * 500) * p * 4,                 # the edge sample, all partitions
@@ -169,11 +152,11 @@ def test_nothing_but_bounded_samples_reaches_the_client(client, monkeypatch):
 def test_chunkings_on_one_two_and_three_workers_give_the_same_forest(client, small_nodes):
     X, y = _data(n=1800, seed=2)
     params = dict(n_estimators=4, random_state=9, oob_score=True, replacement=True)
-    forests = [AUCForestClassifier(**params).fit(*_chunked(X, y, [300] * 6))]
+    forests = [AUCForestClassifier(**params).fit(*chunked([300] * 6, X, y))]
     for n_workers, sizes in ((1, [1800]), (2, [1000, 800]), (2, [100, 500, 200, 1000])):
-        with _cluster(n_workers) as cluster, distributed.Client(cluster) as other:
+        with local_cluster(n_workers) as cluster, distributed.Client(cluster) as other:
             assert len(other.scheduler_info()["workers"]) == n_workers
-            forests.append(AUCForestClassifier(**params).fit(*_chunked(X, y, sizes)))
+            forests.append(AUCForestClassifier(**params).fit(*chunked(sizes, X, y)))
     for other in forests[1:]:
         _assert_same_forest(forests[0], other, X)
         assert other.oob_score_ == forests[0].oob_score_
@@ -188,7 +171,7 @@ def test_tiny_batches_groups_rounds_and_fan_in_give_the_same_forest(client, smal
     the default knobs."""
     X, y = _data(n=2000, seed=7)
     params = dict(n_estimators=4, random_state=4, oob_score=True, max_features=2)
-    chunks = _chunked(X, y, [300, 400, 300, 500, 500])
+    chunks = chunked([300, 400, 300, 500, 500], X, y)
     reference = AUCForestClassifier(**params).fit(*chunks)
     groups = []
     grouping = dask_fit._Fit._groups

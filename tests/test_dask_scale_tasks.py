@@ -15,6 +15,7 @@ from sklearn.datasets import make_classification
 import aucforest._dask as dask_fit
 from aucforest import AUCForestClassifier
 from aucforest._base import tree_params
+from dask_testing import assert_same_trees, chunked
 
 distributed = pytest.importorskip("distributed")
 da = pytest.importorskip("dask.array")
@@ -86,18 +87,6 @@ def _data(n=3000, seed=0):
     return X, y
 
 
-def _chunked(X, y, sizes):
-    return da.from_array(X, chunks=((tuple(sizes)), X.shape[1])), da.from_array(
-        y, chunks=(tuple(sizes),))
-
-
-def _same_forest(a, b):
-    assert len(a.estimators_) == len(b.estimators_)
-    for i, (ta, tb) in enumerate(zip(a.estimators_, b.estimators_)):
-        arrays_b = tb.tree_.node_arrays()
-        for name, array in ta.tree_.node_arrays().items():
-            np.testing.assert_array_equal(array, arrays_b[name], err_msg=f"tree {i}: {name}")
-    assert a.predict_min_samples_ == b.predict_min_samples_
 
 
 def _round_bound(partitions, workers, backlog):
@@ -128,7 +117,7 @@ def test_tasks_per_round_are_bounded_whatever_the_nodes(cluster, log, monkeypatc
     for depth in (4, None):
         first = len(log.keys)
         forest = AUCForestClassifier(6, max_depth=depth, random_state=1).fit(
-            *_chunked(X, y, sizes))
+            *chunked(sizes, X, y))
         rounds = log.rounds(first)
         assert len(rounds) == forest._dask_fit_stats["rounds"]
         counts[depth] = (forest._dask_fit_stats["tree_nodes"], max(map(len, rounds)))
@@ -152,7 +141,7 @@ def test_forest_is_the_same_whatever_the_task_machinery(cluster, monkeypatch):
     monkeypatch.setattr(dask_fit, "LOCAL_ROWS", 150)
     X, y = _data(2000, seed=3)
     params = dict(n_estimators=3, random_state=5, oob_score=True)
-    reference = AUCForestClassifier(**params).fit(*_chunked(X, y, [2000]))
+    reference = AUCForestClassifier(**params).fit(*chunked([2000], X, y))
     assert reference._dask_fit_stats["finishing_groups"] >= 6
     monkeypatch.setattr(dask_fit, "MAX_TREES_PER_BATCH", 1)
     monkeypatch.setattr(dask_fit, "MAX_ROUND_BYTES", 1)
@@ -160,11 +149,11 @@ def test_forest_is_the_same_whatever_the_task_machinery(cluster, monkeypatch):
     monkeypatch.setattr(dask_fit, "LOCAL_ROWS_PER_TASK", 1)
     monkeypatch.setattr(dask_fit, "FINISH_BACKLOG_PER_WORKER", 0)  # one task in all
     for sizes in ([2000], [700, 600, 700], [100, 300, 250, 350, 500, 120, 380]):
-        forest = AUCForestClassifier(**params).fit(*_chunked(X, y, sizes))
+        forest = AUCForestClassifier(**params).fit(*chunked(sizes, X, y))
         stats = forest._dask_fit_stats
         assert stats["deferred_nodes"] > 0 and stats["rounds"] > reference._dask_fit_stats[
             "rounds"], stats
-        _same_forest(forest, reference)
+        assert_same_trees(forest, reference)
         assert forest.oob_score_ == reference.oob_score_
 
 
@@ -175,7 +164,7 @@ def test_finishing_tasks_waiting_are_capped(cluster, log, monkeypatch):
     monkeypatch.setattr(dask_fit, "LOCAL_ROWS", 150)
     monkeypatch.setattr(dask_fit, "LOCAL_ROWS_PER_TASK", 1)
     X, y = _data(3000, seed=2)
-    forest = AUCForestClassifier(6, random_state=2).fit(*_chunked(X, y, [1000] * 3))
+    forest = AUCForestClassifier(6, random_state=2).fit(*chunked([1000] * 3, X, y))
     groups = forest._dask_fit_stats["finishing_groups"]
     cap = dask_fit.FINISH_BACKLOG_PER_WORKER * 2
     assert groups > 3 * cap
@@ -203,7 +192,7 @@ def test_the_client_receives_collapsed_subtrees_only(cluster, monkeypatch, predi
     than the final model, which is much smaller than the grown trees."""
     monkeypatch.setattr(dask_fit, "LOCAL_ROWS", 500)
     X, y = _data(6000, seed=4)
-    data = _chunked(X, y, [2000] * 3)
+    data = chunked([2000] * 3, X, y)
     params = dict(n_estimators=4, random_state=0, min_samples_leaf=1)
     grown = AUCForestClassifier(predict_min_samples=1, **params).fit(*data)
     gathered = []
