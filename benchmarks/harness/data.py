@@ -291,6 +291,14 @@ def twelve_set_registry():
     return registry
 
 
+def real_imbalanced_registry():
+    """The real sets of the twelve-set study (benchmarks.imbalance): six KEEL
+    binary sets, ISLR::Caravan, MASS::fgl and modeldata::hpc_data (the three
+    scikit-learn sets, made imbalanced by subsampling, left out)."""
+    return {name: entry for name, entry in twelve_set_registry().items()
+            if not entry.source.startswith("sklearn")}
+
+
 # ---------------------------------------------------------------- helpers
 
 def cap_rows(X, y, max_rows, seed=SEED):
