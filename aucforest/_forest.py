@@ -15,7 +15,7 @@ from scipy import sparse
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.class_weight import compute_sample_weight
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_array, check_is_fitted
 
 from ._base import (MAX_SEED, TREE_PARAMETER_CONSTRAINTS, check_counts_are_not_booleans,
                     check_categorical_codes, collapsed, distinct_value_tables,
@@ -817,6 +817,29 @@ default="from_dtype"
             return _dask.predict(model, X)
         X = model._validate_X_predict(X)
         return model._decide(mean_tree_proba(X, vars(model), model.n_jobs))
+
+    def decide(self, proba):
+        """Class of each row of class probabilities under the fitted decision
+        rule: what ``predict`` gives for rows whose ``predict_proba`` is
+        ``proba`` (e.g. probabilities from an exported model).
+
+        Parameters
+        ----------
+        proba : array-like of shape (n_samples, n_classes)
+            Class probabilities, columns in ``classes_`` order.
+
+        Returns
+        -------
+        y : ndarray of shape (n_samples,)
+            Class labels.
+        """
+        check_is_fitted(self)
+        model = self._frozen()
+        proba = check_array(proba, dtype=np.float64)
+        if proba.shape[1] != model.n_classes_:
+            raise ValueError(f"proba has {proba.shape[1]} columns; the forest has "
+                             f"{model.n_classes_} classes")
+        return model._decide(proba)
 
     def _decide(self, proba):
         """Classes the fitted decision rule gives for class probabilities ``proba``

@@ -384,8 +384,7 @@ def _tree_layout(tree):
     true, false = np.where(swap, right, left), np.where(swap, left, right)
     members = []
     if categorical.any():
-        words = np.ascontiguousarray(tree.left_levels, dtype="<u8").view(np.uint8)
-        goes_left = np.unpackbits(words, axis=1, bitorder="little")[:, :N_LEVEL_BITS] == 1
+        goes_left = left_level_sets(tree)
         for row, (node, away_side) in enumerate(zip(np.flatnonzero(categorical),
                                                     ~missing_left[categorical])):
             levels = np.flatnonzero(goes_left[row] == away_side).astype(np.float64)
@@ -399,6 +398,14 @@ def _tree_layout(tree):
                 false_leaf=(~is_split[false]).astype(np.int64),
                 missing=np.where(categorical, False, missing_left).astype(np.int64),
                 proba=proba, members=members)
+
+
+def left_level_sets(tree):
+    """The levels that go left at each categorical split of ``tree``, in node
+    order: a boolean array (n categorical splits, 255), from the 256-bit rows
+    of ``tree.left_levels``."""
+    words = np.ascontiguousarray(tree.left_levels, dtype="<u8").view(np.uint8)
+    return np.unpackbits(words, axis=1, bitorder="little")[:, :N_LEVEL_BITS] == 1
 
 
 def label_values(classes):
