@@ -819,9 +819,10 @@ default="from_dtype"
         return model._decide(mean_tree_proba(X, vars(model), model.n_jobs))
 
     def decide(self, proba):
-        """Class of each row of class probabilities under the fitted decision
-        rule: what ``predict`` gives for rows whose ``predict_proba`` is
-        ``proba`` (e.g. probabilities from an exported model).
+        """Class of each row of probabilities under the fitted decision rule.
+
+        What ``predict`` gives for rows whose ``predict_proba`` is ``proba``
+        (e.g. probabilities from an exported model, `aucforest.to_treelite`).
 
         Parameters
         ----------
