@@ -48,7 +48,9 @@ def to_treelite(forest):
         level codes for categorical features (the position of the level in
         ``categories_[j]``, as an array given to ``predict`` holds them). A
         code the forest refuses (not an integer) is truncated by treelite
-        instead. Pass dense rows: treelite reads the entries a sparse matrix
+        instead; so is a double code just below an integer that rounds to it
+        in float32 (0.9999999999 is level 1 to the forest, 0 to treelite):
+        pass ``X.astype(np.float32)`` when category codes are computed. Pass dense rows: treelite reads the entries a sparse matrix
         leaves out as missing, the forest as zeros.
 
     Raises
