@@ -39,8 +39,12 @@ process holding all rows, on the ``dask.distributed`` client in scope:
    about ``OOB_CHOICE_MAX_CASES``, as bounded as the edge sample) are
    gathered once; the client adds each batch's OOB sums over them from the
    trees it holds anyway, so no tree goes back to the workers.
-   ``oob_decision_function_`` is a lazy dask array computed where the rows
-   are (the collapsed trees a single key of its graph).
+   The model keeps that sample's OOB probabilities (``oob_score_``,
+   ``oob_gmean_``), never n rows: ``oob_decision_function(X, y)`` recomputes
+   the OOB probabilities of all rows where they are, a lazy dask array the
+   user holds (the draws are functions of the row index), so nothing in the
+   fitted forest pins the training rows, and pickles and model files hold
+   the model only.
 
 Weights are integers: sample weight x class weight is rescaled to a maximum
 of 1 and rounded to a multiple of 2**-S (S about 62 - 8 - log2 n; exact for
@@ -425,12 +429,21 @@ def _add_oob(trees, draw, X, rows, draw_y, sizes, proba, n_trees):
             accumulate_oob_proba(tree_, X, c.astype(np.intp), sizes, proba, n_trees)
 
 
-def _oob_decision_block(X, y, w, start, model):
-    """The OOB decision function of one partition of the training X (lazy
-    ``oob_decision_function_``), at the node size chosen; NaN for rows in
-    every tree's draw."""
+def _oob_decision_block(X, y, w, model, weighted, block_info=None):
+    """The OOB decision function of one block of the training X, y and
+    weights (columns; `oob_decision_function`), at the node size chosen; NaN
+    for rows in every tree's draw."""
+    start = block_info[0]["array-location"][0][0]
     X = np.asfortranarray(np.asarray(X, dtype=np.float32))
-    y = np.searchsorted(model["classes"], np.asarray(y)).astype(np.int32)
+    y = np.asarray(y)[:, 0]
+    w = np.asarray(w)[:, 0] if weighted else None
+    classes = model["classes"]
+    codes = np.minimum(np.searchsorted(classes, y), classes.shape[0] - 1)
+    if not np.all(classes[codes] == y):
+        unknown = y[classes[codes] != y][:1].tolist()[0]
+        raise ValueError(f"y holds the label {unknown!r}, which is not one of the forest's "
+                         f"classes_ {classes.tolist()}")
+    y = codes.astype(np.int32)
     if model["balanced"] and w is not None:
         y = np.where(np.asarray(w) > 0, y, -1).astype(np.int32)
     rows = start + np.arange(X.shape[0], dtype=np.int64)
@@ -971,7 +984,6 @@ class _Fit:
         """Node-size choice from the OOB sums, then the trees collapsed to it."""
         forest = self.forest
         forest.predict_min_samples_ = self.candidates[0]
-        self.draw = (self.draw_keys, self.rates, self.poisson)
         if self.oob is not None:
             labels = self.oob["y"].astype(np.intp)
             sums = OutOfBagSums.from_sums(self.oob["proba"], self.oob["n_trees"],
@@ -984,12 +996,13 @@ class _Fit:
                         self.classes, self.p, int(seed), params, features)
             for seed, tree_ in zip(self.seeds, self.trees)]
         if self.oob is not None and forest.oob_score:
-            # oob_gmean_ under any later decision, from the rows oob_score_ is computed on
+            # the model keeps the bounded sample oob_score_ is computed on (oob_gmean_
+            # under any later decision), not n rows: `oob_decision_function` computes
+            # those where the rows are, from the user's X (nothing pins it here)
             forest._oob_sample_ = (labels, forest.oob_decision_function_)
-            forest.oob_labels_ = None
-            forest.oob_decision_function_ = self._lazy_oob(
-                [e.tree_ for e in forest.estimators_])
-        forest._case_draws = _DrawsOnWorkers()
+            del forest.oob_decision_function_, forest.oob_labels_
+        forest._case_draws = _DrawsOnWorkers(self.draw_keys, self.rates, self.poisson, self.n,
+                                             forest.balanced_bootstrap)
         for block in self.blocks:
             block.release()
 
@@ -1016,31 +1029,19 @@ class _Fit:
         oob["n_trees"] = np.zeros(m)
         self.oob = oob
 
-    def _lazy_oob(self, trees):
-        """oob_decision_function_: a dask array over the training X (recomputed
-        from its graph when asked), the trees (collapsed to the chosen node
-        size) a single key of the graph."""
-        import dask
-        import dask.array as da
-
-        model = dask.delayed({"trees": trees, "draw": self.draw, "size": 1,
-                              "classes": self.classes,
-                              "balanced": self.forest.balanced_bootstrap},
-                             name=f"aucforest-oob-model-{self.id}", pure=False)
-        X_blocks = self.X.to_delayed().ravel()
-        y_blocks = self.y.to_delayed().ravel()
-        w_blocks = [None] * len(X_blocks) if self.w is None else list(self.w.to_delayed().ravel())
-        return da.concatenate([
-            da.from_delayed(dask.delayed(_oob_decision_block)(xb, yb, wb, int(start), model),
-                            shape=(int(rows), self.K), dtype=np.float64)
-            for xb, yb, wb, start, rows in zip(X_blocks, y_blocks, w_blocks, self.starts,
-                                               self.X.chunks[0])])
-
 
 class _DrawsOnWorkers:
-    """`AUCForestClassifier._case_draws` after a fit on dask collections: the
-    per-tree case draws (`estimators_samples_`, the out-of-bag inspection
-    tools) are not kept in memory, and asking for them says why."""
+    """`AUCForestClassifier._case_draws` after a fit on dask collections: what
+    makes each row's multiplicity in each tree where the row lives (per-tree
+    keys and class rates, `draw_counts`), from which `oob_decision_function`
+    recomputes the out-of-bag rows; the per-tree case draws of the in-memory
+    fit (`estimators_samples_`, the out-of-bag inspection tools) are not
+    kept, and asking for them says why. A forest read from a model file has
+    no keys (``keys`` None)."""
+
+    def __init__(self, keys=None, rates=None, poisson=False, n_rows=None, balanced=False):
+        self.keys, self.rates, self.poisson = keys, rates, poisson
+        self.n_rows, self.balanced = n_rows, balanced
 
     def __getattr__(self, name):
         if name.startswith("__"):
@@ -1050,6 +1051,62 @@ class _DrawsOnWorkers:
             "after a fit on dask collections: the rows stay on the workers, and a row's "
             "multiplicity in a tree is drawn from (the tree's seed, its global row index) "
             "where the row lives")
+
+
+# the message of `AUCForestClassifier.oob_decision_function_` after a fit on dask collections
+OOB_NOT_KEPT = (
+    "a forest fitted on dask collections keeps no out-of-bag predictions of its n training "
+    "rows (they would keep the rows on the workers and travel with every pickle and model "
+    "file); oob_score_ and oob_gmean_ come from a bounded sample of rows. Compute them "
+    "where the rows are with forest.oob_decision_function(X, y, sample_weight), a lazy dask "
+    "array, on the training collections")
+
+
+def oob_decision_function(forest, X, y, sample_weight=None):
+    """`AUCForestClassifier.oob_decision_function`: the out-of-bag class
+    probabilities of the training rows of a fit on dask collections, a lazy
+    dask array computed where the rows are (the model one key of its graph).
+
+    Each row's multiplicities are drawn again from (tree key, global row
+    index), so X, y and sample_weight must hold the training rows in the
+    fit's order (any chunking); y decides the draw class of a row (per-class
+    rates), sample_weight whether it had positive weight (balanced bootstrap).
+    """
+    import dask
+    import dask.array as da
+    from sklearn.utils.validation import check_is_fitted
+
+    check_is_fitted(forest)
+    state = vars(forest)
+    draws = state.get("_case_draws")
+    if not isinstance(draws, _DrawsOnWorkers):
+        raise ValueError("oob_decision_function(X, y) recomputes the out-of-bag predictions "
+                         "of a fit on dask collections; this forest was fitted in memory: "
+                         "read its oob_decision_function_")
+    if draws.keys is None:
+        raise ValueError("a forest read from a model file keeps no draws of its fit on dask "
+                         "collections; out-of-bag predictions need the fitted forest (or its "
+                         "pickle)")
+    if not is_dask_collection(X):
+        raise TypeError(f"X must be the training dask array or DataFrame; got "
+                        f"{type(X).__name__}")
+    X, y, w, names = _as_rows(X, y, sample_weight)
+    if X.shape[0] != draws.n_rows:
+        raise ValueError(f"X, y have {X.shape[0]} rows but the forest was fitted on "
+                         f"{draws.n_rows}; out-of-bag predictions need the training rows in "
+                         "the order of the fit")
+    _check_n_features(X.shape[1], state["n_features_in_"], forest)
+    model = dask.delayed({"trees": [e.tree_ for e in state["estimators_"]],
+                          "draw": (draws.keys, draws.rates, draws.poisson), "size": 1,
+                          "classes": state["classes_"], "balanced": draws.balanced},
+                         name=f"aucforest-oob-model-{uuid.uuid4().hex}", pure=False)
+    # blockwise on the collections themselves (to_delayed would drop the futures of a
+    # persisted X from the graph: it must hold them while the array is kept)
+    y = y[:, None]
+    w = da.zeros_like(y, dtype=np.float64) if w is None else w[:, None]
+    return da.map_blocks(_oob_decision_block, X, y, w, model, sample_weight is not None,
+                         dtype=np.float64, chunks=(X.chunks[0], (state["n_classes_"],)),
+                         meta=np.empty((0, 0)))
 
 
 def _identity(value):
