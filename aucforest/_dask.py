@@ -64,7 +64,9 @@ partition's ``category`` columns mapped to the fitted codes by value, as
 `predict_codes` does in memory, whatever the partition's own categories;
 float32; infinite values and invalid level codes of categorical features
 refused with the dense error when the block is computed), then
-``map_blocks`` with the fitted model, read once, as a single key of the graph.
+``map_blocks`` with the fitted model, read once and scattered to every worker
+once per model and client (`_model`): the graphs reference its key, so
+repeated predictions do not send the trees again.
 
 Dask is imported here only, and this module only when a fit or a prediction
 meets a dask collection; ``dask.dataframe`` (pandas and pyarrow) only when X
@@ -73,7 +75,9 @@ or y is a dask DataFrame or Series, which the caller imported.
 import itertools
 import operator
 import sys
+import threading
 import uuid
+import weakref
 from types import SimpleNamespace
 
 import numpy as np
@@ -1222,14 +1226,42 @@ def _check_n_features(found, expected, forest):
                          f"expecting {expected} features as input.")
 
 
+# scattered models, per client: {first tree of a model: {client id: (token, future)}},
+# dropped with the model (weak keys: a refit's new trees start new entries)
+_SCATTERED = weakref.WeakKeyDictionary()
+_SCATTERED_LOCK = threading.Lock()
+
+
 def _model(state):
     """The fitted model (of the estimator's dict ``state``) as one key of the
-    graph, sent to each worker once."""
+    graph: scattered to every worker of the client in scope once per model
+    (`client.scatter` with ``broadcast=True``) and referenced by its future,
+    so repeated predictions send no trees; a delayed key without a
+    ``dask.distributed`` client (the local schedulers read it in process)."""
     import dask
     model = {name: state.get(name) for name in (
         "estimators_", "classes_", "class_prior_", "draw_class_weights_", "categories_",
         "is_categorical_", "feature_names_in_")}
-    return dask.delayed(model, name=f"aucforest-model-{uuid.uuid4().hex}", pure=False)
+    try:
+        from distributed import get_client
+        client = get_client()
+    except (ImportError, ValueError):
+        return dask.delayed(model, name=f"aucforest-model-{uuid.uuid4().hex}", pure=False)
+    # the model's objects (a refit or an assignment replaces them), kept alive by the
+    # cached entry's model, so no id is reused while it is cached
+    token = tuple(map(id, model.values())) + tuple(map(id, model["estimators_"]))
+    with _SCATTERED_LOCK:
+        per_client = _SCATTERED.setdefault(model["estimators_"][0], {})
+        cached = per_client.get(client.id)
+        if cached is not None and cached[0] == token and cached[2].status == "finished":
+            return cached[2]
+        for stale in [c for c, entry in per_client.items() if entry[2].status != "finished"]:
+            del per_client[stale]  # clients closed meanwhile, or the copies lost
+        # a fresh key (tokenizing the trees would cost a pass over them)
+        (future,) = client.scatter({f"aucforest-model-{uuid.uuid4().hex}": model},
+                                   broadcast=True).values()
+        per_client[client.id] = (token, model, future)
+    return future
 
 
 def _dense_rows(X, model):

@@ -196,3 +196,44 @@ def test_save_needs_no_cluster_and_gathers_nothing(tmp_path, gathered, monkeypat
     with pytest.raises(ValueError, match="model file"):
         loaded.oob_decision_function(da.from_array(X, chunks=500), da.from_array(y, chunks=500))
 
+
+def _scattered_models(client):
+    """Keys of models scattered to the workers, and how many workers hold each."""
+    return {str(k): len(v) for k, v in client.who_has().items() if "aucforest-model" in str(k)}
+
+
+def test_lazy_predict_sends_the_model_once_per_client(client, recwarn):
+    """Repeated lazy predictions reference one scattered copy of the model (on
+    every worker) instead of shipping it in each graph: no "Sending large
+    graph" warning under a threshold below the model's size; a refit scatters
+    the new model (the old predictions stay correct) and another client gets
+    its own copy."""
+    X, y = _data(3000, seed=4)
+    forest = AUCForestClassifier(n_estimators=20, random_state=0).fit(X, y)
+    model_bytes = len(pickle.dumps(forest.estimators_))
+    threshold = model_bytes // 4
+    X_d = da.from_array(X, chunks=1000)
+    with dask.config.set({"distributed.admin.large-graph-warning-threshold": threshold}):
+        results = [method(X_d).compute() for _ in range(3)
+                   for method in (forest.predict_proba, forest.predict, forest.apply)]
+    assert not [w for w in recwarn if "large graph" in str(w.message)], model_bytes
+    np.testing.assert_array_equal(results[0], forest.predict_proba(X))
+    np.testing.assert_array_equal(results[1], forest.predict(X))
+    np.testing.assert_array_equal(results[2], forest.apply(X))
+    models = _scattered_models(client)
+    assert len(models) == 1 and list(models.values()) == [2], models
+
+    old_proba = forest.predict_proba(X)
+    lazy_old = forest.predict_proba(X_d)
+    forest.set_params(n_estimators=7, random_state=1).fit(X, y)
+    assert not np.array_equal(forest.predict_proba(X), old_proba)
+    np.testing.assert_array_equal(forest.predict_proba(X_d).compute(), forest.predict_proba(X))
+    np.testing.assert_array_equal(lazy_old.compute(), old_proba)
+    assert len(_scattered_models(client)) == 2
+
+    with _cluster() as cluster, distributed.Client(cluster) as other:
+        np.testing.assert_array_equal(forest.predict_proba(X_d).compute(),
+                                      forest.predict_proba(X))
+        assert len(_scattered_models(other)) == 1
+    assert distributed.get_client() is client
+    np.testing.assert_array_equal(forest.predict(X_d).compute(), forest.predict(X))
