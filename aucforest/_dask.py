@@ -83,17 +83,19 @@ from types import SimpleNamespace
 import numpy as np
 
 from ._base import (MAX_SEED, SPLIT_STATISTIC_CRITERIA, check_categorical_codes,
-                    check_counts_are_not_booleans, collapsed, fit_atomically, grow_tree,
-                    resolve_max_features, tree_params)
-from ._binning import LAST_EDGE, MAX_BINS, BinnedData, _codes, bin_edges
+                    check_counts_are_not_booleans, check_some_weight, check_two_classes,
+                    collapsed, fit_atomically, grow_tree, resolve_max_features, tree_params)
+from ._binning import MAX_BINS, BinnedData, _codes, set_feature_edges
 from ._categories import predict_codes
+from ._compat import check_sample_weight
 from ._dask_kernels import (HistogramSplitter, draw_counts, feature_order, hash_key,
                             histograms, node_impurity, route, row_uniforms, start_trees,
                             take_rows)
 from ._decision import validate_decision
 from ._oob import OOB_CHOICE_MAX_CASES, OutOfBagSums, node_size_candidates
 from ._prediction import decide_classes, mean_tree_proba
-from ._sampling import CaseDraws, check_class_weight_dict
+from ._prior_shift import draw_class_weights_of_sums
+from ._sampling import CaseDraws, class_weights_of_counts
 from ._split import CRITERIA
 from ._tree import Tree, accumulate_oob_proba
 from .tree import feature_attributes, fitted_tree
@@ -259,10 +261,9 @@ def _block_stats(X, y, w, start, sample_key, sample_rate):
     y = np.asarray(y)
     labels, counts = np.unique(y, return_counts=True)
     stats = {"infinite": bool(np.isinf(X).any()), "labels": labels, "counts": counts}
-    if w is not None:
-        w = np.asarray(w, dtype=np.float64)
-        stats.update(w_max=float(w.max()) if w.size else 0.0,
-                     w_bad=bool((~np.isfinite(w)).any() or (w < 0).any()))
+    if w is not None:  # non-finite or negative weights refused with the in-memory error
+        w = check_sample_weight(w, X, dtype=np.float64, ensure_non_negative=True)
+        stats["w_max"] = float(w.max()) if w.size else 0.0
         positive = y[w > 0]
     else:
         positive = y
@@ -556,9 +557,7 @@ class _Fit:
         labels = np.concatenate([s["labels"] for s in stats])
         check_classification_targets(labels)
         classes = np.unique(labels)
-        if classes.shape[0] < 2:
-            raise ValueError(f"y has only one class ({classes.tolist()[0]!r}); a classifier "
-                             "needs at least two classes.")
+        check_two_classes(classes)
         K = self.K = classes.shape[0]
         counts = np.zeros(K, dtype=np.int64)
         positive = np.zeros(K, dtype=np.int64)
@@ -567,14 +566,10 @@ class _Fit:
             labels_pos, counts_pos = s["positive"]
             positive[np.searchsorted(classes, labels_pos)] += counts_pos
         w_max = 1.0
-        if self.w is not None:
-            if any(s["w_bad"] for s in stats):
-                raise ValueError("sample_weight must be finite and non-negative.")
+        if self.w is not None:  # each partition's checked as in memory (`_block_stats`)
             w_max = max(s["w_max"] for s in stats)
-            if not w_max > 0:
-                raise ValueError("sample_weight is zero for every sample; at least one must "
-                                 "be positive.")
-        class_weights = _class_weights(forest.class_weight, classes, counts)
+            check_some_weight(w_max > 0)
+        class_weights = class_weights_of_counts(forest.class_weight, classes, counts)
         weighted = self.w is not None or class_weights is not None
         # integer weights: multiples of 2**-S, S leaving room for n rows x 255 draws
         self.weight_bits = WEIGHT_BITS - 8 - int(n).bit_length() if weighted else 0
@@ -584,11 +579,7 @@ class _Fit:
         edges = np.full((p, self.max_bins), np.inf)
         n_bins = np.empty(p, dtype=np.intp)
         for f in range(p):  # as bin_features does on the sampled rows
-            values = sample[:, f]
-            feature_edges = bin_edges(values[~np.isnan(values)], self.max_bins)
-            n_bins[f] = feature_edges.size + 1
-            edges[f, :feature_edges.size] = feature_edges
-            edges[f, feature_edges.size] = LAST_EDGE
+            set_feature_edges(f, np.array(sample[:, f]), self.max_bins, edges, n_bins)
         self.classes, self.class_counts, self.positive = classes, counts, positive
         self.edges, self.n_bins = edges, n_bins
         self.n_codes = int(n_bins.max()) + 1  # value bins and the missing one
@@ -616,9 +607,9 @@ class _Fit:
         validate_decision(forest.decision, K)
         forest.class_prior_ = (np.full(K, 1.0 / K) if forest.balanced_bootstrap
                                else totals / totals.sum())
-        forest.draw_class_weights_ = _draw_class_weights(class_weights, positive, totals,
-                                                         forest.bootstrap
-                                                         and forest.balanced_bootstrap)
+        forest.draw_class_weights_ = draw_class_weights_of_sums(
+            np.ones(K) if class_weights is None else class_weights, positive,
+            totals / totals.sum(), forest.bootstrap and forest.balanced_bootstrap)
         forest.n_features_in_ = p
         if self.names is not None:
             forest.feature_names_in_ = self.names
@@ -1142,37 +1133,6 @@ def _payload(obj):
         s, r = _payload(item)
         size, rows = size + s, max(rows, r)
     return size, rows
-
-
-def _draw_class_weights(class_weights, positive, totals, balanced):
-    """``draw_class_weights_`` (`aucforest._prior_shift.draw_class_weights`) from
-    the class weights, the cases of positive weight and the weighted class
-    totals of a fit on dask collections."""
-    relative = np.ones(len(totals)) if class_weights is None else class_weights.copy()
-    if balanced:  # a case of class k is drawn m / n_k+ times on average
-        relative = np.divide(relative, positive, out=np.zeros(len(totals)), where=positive > 0)
-    prior = totals / totals.sum()
-    seen = prior > 0
-    if np.all(relative[seen] == relative[seen][0]) and relative[seen][0] > 0:
-        return np.ones(len(totals))
-    return relative / np.dot(prior, relative)
-
-
-def _class_weights(class_weight, classes, counts):
-    """Weight of each class (rescaled to a maximum of 1), as the in-memory fit's
-    `_class_weights` gives each case; None without class weights."""
-    if class_weight is None:
-        return None
-    if class_weight == "balanced":
-        weights = counts.sum() / (classes.shape[0] * counts.astype(np.float64))
-    else:
-        from sklearn.utils.class_weight import compute_class_weight
-        check_class_weight_dict(class_weight)
-        weights = compute_class_weight(class_weight, classes=classes, y=classes)
-    if not np.any(weights > 0):
-        raise ValueError("class_weight is zero for every class in y; at least one class "
-                         "needs a positive weight.")
-    return weights / weights.max()
 
 
 def fit(forest, X, y, sample_weight=None):

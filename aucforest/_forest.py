@@ -31,7 +31,7 @@ from ._oob import (auc_of_rows, cases_choosing_node_size, gmean_of_rows, node_si
                    oob_gmean, out_of_bag_sums)
 from ._prediction import decide_classes, mean_tree_proba
 from ._progress import progress
-from ._sampling import (TreeSampler, check_class_weight_dict, seeded_rng, tree_growth_seed,
+from ._sampling import (TreeSampler, class_weights_of_counts, seeded_rng, tree_growth_seed,
                         weight_product)
 from ._sparse import SparseRows, is_sparse
 from .tree import AUCTreeClassifier, feature_attributes, fitted_tree, frozen
@@ -637,13 +637,8 @@ default="from_dtype"
             return None
         if self.class_weight == "balanced_subsample":
             return compute_sample_weight("balanced", y)
-        if isinstance(self.class_weight, dict):
-            check_class_weight_dict(self.class_weight)
-        weights = compute_sample_weight(self.class_weight, y)
-        if not np.any(weights > 0):
-            raise ValueError("class_weight is zero for every class in y; at least one class "
-                             "needs a positive weight.")
-        return weights / weights.max()
+        classes, codes, counts = np.unique(y, return_inverse=True, return_counts=True)
+        return class_weights_of_counts(self.class_weight, classes, counts)[codes]
 
     def _class_prior(self, y_encoded, sample_weight):
         """pi_k of the RFQ rule: the class frequencies the trees see before class

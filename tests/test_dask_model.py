@@ -9,6 +9,7 @@ client (``Client._gather_remote``), not by the fit's own counters.
 import gc
 import os
 import pickle
+import re
 import time
 import warnings
 
@@ -237,3 +238,25 @@ def test_lazy_predict_sends_the_model_once_per_client(client, recwarn):
         assert len(_scattered_models(other)) == 1
     assert distributed.get_client() is client
     np.testing.assert_array_equal(forest.predict(X_d).compute(), forest.predict(X))
+
+
+@pytest.mark.parametrize("bad", ["nan", "negative", "zeros", "one_class"])
+def test_dask_fit_refuses_bad_input_with_the_in_memory_message(client, bad):
+    """The Dask fit shares the in-memory checks of y and sample_weight: the
+    same ValueError, word for word."""
+    X, y = _data(300, seed=5)
+    w = np.ones(300)
+    if bad == "nan":
+        w[17] = np.nan
+    elif bad == "negative":
+        w[250] = -1.0
+    elif bad == "zeros":
+        w[:] = 0.0
+    else:
+        y = np.zeros(300, dtype=int)
+    with pytest.raises(ValueError) as in_memory:
+        AUCForestClassifier(n_estimators=2).fit(X, y, w)
+    with pytest.raises(ValueError, match="^" + re.escape(str(in_memory.value)) + "$"):
+        AUCForestClassifier(n_estimators=2).fit(da.from_array(X, chunks=100),
+                                                da.from_array(y, chunks=100),
+                                                da.from_array(w, chunks=100))
