@@ -151,6 +151,20 @@ def training_layout(max_bins, X):
     return "F" if resolve_max_bins(max_bins, n_rows) is None else None
 
 
+def check_two_classes(classes):
+    """ValueError unless the sorted labels ``classes`` hold two classes or more
+    (the in-memory fit and the fit on dask collections)."""
+    if classes.shape[0] < 2:
+        raise ValueError(
+            f"y has only one class ({classes.tolist()[0]!r}); a classifier needs at least two classes.")
+
+
+def check_some_weight(any_positive):
+    """ValueError unless some sample weight is positive."""
+    if not any_positive:
+        raise ValueError("sample_weight is zero for every sample; at least one must be positive.")
+
+
 def validate_training_data(estimator, X, y, sample_weight, order="F"):
     """Validate fit inputs with scikit-learn's utilities.
 
@@ -170,15 +184,12 @@ def validate_training_data(estimator, X, y, sample_weight, order="F"):
         X = canonical(X, "csc")
     check_classification_targets(y)
     classes, y_encoded = np.unique(y, return_inverse=True)
-    if classes.shape[0] < 2:
-        raise ValueError(
-            f"y has only one class ({classes.tolist()[0]!r}); a classifier needs at least two classes.")
+    check_two_classes(classes)
     y_encoded = y_encoded.astype(np.intp, copy=False)
     if sample_weight is None:
         return X, y, classes, y_encoded, None
     weights = check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
-    if not np.any(weights > 0):
-        raise ValueError("sample_weight is zero for every sample; at least one must be positive.")
+    check_some_weight(np.any(weights > 0))
     # Fits depend on weights only up to scale: rescale to a maximum of 1 before
     # any sum, so that weights such as 1e307 cannot overflow.
     top = weights.max()  # not in place: weights may be the caller's array

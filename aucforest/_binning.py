@@ -104,6 +104,21 @@ def _level_codes(column):
     return np.where(missing, MISSING_CODE, np.where(missing, 0, column)).astype(np.uint8)
 
 
+def set_feature_edges(f, values, max_bins, edges, n_bins):
+    """Feature f's row of ``edges`` and its ``n_bins`` (value bins) from its
+    sampled values (float32, NaN for missing; sorted in place, numpy sorting
+    without the GIL): `bin_edges` of the observed ones, then LAST_EDGE, the
+    +inf padding left as it is. Returns the feature's edges. Shared by
+    `bin_features` and the fit on dask collections (`aucforest._dask`)."""
+    values.sort()  # NaN last
+    feature_edges = bin_edges_of_sorted(values[:np.searchsorted(np.isnan(values), True)],
+                                        max_bins)
+    n_bins[f] = feature_edges.size + 1
+    edges[f, :feature_edges.size] = feature_edges
+    edges[f, feature_edges.size] = LAST_EDGE
+    return feature_edges
+
+
 # bin_features gathers the sampled values of this many features x rows at a
 # time (a range of features), so that a wide X is never copied whole
 _SAMPLE_GATHER_VALUES = 1 << 23
@@ -140,13 +155,7 @@ def bin_features(X, max_bins, random_state, is_categorical=None, n_threads=1):
     padded = np.full((n_features, PADDED_EDGES), np.inf, dtype=np.float32)  # categorical: unused
 
     def find_edges(f, values):  # values: f's sampled values, sorted in place
-        values.sort()  # NaN last; numpy sorts without the GIL
-        feature_edges = bin_edges_of_sorted(values[:np.searchsorted(np.isnan(values), True)],
-                                            max_bins)
-        n_bins[f] = feature_edges.size + 1
-        edges[f, :feature_edges.size] = feature_edges
-        edges[f, feature_edges.size] = LAST_EDGE
-        padded[f] = padded_edges(feature_edges)
+        padded[f] = padded_edges(set_feature_edges(f, values, max_bins, edges, n_bins))
 
     def encode(bounds):
         encode_features(X, padded, ordinal, codes, *bounds)

@@ -31,7 +31,7 @@ from ._oob import (auc_of_rows, cases_choosing_node_size, gmean_of_rows, node_si
                    oob_gmean, out_of_bag_sums)
 from ._prediction import decide_classes, mean_tree_proba
 from ._progress import progress
-from ._sampling import (TreeSampler, check_class_weight_dict, seeded_rng, tree_growth_seed,
+from ._sampling import (TreeSampler, class_weights_of_counts, seeded_rng, tree_growth_seed,
                         weight_product)
 from ._sparse import SparseRows, is_sparse
 from .tree import AUCTreeClassifier, feature_attributes, fitted_tree, frozen
@@ -266,7 +266,8 @@ default="from_dtype"
         Indices of the cases each tree drew (regenerated from its seed).
     oob_decision_function_ : ndarray of shape (n_samples, n_classes)
         Out-of-bag class probabilities; NaN for rows that were in every
-        tree's sample.
+        tree's sample. Not kept by a fit on dask collections: see
+        `oob_decision_function`.
     oob_score_ : float
         OOB AUC over the rows with OOB predictions.
     oob_gmean_ : float
@@ -636,13 +637,8 @@ default="from_dtype"
             return None
         if self.class_weight == "balanced_subsample":
             return compute_sample_weight("balanced", y)
-        if isinstance(self.class_weight, dict):
-            check_class_weight_dict(self.class_weight)
-        weights = compute_sample_weight(self.class_weight, y)
-        if not np.any(weights > 0):
-            raise ValueError("class_weight is zero for every class in y; at least one class "
-                             "needs a positive weight.")
-        return weights / weights.max()
+        classes, codes, counts = np.unique(y, return_inverse=True, return_counts=True)
+        return class_weights_of_counts(self.class_weight, classes, counts)[codes]
 
     def _class_prior(self, y_encoded, sample_weight):
         """pi_k of the RFQ rule: the class frequencies the trees see before class
@@ -715,17 +711,66 @@ default="from_dtype"
     def oob_gmean_(self):
         """OOB G-mean of the predictions under the current ``decision``."""
         model = self._frozen()  # one model and one decision, whatever another thread does
-        check_is_fitted(model, ["oob_decision_function_", "oob_labels_"])
-        labels, proba = model.oob_labels_, model.oob_decision_function_
-        if labels is None:
-            # a fit on dask collections keeps the bounded sample oob_score_ is computed on
-            sample = getattr(model, "_oob_sample_", None)
-            if sample is None:  # loaded from a file without the training labels
-                return model._saved_oob_gmean
+        # a fit on dask collections keeps the bounded sample oob_score_ is computed on
+        sample = getattr(model, "_oob_sample_", None)
+        if sample is not None:
             labels, proba = sample
+        else:
+            check_is_fitted(model, ["oob_decision_function_", "oob_labels_"])
+            labels, proba = model.oob_labels_, model.oob_decision_function_
+            if labels is None:  # loaded from a file without the training labels
+                return model._saved_oob_gmean
         validate_decision(model.decision, model.n_classes_)
         return oob_gmean(labels, proba, model.class_prior_, model.decision,
                          getattr(model, "draw_class_weights_", None))
+
+    def oob_decision_function(self, X, y, sample_weight=None):
+        """Out-of-bag class probabilities of the training rows of a fit on dask
+        collections, as a lazy dask array computed where the rows are.
+
+        A forest fitted on dask collections keeps no n-row
+        ``oob_decision_function_`` (it would keep the training rows on the
+        workers and travel with pickles and model files): each row's
+        multiplicity in each tree is a function of (the tree's key, the row's
+        global index), so the out-of-bag rows are drawn again from the
+        training collections given here. The array holds them while it is
+        kept.
+
+        Parameters
+        ----------
+        X : dask array or dask DataFrame of shape (n_samples, n_features)
+            The training rows, in the order of the fit (any chunking).
+        y : dask array or Series of shape (n_samples,)
+            The training labels (they set each row's draw class).
+        sample_weight : dask array or Series of shape (n_samples,), default=None
+            The training sample weights (under ``balanced_bootstrap`` a row
+            of weight 0 is never drawn).
+
+        Returns
+        -------
+        dask array of shape (n_samples, n_classes)
+            float64; NaN for rows that were in every tree's draw.
+
+        Raises
+        ------
+        ValueError
+            For a forest fitted in memory (read ``oob_decision_function_``),
+            one read from a model file (it keeps no draws), or X of another
+            number of rows or features than at fit.
+        """
+        from . import _dask
+        return _dask.oob_decision_function(self._frozen(), X, y, sample_weight)
+
+    def __getattr__(self, name):
+        """Only for attributes that are not set: say why a fit on dask
+        collections has no ``oob_decision_function_``."""
+        if name == "oob_decision_function_" and "_oob_sample_" in vars(self):
+            from ._dask import OOB_NOT_KEPT
+            raise AttributeError(OOB_NOT_KEPT)
+        attribute = getattr(type(self), name, None)
+        if isinstance(attribute, property):  # its own AttributeError, which says why
+            return attribute.fget(self)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

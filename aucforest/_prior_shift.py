@@ -84,14 +84,23 @@ def draw_class_weights(forest, y, sample_weight=None):
     balanced = bool(getattr(forest, "balanced_bootstrap", False)) and getattr(
         forest, "bootstrap", True)
     class_weight = _per_class_weight(forest.class_weight, balanced, y, codes, n_classes)
-    relative = class_weight.copy()
+    positive = np.bincount(codes[weight > 0], minlength=n_classes).astype(np.float64)
+    return draw_class_weights_of_sums(class_weight, positive,
+                                      training_class_prior(classes, y, weight), balanced)
+
+
+def draw_class_weights_of_sums(class_weight, positive, prior, balanced):
+    """`draw_class_weights` from per-class sums (what a fit on rows spread over
+    dask workers has): the class weights as the trees apply them, the cases of
+    positive sample weight n_k+ and the training prior pi_k of each class,
+    and whether the trees draw a balanced sample (bootstrap and
+    ``balanced_bootstrap``)."""
+    relative = np.array(class_weight, dtype=np.float64)
     if balanced:  # a case of class k is drawn m / n_k+ times on average
-        positive = np.bincount(codes[weight > 0], minlength=n_classes).astype(np.float64)
-        relative = np.divide(relative, positive, out=np.zeros(n_classes), where=positive > 0)
-    prior = training_class_prior(classes, y, weight)
+        relative = np.divide(relative, positive, out=np.zeros(len(prior)), where=positive > 0)
     seen = prior > 0
     if np.all(relative[seen] == relative[seen][0]) and relative[seen][0] > 0:
-        return np.ones(n_classes)
+        return np.ones(len(prior))
     return relative / np.dot(prior, relative)
 
 

@@ -203,6 +203,27 @@ def weight_product(weights, other):
     return weights * other
 
 
+def class_weights_of_counts(class_weight, classes, counts):
+    """Weight of each class (sorted ``classes``, each with ``counts`` cases),
+    rescaled to a maximum of 1, as scikit-learn's `compute_class_weight`
+    gives it ("balanced": n / (K n_k)); None without class weights. Raises
+    ValueError for an invalid dict and when every class weighs zero. The fit
+    on dask collections has the counts only; the in-memory fit indexes it by
+    each case's class."""
+    if class_weight is None:
+        return None
+    if class_weight == "balanced":
+        weights = counts.sum() / (classes.shape[0] * counts.astype(np.float64))
+    else:
+        from sklearn.utils.class_weight import compute_class_weight
+        check_class_weight_dict(class_weight)
+        weights = compute_class_weight(class_weight, classes=classes, y=classes)
+    if not np.any(weights > 0):
+        raise ValueError("class_weight is zero for every class in y; at least one class "
+                         "needs a positive weight.")
+    return weights / weights.max()
+
+
 def check_class_weight_dict(class_weight):
     """Raise ValueError unless every class weight is a finite number >= 0."""
     for label, weight in class_weight.items():

@@ -21,7 +21,9 @@ Layout (format version 1)
     (the ``max_bins_`` the trees were
     grown with; the parameter's value when absent, which it cannot be for
     ``max_bins="auto"``), ``oob_score``/``oob_gmean`` (when fitted with
-    ``oob_score=True``), ``categories`` (``categories_``: per feature, the
+    ``oob_score=True``), ``fitted_on_dask`` (true when the trees drew their
+    rows on dask workers: a loaded forest then refuses the in-memory draws
+    of the out-of-bag tools), ``categories`` (``categories_``: per feature, the
     list of a categorical column's category values, str, int or float,
     distinct to pandas (not both 1 and 1.0), empty for a ``category`` column
     fitted without categories, or null; absent when no feature has
@@ -42,6 +44,13 @@ Layout (format version 1)
 ``oob_labels``
     Optional, int64 (n_samples,): the encoded training classes, so that the
     OOB G-mean follows a decision rule changed after loading.
+``oob_sample_decision_function``, ``oob_sample_labels``
+    Optional, float64 (m, n_classes) and int64 (m,), present together, for
+    a forest fitted on dask collections with ``oob_score=True`` (instead of
+    the two above): the OOB probabilities and encoded classes of the
+    bounded, hash-selected rows ``oob_score``/``oob_gmean`` are computed on
+    (m at most about 100,000, whatever n), so that the OOB G-mean follows a
+    later decision rule.
 ``oob_min_samples_scores``
     Optional, float64 (n_candidates, 2): ``oob_scores_by_min_samples_`` of a
     forest fitted with ``predict_min_samples="oob"``, one (node size, OOB
@@ -77,6 +86,7 @@ FORMAT_VERSION = 1
 _FOREST_ARRAYS = {"metadata": "u1", "classes": None, "class_prior": "f8",
                   "tree_offsets": "i8", "tree_max_depth": "i8", "tree_random_state": "i8"}
 _OPTIONAL_ARRAYS = {"feature_names_in": "U", "oob_decision_function": "f8", "oob_labels": "i8",
+                    "oob_sample_decision_function": "f8", "oob_sample_labels": "i8",
                     "draw_class_weights": "f8",
                     "oob_min_samples_scores": "f8", "oob_min_samples_gmeans": "f8",
                     "categorical_split": "u1", "left_levels": "u8", "is_categorical": "u1"}

@@ -529,23 +529,41 @@ def _checked_min_samples_scores(table, name):
 
 
 def _set_oob(forest, arrays, metadata):
-    if "oob_decision_function" not in arrays:
+    if metadata.get("fitted_on_dask", False) is not False:
+        if metadata["fitted_on_dask"] is not True:
+            raise ModelFileError("metadata field 'fitted_on_dask' must be true or absent")
+        from .._dask import _DrawsOnWorkers  # imports no dask
+        forest._case_draws = _DrawsOnWorkers()  # not the in-memory draws of its seeds
+    sampled = "oob_sample_decision_function" in arrays
+    if sampled != ("oob_sample_labels" in arrays):
+        raise ModelFileError("arrays 'oob_sample_decision_function' and 'oob_sample_labels' "
+                             "come together")
+    name = "oob_sample_decision_function" if sampled else "oob_decision_function"
+    labels_name = "oob_sample_labels" if sampled else "oob_labels"
+    if name not in arrays:
         return
-    oob = arrays["oob_decision_function"]
+    if sampled and "oob_decision_function" in arrays:
+        raise ModelFileError("a model file holds 'oob_decision_function' or "
+                             "'oob_sample_decision_function', not both")
+    oob = arrays[name]
     if oob.ndim != 2 or oob.shape[1] != forest.n_classes_:
-        raise ModelFileError(f"array 'oob_decision_function' has shape {oob.shape}, "
+        raise ModelFileError(f"array {name!r} has shape {oob.shape}, "
                              f"expected (n_samples, {forest.n_classes_})")
     scores = [metadata.get("oob_score"), metadata.get("oob_gmean")]
     if not all(isinstance(s, (int, float)) and not isinstance(s, bool) for s in scores):
         raise ModelFileError("metadata fields 'oob_score' and 'oob_gmean' must be numbers")
-    forest.oob_decision_function_ = oob
     forest.oob_score_ = float(scores[0])
-    if "oob_labels" not in arrays:  # written before oob_labels: the G-mean as saved
+    if labels_name not in arrays:  # written before oob_labels: the G-mean as saved
+        forest.oob_decision_function_ = oob
         forest.oob_labels_ = None
         forest._saved_oob_gmean = float(scores[1])
         return
-    labels = arrays["oob_labels"]
+    labels = arrays[labels_name]
     if labels.shape != (oob.shape[0],) or np.any((labels < 0) | (labels >= forest.n_classes_)):
-        raise ModelFileError(f"array 'oob_labels' must hold {oob.shape[0]} class indices "
+        raise ModelFileError(f"array {labels_name!r} must hold {oob.shape[0]} class indices "
                              f"in [0, {forest.n_classes_})")
+    if sampled:  # a fit on dask collections: the bounded sample, as after the fit
+        forest._oob_sample_ = (labels.astype(np.intp), oob)
+        return
+    forest.oob_decision_function_ = oob
     forest.oob_labels_ = labels.astype(np.intp)

@@ -124,13 +124,22 @@ def forest_to_arrays(forest, *, extra=None):
     if hasattr(forest, "feature_names_in_"):
         _check_no_trailing_nul(forest.feature_names_in_, "feature names")
         arrays["feature_names_in"] = np.asarray(forest.feature_names_in_, dtype=str)
-    if hasattr(forest, "oob_decision_function_"):
+    oob_sample = getattr(forest, "_oob_sample_", None)
+    if oob_sample is not None:
+        # a fit on dask collections: the bounded sample oob_score_ is computed on,
+        # never n rows (nothing is gathered or computed)
+        arrays["oob_sample_decision_function"] = np.asarray(oob_sample[1], dtype=np.float64)
+        arrays["oob_sample_labels"] = np.asarray(oob_sample[0], dtype=np.int64)
+    elif hasattr(forest, "oob_decision_function_"):
         arrays["oob_decision_function"] = np.asarray(forest.oob_decision_function_,
                                                      dtype=np.float64)
         if forest.oob_labels_ is not None:  # None: loaded from a file without them
             arrays["oob_labels"] = np.asarray(forest.oob_labels_, dtype=np.int64)
+    if oob_sample is not None or hasattr(forest, "oob_decision_function_"):
         metadata["oob_score"] = float(forest.oob_score_)
         metadata["oob_gmean"] = float(forest.oob_gmean_)
+    if _fitted_on_dask(forest):
+        metadata["fitted_on_dask"] = True
     for attribute, name in _MIN_SAMPLES_TABLES.items():
         if hasattr(forest, attribute):
             arrays[name] = np.array(list(getattr(forest, attribute).items()),
@@ -305,6 +314,13 @@ def _tree_arrays(estimators):
 def _tree_seed(estimator):
     seed = estimator.random_state
     return int(seed) if isinstance(seed, (int, np.integer)) else -1
+
+
+def _fitted_on_dask(forest):
+    """Whether the trees drew their rows on dask workers (their draws are not
+    the in-memory ones the out-of-bag tools would rebuild from the seeds)."""
+    from .._dask import _DrawsOnWorkers  # imports no dask
+    return isinstance(getattr(forest, "_case_draws", None), _DrawsOnWorkers)
 
 
 def _fitted_max_bins(forest):
