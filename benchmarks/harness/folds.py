@@ -28,3 +28,12 @@ def membership(splits, n):
     for f, (train, _) in enumerate(splits):
         out[train, f] = 1
     return out
+
+
+def stratified_splits(y, n_splits=5, seed=SEED):
+    """List of (train, test) index arrays of one shuffled stratified k-fold
+    (scikit-learn's StratifiedKFold, random_state=seed): the folds of the
+    issue-41 studies, the same for every method and every study."""
+    from sklearn.model_selection import StratifiedKFold
+    cv = StratifiedKFold(n_splits=n_splits, shuffle=True, random_state=seed)
+    return list(cv.split(np.zeros((len(y), 1)), y))
