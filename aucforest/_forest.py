@@ -725,8 +725,9 @@ default="from_dtype"
                          getattr(model, "draw_class_weights_", None))
 
     def oob_decision_function(self, X, y, sample_weight=None):
-        """Out-of-bag class probabilities of the training rows of a fit on dask
-        collections, as a lazy dask array computed where the rows are.
+        """Out-of-bag class probabilities of the training rows of a Dask fit.
+
+        A lazy dask array, computed where the rows are.
 
         A forest fitted on dask collections keeps no n-row
         ``oob_decision_function_`` (it would keep the training rows on the
@@ -749,7 +750,7 @@ default="from_dtype"
         Returns
         -------
         dask array of shape (n_samples, n_classes)
-            float64; NaN for rows that were in every tree's draw.
+            Float64; NaN for rows that were in every tree's draw.
 
         Raises
         ------
