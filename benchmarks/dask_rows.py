@@ -104,6 +104,10 @@ class Peaks:
     def __init__(self, client):
         self.client, self.stop, self.client_peak, self.worker_peak = client, False, 0, {}
         self.pids = set(client.run(os.getpid).values())
+        import psutil
+        self.client_start = psutil.Process().memory_info().rss
+        self.worker_start = sorted(client.run(
+            lambda: __import__("psutil").Process().memory_info().rss).values())
         self.tcp_start = tcp_bytes_sent(self.pids)
         self.tcp_last = dict(self.tcp_start)
 
@@ -211,6 +215,8 @@ def run_system(system, client, cluster, trees, X_test, y_test):
     leaves = system["leaves"](model)
     result = {"system": system["name"], "fit_s": seconds, "auc": auc,
               "client_peak_mib": peaks.client_peak / 2**20,
+              "client_start_mib": peaks.client_start / 2**20,
+              "worker_start_mib": [w / 2**20 for w in peaks.worker_start],
               "worker_peaks_mib": [w / 2**20 for w in workers],
               "dask_mib_per_tree": moved / trees / 2**20,
               "tcp_mib_per_tree": peaks.tcp_sent() / trees / 2**20,
@@ -396,19 +402,22 @@ def main(argv=None):
     print(f"\n{args.rows:,} rows x {FEATURES} features in {partitions} partitions, "
           f"{args.trees} trees, 2 workers x 1 thread, memory_limit {args.memory_limit}; "
           f"median of {args.repeat} alternating runs\n")
-    print("| system | fit (s) | test AUC | leaves per tree: mean / max | client peak (MiB) "
-          "| model (MiB) | worker peaks (MiB) | tasks per tree: scheduler (aucforest's count) "
+    print("| system | fit (s) | test AUC | leaves per tree: mean / max | client: before fit -> "
+          "peak (MiB) | model (MiB) | workers: before fit -> peak (MiB) | tasks per tree: scheduler (aucforest's count) "
           "| MiB sent by workers per tree: Dask counter | TCP (ss) |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name, results in runs.items():
         def median(key):
             return float(np.median([r[key] for r in results]))
         workers = np.median([r["worker_peaks_mib"] for r in results], axis=0)
+        workers_start = np.median([r["worker_start_mib"] for r in results], axis=0)
         own = (f" ({median('tasks_per_tree'):.1f})" if "tasks_per_tree" in results[0]
                else "")
         print(f"| {name} | {median('fit_s'):.1f} | {median('auc'):.4f} | "
               f"{median('leaves_mean'):.0f} / {median('leaves_max'):.0f} | "
-              f"{median('client_peak_mib'):.0f} | {median('model_mib'):.1f} | "
+              f"{median('client_start_mib'):.0f} -> {median('client_peak_mib'):.0f} | "
+              f"{median('model_mib'):.1f} | "
+              f"{' / '.join(f'{w:.0f}' for w in workers_start)} -> "
               f"{' / '.join(f'{w:.0f}' for w in workers)} | "
               f"{median('scheduler_tasks_per_tree'):.1f}{own} | "
               f"{median('dask_mib_per_tree'):.1f} | {median('tcp_mib_per_tree'):.1f} |")
