@@ -6,7 +6,8 @@ fits). For each system: fit time, test AUC (200,000 held-out rows), the
 client's and each worker's peak resident memory during the fit (sampled every
 0.2 s), and the bytes the workers sent per tree, counted two ways: Dask's
 transfer counter (data a worker hands to another worker or to the client
-through Dask) and the bytes_sent of every TCP socket of the worker processes
+through Dask; also by the kind of key fetched, from the workers' transfer
+logs) and the bytes_sent of every TCP socket of the worker processes
 (``ss -tinp``, sampled every 0.2 s: this sees the peers' own sockets too, and
 misses only sockets that open and close between two samples). Systems:
 aucforest on the dask array (rows on the workers), xgboost's
@@ -200,16 +201,39 @@ def bytes_xgboost(model):
     return len(model.get_booster().save_raw("ubj"))
 
 
+def clear_transfer_logs(dask_worker):
+    dask_worker.transfer_incoming_log.clear()
+
+
+def transfer_log(dask_worker):
+    return [(str(key), size) for entry in dask_worker.transfer_incoming_log
+            for key, size in entry.get("keys", {}).items()]
+
+
+def transfers_by_kind(client):
+    """MiB fetched from other workers during the fit, by the kind of key
+    (aucforest's task names; the first word of other keys)."""
+    kinds = {}
+    for entries in client.run(transfer_log).values():
+        for key, size in entries:
+            words = key.strip("('\"").split("-")
+            kind = words[1] if words[0] == "aucforest" and len(words) > 1 else words[0]
+            kinds[kind] = kinds.get(kind, 0) + size / 2**20
+    return dict(sorted(kinds.items(), key=lambda item: -item[1]))
+
+
 def run_system(system, client, cluster, trees, X_test, y_test):
     from aucforest.metrics import multiclass_auc
     before = sent_bytes(client)
     runs_before, keys_before = task_counts(cluster)
+    client.run(clear_transfer_logs)
     with Peaks(client) as peaks:
         start = time.perf_counter()
         model = system["fit"]()
         seconds = time.perf_counter() - start
     moved = sent_bytes(client) - before
     runs_after, keys_after = task_counts(cluster)
+    transfers = transfers_by_kind(client)
     auc = multiclass_auc(y_test, system["predict"](model, X_test))
     workers = sorted(peaks.worker_peak.values())
     leaves = system["leaves"](model)
@@ -223,7 +247,8 @@ def run_system(system, client, cluster, trees, X_test, y_test):
               "scheduler_tasks_per_tree": (runs_after - runs_before) / trees,
               "scheduler_keys_per_tree": (keys_after - keys_before) / trees,
               "leaves_mean": float(np.mean(leaves)), "leaves_max": int(np.max(leaves)),
-              "model_mib": system["bytes"](model) / 2**20}
+              "model_mib": system["bytes"](model) / 2**20,
+              "transfers_mib_by_kind": {k: round(v, 1) for k, v in transfers.items()}}
     print(f"  {result}", flush=True)
     return dict(result, model=model)
 
