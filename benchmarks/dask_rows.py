@@ -428,8 +428,8 @@ def main(argv=None):
           f"{args.trees} trees, 2 workers x 1 thread, memory_limit {args.memory_limit}; "
           f"median of {args.repeat} alternating runs\n")
     print("| system | fit (s) | test AUC | leaves per tree: mean / max | client: before fit -> "
-          "peak (MiB) | model (MiB) | workers: before fit -> peak (MiB) | tasks per tree: scheduler (aucforest's count) "
-          "| MiB sent by workers per tree: Dask counter | TCP (ss) |")
+          "peak (MiB) | model (MiB) | workers: before fit -> peak (MiB) "
+          "| tasks per tree: scheduler (aucforest's count) | MiB sent by workers per tree: Dask counter | TCP (ss) |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name, results in runs.items():
         def median(key):
