@@ -18,6 +18,7 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d
 from ._compat import SigmoidCalibration, StrOptions, check_sample_weight, fit_context
 from ._decision import decide
 from ._forest import AUCForestClassifier
+from ._oob import fitted_on_dask, in_memory, training_oob_proba
 from ._prior_shift import draw_class_weights, to_training_priors, training_class_prior
 
 __all__ = ["OOBCalibratedClassifier", "VennAbersCalibration"]
@@ -160,7 +161,11 @@ class OOBCalibratedClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Training data, as the forest takes it (NaN, sparse matrices and
-            pandas categories pass through to it unchanged).
+            pandas categories pass through to it unchanged). A dask array or
+            DataFrame (with y and sample_weight dask collections of its rows)
+            fits the forest on the dask client; its out-of-bag probabilities
+            are then computed from them (``oob_decision_function(X, y,
+            sample_weight)``) and gathered, n x K floats, to fit the maps.
         y : array-like of shape (n_samples,)
             Class labels.
         sample_weight : array-like of shape (n_samples,), default=None
@@ -180,10 +185,14 @@ class OOBCalibratedClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
             forest.fit(X, y)
         else:
             forest.fit(X, y, sample_weight=sample_weight)
-        y = column_or_1d(y)  # the forest checked (and warned about) its shape
+        # a fit on dask collections keeps no n-row oob_decision_function_: computed
+        # from the training collections (n x K floats; the maps are fitted in memory)
+        oob = (training_oob_proba(forest, "OOBCalibratedClassifier", X, y, sample_weight)
+               if fitted_on_dask(forest) else forest.oob_decision_function_)
+        y = column_or_1d(in_memory(y))  # the forest checked (and warned about) its shape
         if sample_weight is not None:
-            sample_weight = check_sample_weight(sample_weight, y)
-        return self._calibrate(forest, y, forest.oob_decision_function_, sample_weight)
+            sample_weight = check_sample_weight(in_memory(sample_weight), y)
+        return self._calibrate(forest, y, oob, sample_weight)
 
     def _calibrate(self, forest, y, oob, sample_weight=None):
         """Fit the maps of the fitted ``forest`` on its out-of-bag probabilities

@@ -19,6 +19,7 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from ._compat import fit_context
 from ._forest import AUCForestClassifier
+from ._oob import fitted_on_dask, in_memory, training_oob_proba
 
 __all__ = ["MondrianConformalClassifier"]
 
@@ -116,7 +117,10 @@ class MondrianConformalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstim
 
     Cases of sample weight 0 are left out of the calibration; the others count
     once each whatever their weight (weighted conformal prediction is another
-    method). Dask collections are not accepted.
+    method). On dask collections the forest is fitted on the dask client and
+    the out-of-bag probabilities of its training rows are computed from them
+    (``oob_decision_function(X, y, sample_weight)``): the n calibration
+    scores are kept in memory.
 
     References
     ----------
@@ -162,7 +166,9 @@ class MondrianConformalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstim
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Training data, passed to the forest as it is (DataFrames with
-            ``category`` columns and sparse matrices included).
+            ``category`` columns and sparse matrices included; a dask array or
+            DataFrame, with y and sample_weight of its rows, is fitted on the
+            dask client, see the Notes).
         y : array-like of shape (n_samples,)
             Class labels.
         sample_weight : array-like of shape (n_samples,), default=None
@@ -174,20 +180,21 @@ class MondrianConformalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstim
         self : MondrianConformalClassifier
             The fitted predictor.
         """
-        from . import _dask  # only to recognise a dask collection (lazy import)
-        if _dask.is_dask_collection(X) or _dask.is_dask_collection(y):
-            raise TypeError("MondrianConformalClassifier does not accept dask collections: "
-                            "fit on a numpy array, a scipy sparse matrix or a pandas DataFrame")
         forest = self._oob_forest()
         if sample_weight is None:
             forest.fit(X, y)
         else:
             forest.fit(X, y, sample_weight=sample_weight)
+        # a fit on dask collections keeps no n-row oob_decision_function_: computed
+        # from the training collections (the n calibration scores are kept in memory)
+        oob = (training_oob_proba(forest, "MondrianConformalClassifier", X, y, sample_weight)
+               if fitted_on_dask(forest) else forest.oob_decision_function_)
+        y, sample_weight = in_memory(y), in_memory(sample_weight)
         labels, y_encoded = np.unique(column_or_1d(y, warn=True), return_inverse=True)
         if not np.array_equal(labels, forest.classes_):  # a forest that relabels y
             raise ValueError(f"the forest's classes_ {forest.classes_!r} are not the "
                              f"labels of y {labels!r}")
-        oob = np.asarray(forest.oob_decision_function_, dtype=np.float64)
+        oob = np.asarray(oob, dtype=np.float64)
         # the score of each case for its own class
         scores = 1.0 - oob[np.arange(y_encoded.shape[0]), y_encoded]
         has_oob = ~np.isnan(oob).any(axis=1)

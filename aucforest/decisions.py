@@ -18,6 +18,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ._decision import least_cost_classes, validate_decision
+from ._oob import in_memory, training_oob_proba
 
 __all__ = ["DecisionTuning", "expected_cost", "tune_decision"]
 
@@ -104,7 +105,7 @@ def expected_cost(y_true, y_pred, cost_matrix, *, labels):
 
 
 def tune_decision(forest, metric="gmean", *, y=None, cost_matrix=None, n_bootstrap=1000,
-                  confidence_level=0.95, random_state=None):
+                  confidence_level=0.95, random_state=None, X=None, sample_weight=None):
     """Choose a decision rule on a forest's out-of-bag predictions.
 
     Two classes: a threshold t on the out-of-bag probability of
@@ -162,6 +163,15 @@ def tune_decision(forest, metric="gmean", *, y=None, cost_matrix=None, n_bootstr
         Coverage the interval aims at.
     random_state : int, RandomState instance or None, default=None
         Seeds the bootstrap draws.
+    X : dask array or dask DataFrame of shape (n_samples, n_features), default=None
+        For a forest fitted on dask collections only, which keeps no
+        ``oob_decision_function_``: its training rows, in the order of the
+        fit; with ``y`` (required then) and ``sample_weight`` they give the
+        out-of-bag probabilities, ``forest.oob_decision_function(X, y,
+        sample_weight)``, computed into memory (n x K floats).
+    sample_weight : dask array or Series of shape (n_samples,), default=None
+        With ``X``: the training sample weights (they decide which rows the
+        balanced bootstrap drew). The metrics count every case once.
 
     Returns
     -------
@@ -172,7 +182,9 @@ def tune_decision(forest, metric="gmean", *, y=None, cost_matrix=None, n_bootstr
     Raises
     ------
     ValueError
-        On a forest without out-of-bag predictions, an unknown metric, a
+        On a forest without out-of-bag predictions (one fitted on dask
+        collections without ``X`` and ``y``, or ``X`` for one fitted in
+        memory), an unknown metric, a
         missing or malformed ``cost_matrix``, labels that do not match the
         forest, or a bad ``n_bootstrap`` or ``confidence_level``.
 
@@ -191,9 +203,6 @@ def tune_decision(forest, metric="gmean", *, y=None, cost_matrix=None, n_bootstr
     True
     """
     check_is_fitted(forest)
-    if not hasattr(forest, "oob_decision_function_"):
-        raise ValueError("tune_decision needs the forest's out-of-bag predictions: fit it with "
-                         "oob_score=True.")
     if metric not in METRICS:
         raise ValueError(f"metric must be one of {', '.join(map(repr, METRICS))}; got "
                          f"{metric!r}")
@@ -219,8 +228,12 @@ def tune_decision(forest, metric="gmean", *, y=None, cost_matrix=None, n_bootstr
             or not 0 < confidence_level < 1):
         raise ValueError(f"confidence_level must be in (0, 1); got {confidence_level!r}")
 
-    proba = np.asarray(forest.oob_decision_function_, dtype=np.float64)
-    codes = _training_codes(forest, y, proba.shape[0])
+    proba = training_oob_proba(forest, "tune_decision", X, y, sample_weight)
+    if proba is None:
+        raise ValueError("tune_decision needs the forest's out-of-bag predictions: fit it with "
+                         "oob_score=True.")
+    proba = np.asarray(proba, dtype=np.float64)
+    codes = _training_codes(forest, in_memory(y), proba.shape[0])
     has_oob = ~np.isnan(proba).any(axis=1)
     proba, codes = proba[has_oob], codes[has_oob]
     if np.count_nonzero(np.bincount(codes, minlength=n_classes)) < 2:

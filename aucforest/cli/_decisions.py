@@ -14,6 +14,7 @@ conformal calibration scores are read from those predictions directly.
 import numpy as np
 
 from .._calibration_state import calibration_from_plain, calibration_to_plain
+from .._oob import fitted_on_dask
 from ..calibration import OOBCalibratedClassifier
 from ..conformal import mondrian_p_values
 
@@ -23,6 +24,13 @@ SET_SEPARATOR = "|"
 
 def _oob_labels(forest, path, option):
     """The training labels' class indices and OOB probabilities stored with a model."""
+    if fitted_on_dask(forest):
+        raise ValueError(f"{option} needs the out-of-bag predictions of every training row; "
+                         f"{path} holds a forest fitted on dask collections, which keeps no "
+                         f"oob_decision_function_ (and a model file keeps no draws to compute "
+                         f"it again with forest.oob_decision_function(X, y)): fit the model "
+                         f"with 'aucforest fit', or in Python fit OOBCalibratedClassifier or "
+                         f"MondrianConformalClassifier on the dask collections")
     oob = getattr(forest, "oob_decision_function_", None)
     codes = getattr(forest, "oob_labels_", None)
     if oob is None or codes is None:

@@ -271,7 +271,7 @@ default="rfq"
     return _report(y_true, y_proba, labels, y_pred, decision, priors)
 
 
-def oob_imbalance_report(forest, y=None, *, decision=None):
+def oob_imbalance_report(forest, y=None, *, decision=None, X=None, sample_weight=None):
     """Out-of-bag imbalance report of a fitted forest.
 
     What randomForestSRC's ``get.imbalanced.performance`` gives for a forest:
@@ -300,6 +300,15 @@ def oob_imbalance_report(forest, y=None, *, decision=None):
     decision : {"rfq", "argmax"}, float, array-like of shape (n_classes, n_classes) or None, \
 default=None
         Rule turning probabilities into labels; None means the forest's.
+    X : dask array or dask DataFrame of shape (n_samples, n_features), default=None
+        For a forest fitted on dask collections only, which keeps no
+        ``oob_decision_function_``: its training rows, in the order of the
+        fit; with ``y`` (required then) and ``sample_weight`` they give the
+        out-of-bag probabilities, ``forest.oob_decision_function(X, y,
+        sample_weight)``, computed into memory (n x K floats).
+    sample_weight : dask array or Series of shape (n_samples,), default=None
+        With ``X``: the training sample weights (they decide which rows the
+        balanced bootstrap drew). The report counts every case once.
 
     Returns
     -------
@@ -313,7 +322,8 @@ default=None
         If the forest is not fitted.
     ValueError
         If the forest has no out-of-bag predictions (fit it with
-        ``oob_score=True``), ``y`` does not have one label per training
+        ``oob_score=True``; fitted on dask collections, pass ``X`` and
+        ``y``), ``X`` is given for a forest fitted in memory, ``y`` does not have one label per training
         case, or ``y`` is None and the forest does not keep its labels.
 
     Examples
@@ -327,7 +337,9 @@ default=None
     ('rfq', True)
     """
     check_is_fitted(forest)
-    proba = getattr(forest, "oob_decision_function_", None)
+    from .._oob import in_memory, training_oob_proba  # _oob imports this module
+    proba = training_oob_proba(forest, "oob_imbalance_report", X, y, sample_weight)
+    y = in_memory(y)
     if proba is None:
         raise ValueError(
             f"{type(forest).__name__} has no out-of-bag predictions "
