@@ -324,14 +324,6 @@ def test_an_estimator_without_out_of_bag_predictions_is_refused():
         MondrianConformalClassifier(LogisticRegression()).fit(X, y)
 
 
-def test_dask_input_is_refused():
-    da = pytest.importorskip("dask.array")
-    X, y = imbalanced_data(13, n_samples=60)
-    with pytest.raises(TypeError, match="dask"):
-        MondrianConformalClassifier(AUCForestClassifier(10)).fit(
-            da.from_array(X, chunks=30), da.from_array(y, chunks=30))
-
-
 def test_bad_parameters_are_refused_by_name():
     X, y = imbalanced_data(14, n_samples=60)
     with pytest.raises(ValueError, match="smoothing"):
