@@ -13,7 +13,6 @@ import onnxruntime
 import pandas as pd
 import pytest
 import skl2onnx
-from scipy import sparse
 from sklearn.exceptions import NotFittedError
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
@@ -24,7 +23,8 @@ from aucforest import AUCForestClassifier, AUCTreeClassifier, ColumnEncoding, to
 from aucforest.export import register_skl2onnx
 
 from cli_files import run_main, write_csv
-from export_data import held_out, make_data
+from export_data import (categorical_codes_forest, categorical_frame_forest, held_out,
+                         make_data, missing_values_forest, nan_directions, sparse_forest)
 from package_env import package_env
 
 ATOL = 1e-12
@@ -60,14 +60,9 @@ def test_probabilities_and_labels_match_on_held_out_rows(n_classes, criterion):
 
 
 def test_missing_values_go_both_ways_and_where_no_nan_was_seen():
-    X, y = make_data(400)
-    forest = AUCForestClassifier(n_estimators=25, random_state=0, max_bins=None).fit(X, y)
-    directions = {(f, int(m)) for tree in forest.estimators_
-                  for f, m in zip(tree.tree_.feature, tree.tree_.missing_go_to_left) if f in (1, 3)}
-    assert {(1, 0), (1, 1)} <= directions  # NaN learnt to go left at some nodes, right at others
-    X_test = held_out(300)
-    X_test[:50, :] = np.nan  # rows missing everywhere
-    X_test[50:100, 2] = np.nan  # column 2 had no NaN at fit: the heavier child
+    forest, X_test = missing_values_forest(n_estimators=25)
+    # NaN learnt to go left at some nodes, right at others
+    assert {(1, 0), (1, 1)} <= nan_directions(forest, (1, 3))
     assert_same_predictions(forest, X_test)
 
 
@@ -102,21 +97,8 @@ def test_categorical_codes_with_unseen_levels_and_large_sets():
     """Codes 0..39 (sets beyond 30 levels, which onnxruntime stores otherwise) and
     0..5 as categorical features; at predict, levels never seen at fit (within
     0..254) and NaN go where missing values go."""
-    rng = np.random.default_rng(3)
-    n = 500
-    X, _ = make_data(n)
-    X[:, 2] = rng.integers(0, 40, n)
-    X[:, 4] = rng.integers(0, 6, n)
-    X[rng.random(n) < 0.1, 4] = np.nan
-    y = ((X[:, 2] % 3 == 0) ^ (X[:, 4] > 2) ^ (rng.random(n) < 0.1)).astype(int)
-    forest = AUCForestClassifier(n_estimators=20, categorical_features=[2, 4],
-                                 random_state=0).fit(X, y)
+    forest, X_test = categorical_codes_forest()
     assert any(tree.tree_.categorical_split.any() for tree in forest.estimators_)
-    X_test = held_out(400)
-    X_test[:, 2] = rng.integers(0, 60, 400)  # 40..59 unseen
-    X_test[:, 4] = rng.integers(0, 9, 400)  # 6..8 unseen
-    X_test[:40, 4] = np.nan
-    X_test[40:60, 2] = 254
     assert_same_predictions(forest, X_test)
 
 
@@ -124,37 +106,19 @@ def test_categorical_text_levels_from_a_dataframe():
     """A ``category`` column of text levels: the ONNX input holds each level's
     position in ``categories_``; a level the forest never saw is NaN, as predict
     treats it (with a warning)."""
-    rng = np.random.default_rng(4)
-    n = 400
-    colours = np.array(["red", "green", "blue", "amber", "violet"])
-    frame = pd.DataFrame({"x": rng.normal(size=n),
-                          "colour": pd.Categorical(rng.choice(colours, n)),
-                          "size": pd.Categorical(rng.choice([3, 7, 11], n))})
-    y = np.where((frame["colour"].isin(["red", "amber"])) ^ (frame["x"] > 0.5), "yes", "no")
-    forest = AUCForestClassifier(n_estimators=20, random_state=0).fit(frame, y)
-    test = pd.DataFrame({"x": rng.normal(size=200),
-                         "colour": pd.Categorical(rng.choice([*colours, "teal"], 200)),
-                         "size": pd.Categorical(rng.choice([3, 7, 11, 13], 200))})
-    positions = [{level: code for code, level in enumerate(levels)}
-                 for levels in forest.categories_[1:]]  # unseen levels: NaN (missing)
-    codes = np.column_stack([test["x"].to_numpy()] + [
-        [position.get(level, np.nan) for level in test[column]]
-        for position, column in zip(positions, ["colour", "size"])]).astype(np.float64)
+    forest, test, codes = categorical_frame_forest()
     assert np.isnan(codes[:, 1]).any() and np.isnan(codes[:, 2]).any()
     with pytest.warns(UserWarning, match="not seen"):
         label, _ = assert_same_predictions(forest, codes, test)
     assert set(label) == {"yes", "no"}
     metadata = {p.key: p.value for p in to_onnx(forest).metadata_props}
-    assert json.loads(metadata["categories"]) == [None, sorted(colours), [3, 7, 11]]
+    assert json.loads(metadata["categories"]) == [
+        None, ["amber", "blue", "green", "red", "violet"], [3, 7, 11]]
     assert json.loads(metadata["feature_names"]) == ["x", "colour", "size"]
 
 
 def test_sparse_fitted_forest_predicts_dense_rows():
-    rng = np.random.default_rng(5)
-    X = sparse.random(400, 30, density=0.1, random_state=5, format="csr")
-    y = (X[:, :5].sum(axis=1).A.ravel() + 0.2 * rng.normal(size=400) > 0.25).astype(int)
-    forest = AUCForestClassifier(n_estimators=20, random_state=0).fit(X, y)
-    X_test = sparse.random(200, 30, density=0.1, random_state=6, format="csr")
+    forest, X_test = sparse_forest()
     label, proba = run_onnx(to_onnx(forest), X_test.toarray())
     np.testing.assert_allclose(proba, forest.predict_proba(X_test), rtol=0, atol=ATOL)
     np.testing.assert_array_equal(label, forest.predict(X_test))

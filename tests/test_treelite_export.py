@@ -3,10 +3,8 @@ predict_proba within 1e-12 for float64 and float32 rows, every kind of split,
 missing value and categorical level; ``forest.decide`` of those probabilities
 gives predict."""
 import numpy as np
-import pandas as pd
 import pytest
 import treelite
-from scipy import sparse
 from sklearn.exceptions import NotFittedError
 from sklearn.linear_model import LogisticRegression
 
@@ -14,7 +12,8 @@ import aucforest
 from aucforest import AUCForestClassifier, AUCTreeClassifier, to_treelite
 from aucforest.export._treelite import float32_cut
 
-from export_data import held_out, make_data
+from export_data import (categorical_codes_forest, categorical_frame_forest, held_out,
+                         make_data, missing_values_forest, nan_directions, sparse_forest)
 
 ATOL = 1e-12
 
@@ -69,15 +68,8 @@ def test_probabilities_match_on_held_out_rows(n_classes, criterion):
 
 
 def test_missing_values_go_both_ways_and_where_no_nan_was_seen():
-    X, y = make_data(400)
-    forest = AUCForestClassifier(n_estimators=20, random_state=0, max_bins=None).fit(X, y)
-    directions = {(f, int(m)) for tree in forest.estimators_
-                  for f, m in zip(tree.tree_.feature, tree.tree_.missing_go_to_left)
-                  if f in (1, 3)}
-    assert {(1, 0), (1, 1)} <= directions
-    X_test = held_out(300)
-    X_test[:50, :] = np.nan  # rows missing everywhere
-    X_test[50:100, 2] = np.nan  # column 2 had no NaN at fit
+    forest, X_test = missing_values_forest(n_estimators=20)
+    assert {(1, 0), (1, 1)} <= nan_directions(forest, (1, 3))
     assert_same_probabilities(forest, X_test)
 
 
@@ -110,54 +102,22 @@ def test_doubles_on_the_thresholds_and_between_float32_neighbours():
 
 
 def test_categorical_codes_with_unseen_levels_and_large_sets():
-    rng = np.random.default_rng(3)
-    n = 500
-    X, _ = make_data(n)
-    X[:, 2] = rng.integers(0, 40, n)
-    X[:, 4] = rng.integers(0, 6, n)
-    X[rng.random(n) < 0.1, 4] = np.nan
-    y = ((X[:, 2] % 3 == 0) ^ (X[:, 4] > 2) ^ (rng.random(n) < 0.1)).astype(int)
-    forest = AUCForestClassifier(n_estimators=20, categorical_features=[2, 4],
-                                 random_state=0).fit(X, y)
+    forest, X_test = categorical_codes_forest()
     assert any(tree.tree_.categorical_split.any() for tree in forest.estimators_)
-    X_test = held_out(400)
-    X_test[:, 2] = rng.integers(0, 60, 400)  # 40..59 unseen
-    X_test[:, 4] = rng.integers(0, 9, 400)  # 6..8 unseen
-    X_test[:40, 4] = np.nan
-    X_test[40:60, 2] = 254
     assert_same_probabilities(forest, X_test)
 
 
 def test_categorical_text_levels_from_a_dataframe():
     """A ``category`` column of text levels: treelite takes each level's
     position in ``categories_``; an unseen level is NaN, as predict treats it."""
-    rng = np.random.default_rng(4)
-    n = 400
-    colours = np.array(["red", "green", "blue", "amber", "violet"])
-    frame = pd.DataFrame({"x": rng.normal(size=n),
-                          "colour": pd.Categorical(rng.choice(colours, n)),
-                          "size": pd.Categorical(rng.choice([3, 7, 11], n))})
-    y = np.where(frame["colour"].isin(["red", "amber"]) ^ (frame["x"] > 0.5), "yes", "no")
-    forest = AUCForestClassifier(n_estimators=20, random_state=0).fit(frame, y)
-    test = pd.DataFrame({"x": rng.normal(size=200),
-                         "colour": pd.Categorical(rng.choice([*colours, "teal"], 200)),
-                         "size": pd.Categorical(rng.choice([3, 7, 11, 13], 200))})
-    positions = [{level: code for code, level in enumerate(levels)}
-                 for levels in forest.categories_[1:]]
-    codes = np.column_stack([test["x"].to_numpy()] + [
-        [position.get(level, np.nan) for level in test[column]]
-        for position, column in zip(positions, ["colour", "size"])]).astype(np.float64)
+    forest, test, codes = categorical_frame_forest()
     assert np.isnan(codes[:, 1]).any() and np.isnan(codes[:, 2]).any()
     with pytest.warns(UserWarning, match="not seen"):
         assert_same_probabilities(forest, codes, test)
 
 
 def test_sparse_fitted_forest_on_dense_rows():
-    rng = np.random.default_rng(5)
-    X = sparse.random(400, 30, density=0.1, random_state=5, format="csr")
-    y = (X[:, :5].sum(axis=1).A.ravel() + 0.2 * rng.normal(size=400) > 0.25).astype(int)
-    forest = AUCForestClassifier(n_estimators=20, random_state=0).fit(X, y)
-    X_test = sparse.random(200, 30, density=0.1, random_state=6, format="csr")
+    forest, X_test = sparse_forest()
     np.testing.assert_allclose(treelite_proba(forest, X_test.toarray()),
                                forest.predict_proba(X_test), rtol=0, atol=ATOL)
 

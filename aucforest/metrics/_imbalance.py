@@ -323,8 +323,9 @@ default=None
     ValueError
         If the forest has no out-of-bag predictions (fit it with
         ``oob_score=True``; fitted on dask collections, pass ``X`` and
-        ``y``), ``X`` is given for a forest fitted in memory, ``y`` does not have one label per training
-        case, or ``y`` is None and the forest does not keep its labels.
+        ``y``), ``X`` is given for a forest fitted in memory, ``y`` does
+        not have one label per training case, or ``y`` is None and the
+        forest does not keep its labels.
 
     Examples
     --------
