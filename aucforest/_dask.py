@@ -41,13 +41,20 @@ process holding all rows, on the ``dask.distributed`` client in scope:
    The tasks of a round do not depend on the number of nodes: the round's
    tables (routes, histogram request, finishing groups) are one key that
    each worker fetches once; per partition a round task, its state and its
-   histograms; the sums' reducing tasks; per finishing group (one tree's
-   nodes, about ``LOCAL_ROWS_PER_TASK`` rows) one take per worker (its
-   partitions' rows of the group, `_take_group`) and the finishing task.
-   The rounds go before the finishing tasks (task priorities), which fill
-   the workers' time while the client chooses splits; at most
-   ``FINISH_BACKLOG_PER_WORKER`` finishing tasks per worker wait, the rows of
-   further nodes staying where they are until some end. The next batch of
+   histograms (and in a round that finishes nodes, its taken rows); the
+   sums' reducing tasks; per finishing group (one tree's nodes, about
+   ``LOCAL_ROWS_PER_TASK`` rows) one take per worker (its partitions' rows
+   of the group, `_take_group`) and the finishing task. A partition's tasks
+   run on the worker holding it (a loose restriction: elsewhere only when
+   that worker is lost), or dask would move its node state to whichever
+   worker is less busy. The rounds go before the finishing tasks (task
+   priorities), which fill the workers' time while the client chooses
+   splits; each finishing group goes to the worker with the fewest rows
+   waiting, at most ``FINISH_BACKLOG_PER_WORKER`` tasks and
+   ``FINISH_BACKLOG_BYTES`` of rows per worker (an idle worker takes any
+   group), the rows of further nodes staying where they are; once no
+   histograms are asked for, the client waits until a worker's backlog is
+   down to half, so that one round takes out many groups. The next batch of
    trees starts while the last one's subtrees are being finished.
 4. **Out of bag and the node size.** The rows that choose the node size of
    ``predict_min_samples="oob"`` (hash-selected and class-balanced, at most
