@@ -41,13 +41,20 @@ process holding all rows, on the ``dask.distributed`` client in scope:
    The tasks of a round do not depend on the number of nodes: the round's
    tables (routes, histogram request, finishing groups) are one key that
    each worker fetches once; per partition a round task, its state and its
-   histograms; the sums' reducing tasks; per finishing group (one tree's
-   nodes, about ``LOCAL_ROWS_PER_TASK`` rows) one take per worker (its
-   partitions' rows of the group, `_take_group`) and the finishing task.
-   The rounds go before the finishing tasks (task priorities), which fill
-   the workers' time while the client chooses splits; at most
-   ``FINISH_BACKLOG_PER_WORKER`` finishing tasks per worker wait, the rows of
-   further nodes staying where they are until some end. The next batch of
+   histograms (and in a round that finishes nodes, its taken rows); the
+   sums' reducing tasks; per finishing group (one tree's nodes, about
+   ``LOCAL_ROWS_PER_TASK`` rows) one take per worker (its partitions' rows
+   of the group, `_take_group`) and the finishing task. A partition's tasks
+   run on the worker holding it (a loose restriction: elsewhere only when
+   that worker is lost), or dask would move its node state to whichever
+   worker is less busy. The rounds go before the finishing tasks (task
+   priorities), which fill the workers' time while the client chooses
+   splits; each finishing group goes to the worker with the fewest rows
+   waiting, at most ``FINISH_BACKLOG_PER_WORKER`` tasks and
+   ``FINISH_BACKLOG_BYTES`` of rows per worker (an idle worker takes any
+   group), the rows of further nodes staying where they are; once no
+   histograms are asked for, the client waits until a worker's backlog is
+   down to half, so that one round takes out many groups. The next batch of
    trees starts while the last one's subtrees are being finished.
 4. **Out of bag and the node size.** The rows that choose the node size of
    ``predict_min_samples="oob"`` (hash-selected and class-balanced, at most
@@ -146,10 +153,14 @@ BATCH_STATE_BYTES = 1 << 28
 # Histogram bytes summed and sent to the client per round (node groups, as Spark's
 # maxMemoryInMB); open nodes beyond wait for the next round.
 MAX_ROUND_BYTES = 1 << 26
-# In-memory finishing tasks allowed to wait per worker: beyond, the rounds leave the
-# rows of nodes to finish in memory where they are (in the node ids) until some end,
-# so that rows taken out do not pile up on the workers while the rounds go first.
-FINISH_BACKLOG_PER_WORKER = 2
+# In-memory finishing tasks allowed to wait per worker, and the bytes of their rows
+# (p + FINISH_ROW_BYTES per row: codes, node, row index, class, weight): beyond either,
+# the rounds leave the rows of nodes to finish in memory where they are (in the node
+# ids) until some end, so that rows taken out do not pile up on the workers while the
+# rounds go first. An idle worker always takes one group.
+FINISH_BACKLOG_PER_WORKER = 16
+FINISH_BACKLOG_BYTES = 1 << 27
+FINISH_ROW_BYTES = 21
 # Partial sums one reducing task receives (histograms and root sums summed as a tree).
 REDUCE_FAN_IN = 8
 # A drawn multiplicity is at most 255 (uint8), and weights are rounded to
@@ -396,11 +407,12 @@ def _sum_histograms(*parts):
     return hist, cases
 
 
-def _take_group(group, *results):
+def _take_group(group, *taken):
     """One worker's rows of an in-memory finishing group: the rows its
-    partitions took out (``results``, their round results), sorted by (node,
-    global row index). One task per (worker, group), where the rows are."""
-    parts = [r["parts"][group] for r in results]
+    partitions took out (``taken``, the "parts" of their round results),
+    sorted by (node, global row index). One task per (worker, group), where
+    the rows are."""
+    parts = [t[group] for t in taken]
     node = np.concatenate([p["node"] for p in parts])
     row = np.concatenate([p["row"] for p in parts])
     order = np.lexsort((row, node))
@@ -594,8 +606,15 @@ class _Fit:
 
     # -- plumbing
 
-    def submit(self, fn, *args, name="task", **kwargs):
+    def submit(self, fn, *args, name="task", worker=None, **kwargs):
+        """client.submit with a key naming the fit and the task's kind; with
+        ``worker`` the task runs there (where its data are) while that worker
+        lives, elsewhere if it is lost (a loose restriction: the scheduler
+        would otherwise move a partition's rows and node state to a less busy
+        worker, at every round)."""
         self.stats["tasks"] += 1
+        if worker is not None:
+            kwargs.update(workers=[worker], allow_other_workers=True)
         return self.client.submit(fn, *args, key=f"aucforest-{name}-{self.id}-{next(self._keys)}",
                                   **kwargs)
 
@@ -605,10 +624,13 @@ class _Fit:
         first level sums each worker's partitions where they are, and no task
         receives more than REDUCE_FAN_IN partial sums."""
         level = [futures[i] for i in self.order]
+        workers = [self.block_worker[i] for i in self.order]
         while len(level) > 1:
-            level = [self.submit(fn, *level[i:i + REDUCE_FAN_IN], name=name, priority=1)
-                     if len(level[i:i + REDUCE_FAN_IN]) > 1 else level[i]
-                     for i in range(0, len(level), REDUCE_FAN_IN)]
+            level, workers = (
+                [self.submit(fn, *level[i:i + REDUCE_FAN_IN], name=name, priority=1,
+                             worker=workers[i]) if len(level[i:i + REDUCE_FAN_IN]) > 1
+                 else level[i] for i in range(0, len(level), REDUCE_FAN_IN)],
+                workers[::REDUCE_FAN_IN])
         return level[0]
 
     def gather(self, futures, what="data"):
@@ -714,11 +736,12 @@ class _Fit:
         # partitions grouped by the worker holding them, for the sums' first level (a
         # hint: a partition recomputed elsewhere changes where sums run, not their value)
         where = self.client.who_has(self.blocks)
+        self.block_worker = [min(where.get(b.key, ()), default=None) for b in self.blocks]
         self.order = sorted(range(len(self.blocks)),
-                            key=lambda i: (sorted(where.get(self.blocks[i].key, ())), i))
+                            key=lambda i: (self.block_worker[i] or "", i))
         # ... and for the finishing tasks' takes: one per (worker, group)
-        self.worker_sets = [list(indices) for _, indices in itertools.groupby(
-            self.order, key=lambda i: sorted(where.get(self.blocks[i].key, ())))]
+        self.worker_sets = [(worker, list(indices)) for worker, indices in itertools.groupby(
+            self.order, key=lambda i: self.block_worker[i])]
         totals = np.sum(priors, axis=0)
         forest.classes_, forest.n_classes_ = classes, K
         validate_decision(forest.decision, K)
@@ -767,7 +790,10 @@ class _Fit:
                                           forest.nsplit or 0)
         # trees per batch: their state (5 bytes per row and tree) within BATCH_STATE_BYTES
         # per worker; the trees do not depend on it (each grows from its own keys)
-        self.n_workers = n_workers = max(1, len(self.client.scheduler_info().get("workers", ())))
+        self.workers = sorted(self.client.scheduler_info().get("workers", ()))
+        self.n_workers = n_workers = max(1, len(self.workers))
+        # rows of the finishing tasks waiting on one worker (FINISH_BACKLOG_BYTES)
+        self.backlog_rows = max(1, FINISH_BACKLOG_BYTES // (self.p + FINISH_ROW_BYTES))
         per_batch = int(np.clip(BATCH_STATE_BYTES * n_workers // (5 * self.n), 1,
                                 MAX_TREES_PER_BATCH))
         batches = [range(lo, min(lo + per_batch, len(self.seeds)))
@@ -785,7 +811,7 @@ class _Fit:
         if self.oob is not None:  # the node-size choice's rows, sent to each worker once
             self.oob_x_f = self.submit(_identity, self.oob["X"], name="oobrows")
             self.stats["sent_bytes"] += self.oob["X"].nbytes
-        self.finishing = []  # finishing tasks not known to be done (the backlog)
+        self.finishing = []  # (future, worker, rows) of finishing tasks not known to be done
         self.kept = []  # (top, finishing futures) of trees collapsed once the size is chosen
         self.kept_bounded = []  # cut trees (max_leaf_nodes) collapsed once the size is chosen
         self.unfinished = []  # grown batches whose subtrees are still being finished
@@ -939,11 +965,12 @@ class _Fit:
         K = self.K
         keys = self.draw_keys[list(tree_indices)]
         rates = self.rates[list(tree_indices)]
+        where = self.block_worker
         states = [self.submit(_init_state, b, keys, rates, self.poisson, K, name="draw",
-                              priority=1) for b in self.blocks]
+                              priority=1, worker=w) for b, w in zip(self.blocks, where)]
         sums = self.gather(self._reduce(
-            _sum_arrays, [self.submit(_root_sums, s, name="rootsum", priority=1)
-                          for s in states], "rootsums"))
+            _sum_arrays, [self.submit(_root_sums, s, name="rootsum", priority=1, worker=w)
+                          for s, w in zip(states, where)], "rootsums"))
         self.nodes = []
         roots = []
         self.tree_weight = {}
@@ -975,18 +1002,20 @@ class _Fit:
             self.stats["table_bytes_to_workers"] += self.n_workers * (
                 _payload((routes, request))[0] + (0 if finish is None else finish[0].nbytes))
             results = [self.submit(_round, b, s, tables, self.n_codes, K,
-                                   name="round", priority=1)
-                       for b, s in zip(self.blocks, states)]
+                                   name="round", priority=1, worker=w)
+                       for b, s, w in zip(self.blocks, states, where)]
             del tables
             self.stats["rounds"] += 1
-            states = [self.submit(operator.getitem, r, "state", name="state", priority=1)
-                      for r in results]
+            states = [self.submit(operator.getitem, r, "state", name="state", priority=1,
+                                  worker=w) for r, w in zip(results, where)]
             self._submit_finishing(batch, results, groups)
             routes = None
             if request is not None:
                 hist, cases = self.gather(self._reduce(
-                    _sum_histograms, [self.submit(_hist_of, r, name="hist", priority=1)
-                                      for r in results], "sum"), what="histograms")
+                    _sum_histograms, [self.submit(_hist_of, r, name="hist", priority=1,
+                                                  worker=w)
+                                      for r, w in zip(results, where)], "sum"),
+                    what="histograms")
                 self.stats["histogram_slots"] += hist.shape[0]
                 split_now, still = [], []
                 for node, slots in asked.items():
@@ -1023,47 +1052,89 @@ class _Fit:
 
     def _take_out(self, local, waiting):
         """The nodes finished in memory whose rows this round takes out, in
-        finishing groups, and the nodes that wait (their rows stay in the node
-        ids): at most FINISH_BACKLOG_PER_WORKER finishing tasks per worker wait
-        to run, so that taken-out rows do not pile up on the workers while
-        the rounds go first. Without histograms to ask for (``waiting``
-        False) the client waits for finishing tasks to end instead.
+        finishing groups, each placed on a worker (`_place`), and the nodes
+        that wait (their rows stay in the node ids), so that taken-out rows do
+        not pile up on the workers while the rounds go first. Without
+        histograms to ask for (``waiting`` False) the client waits for
+        finishing tasks to end instead, until the workers' backlog is down to
+        half, so that such a round takes out many groups.
 
-        Returns ((group_of, n_groups) or None, groups, nodes that wait)."""
+        Returns ((group_of, n_groups) or None, [(group, worker)], nodes that wait)."""
         if not local:
             return None, [], []
-        cap = max(1, FINISH_BACKLOG_PER_WORKER * self.n_workers)
-        room = cap - self._finishing_backlog()
-        while room <= 0 and not waiting:
-            from distributed import wait
+        groups = self._groups(local)
+        placed = self._place(groups)
+        while not placed and not waiting:
             self.stats["finishing_waits"] += 1
-            wait(self.finishing, return_when="FIRST_COMPLETED")
-            room = cap - self._finishing_backlog()
-        if room <= 0:
+            self._wait_for_room()
+            placed = self._place(groups)
+        if not placed:
             self.stats["deferred_nodes"] += len(local)
             return None, [], local
-        groups = self._groups(local)
-        taken = groups[:room]
+        taken = groups[:len(placed)]
         group_of = np.full(len(self.nodes), -1, dtype=np.int32)
         for g, group in enumerate(taken):
             for node in group:
                 group_of[node.id] = g
         self.stats["sent_bytes"] += group_of.nbytes
-        waiting = [n for group in groups[room:] for n in group]
+        waiting = [n for group in groups[len(placed):] for n in group]
         self.stats["deferred_nodes"] += len(waiting)
-        return (group_of, len(taken)), taken, waiting
+        return (group_of, len(taken)), list(zip(taken, placed)), waiting
 
-    def _finishing_backlog(self):
-        self.finishing = [f for f in self.finishing if not f.done()]
-        return len(self.finishing)
+    def _backlog(self):
+        """Finishing tasks not done and their rows, per worker: {worker: [tasks, rows]}."""
+        self.finishing = [entry for entry in self.finishing if not entry[0].done()]
+        loads = {worker: [0, 0] for worker in self.workers}
+        for _, worker, rows in self.finishing:
+            if worker in loads:
+                loads[worker][0] += 1
+                loads[worker][1] += rows
+        return loads
+
+    def _place(self, groups):
+        """Workers for the first groups, each on the worker with the fewest
+        rows waiting, while it keeps within FINISH_BACKLOG_PER_WORKER tasks and
+        FINISH_BACKLOG_BYTES of rows (a worker with none waiting takes any
+        group). Returns the workers of the groups placed, in order."""
+        loads = self._backlog()
+        placed = []
+        for group in groups:
+            rows = sum(node.n_cases for node in group)
+            worker = min(loads, key=lambda w: (loads[w][1], loads[w][0], w), default=None)
+            tasks, waiting_rows = loads.get(worker, (0, 0))
+            if tasks and (tasks >= FINISH_BACKLOG_PER_WORKER
+                          or waiting_rows + rows > self.backlog_rows):
+                break
+            if worker is not None:
+                loads[worker] = [tasks + 1, waiting_rows + rows]
+            placed.append((worker, rows))
+        return placed
+
+    def _wait_for_room(self):
+        """Wait for finishing tasks to end until some worker's backlog is at
+        most half its bound."""
+        from distributed import wait
+
+        while self.finishing:
+            loads = self._backlog()
+            if any(tasks * 2 <= FINISH_BACKLOG_PER_WORKER and rows * 2 <= self.backlog_rows
+                   for tasks, rows in loads.values()):
+                return
+            wait([entry[0] for entry in self.finishing], return_when="FIRST_COMPLETED")
 
     def _submit_finishing(self, batch, results, groups):
-        """One finishing task per group (`_grow_local`), its rows taken from
-        each worker's partitions by one task per (worker, group)."""
-        for g, group in enumerate(groups):
-            takes = [self.submit(_take_group, g, *[results[i] for i in indices], name="take",
-                                 priority=1)
-                     for indices in self.worker_sets]
+        """One finishing task per group (`_grow_local`) on the worker chosen
+        for it, its rows taken from each worker's partitions by one task per
+        (worker, group) from the partitions' taken rows (not their whole
+        round results, which hold the node state)."""
+        if not groups:
+            return
+        parts = [self.submit(operator.getitem, r, "parts", name="parts", priority=1, worker=w)
+                 for r, w in zip(results, self.block_worker)]
+        for g, (group, (worker, n_rows)) in enumerate(groups):
+            takes = [self.submit(_take_group, g, *[parts[i] for i in indices], name="take",
+                                 priority=1, worker=holder)
+                     for holder, indices in self.worker_sets]
             oob_at = batch["oob_at"]
             spec = [(n.id, n.key, n.depth, self._min_weight_leaf(n),
                      oob_at.get(n.id) if self.oob is not None and not self.bounded else None)
@@ -1071,12 +1142,12 @@ class _Fit:
             self.stats["sent_bytes"] += 32 * len(spec) + sum(
                 0 if rows is None else rows.nbytes for *_, rows in spec)
             grown = self.submit(_grow_local, takes, spec, self.ctx_f, self.finishing_spec,
-                                self.oob_x_f, name="local")
-            self.finishing.append(grown)
+                                self.oob_x_f, name="local", worker=worker)
+            self.finishing.append((grown, worker, n_rows))
             self.stats["finishing_groups"] += 1
             oob = None
             if self.oob is not None and self.collapse_to is None and not self.bounded:
-                oob = self.submit(_oob_of, grown, name="oobsums")
+                oob = self.submit(_oob_of, grown, name="oobsums", worker=worker)
             batch["groups"][group[0].tree].append((grown, oob))
 
     def _new_node(self, tree, key, depth, counts, n_cases, constant, above=np.inf):

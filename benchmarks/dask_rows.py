@@ -307,14 +307,16 @@ def cost_model(n, partitions, workers, trees, p=FEATURES, m=5, K=2):
         "rounds per batch": rounds_per_batch,
         "tasks per round (without finishing)": per_round,
         "finishing groups per tree": groups_per_tree,
-        "tasks per tree": per_round * rounds_per_batch / T + (workers + 3) * groups_per_tree
+        "tasks per tree": (per_round + partitions) * rounds_per_batch / T
+        + (workers + 3) * groups_per_tree
         + 3 * partitions / T,
         "histograms per tree to the client (MiB)": H / 2**20,
         "finishing rows between workers per tree (MiB)":
             r * n * (p + 14) * (workers - 1) / workers / 2**20,
         "per worker: rows + round state (MiB)": n / workers * (p + 8 + 10 * T) / 2**20,
         "per worker: finishing (backlog + one task) (MiB)":
-            (2 * R * (p + 14) + R * (p + 14) + local * (p + 40)) / 2**20,
+            (max(min(16 * R * (p + 21), 1 << 27), R * (p + 21)) + R * (p + 14)
+             + local * (p + 40)) / 2**20,
         "per worker: grown subtrees waiting under oob (MiB)":
             grown_nodes_per_tree * (65 + 8 * K) * trees / workers / 2**20,
         "client budget (MiB, without the model)":

@@ -21,7 +21,7 @@ distributed = pytest.importorskip("distributed")
 da = pytest.importorskip("dask.array")
 
 # the tasks of the level-wise loop (the rest run once per batch or per fit)
-ROUND_KINDS = {"tables", "round", "state", "hist", "sum", "take", "local", "oobsums", "part"}
+ROUND_KINDS = {"tables", "round", "state", "hist", "sum", "parts", "take", "local", "oobsums"}
 
 
 class TaskLog(distributed.diagnostics.plugin.SchedulerPlugin):
@@ -91,15 +91,16 @@ def _data(n=3000, seed=0):
 
 def _round_bound(partitions, workers, backlog):
     """Most tasks one round may submit (the cost model's count): the tables,
-    per partition a round, its state and its histograms, the sums' reducing
-    tasks, and per finishing group one take per worker, the finishing task
-    and its OOB proportions, at most ``backlog`` x workers groups."""
+    per partition a round, its state, its histograms and its taken rows, the
+    sums' reducing tasks, and per finishing group one take per worker, the
+    finishing task and its OOB proportions, at most ``backlog`` x workers
+    groups."""
     reducers = 0
     level = partitions
     while level > 1:
         level = -(-level // dask_fit.REDUCE_FAN_IN)
         reducers += level
-    return 1 + 3 * partitions + reducers + backlog * workers * (workers + 2)
+    return 1 + 4 * partitions + reducers + backlog * workers * (workers + 2)
 
 
 @pytest.mark.parametrize("partitions", [3, 12])
@@ -127,7 +128,7 @@ def test_tasks_per_round_are_bounded_whatever_the_nodes(cluster, log, monkeypatc
             kinds = [k.split("-")[1] for k in round_keys]
             assert kinds.count("tables") == 1 and kinds.count("round") == partitions
             for key in round_keys:
-                if key.split("-")[1] in ("round", "state", "hist", "take"):
+                if key.split("-")[1] in ("round", "state", "hist", "parts", "take"):
                     assert log.spec_bytes[key] < 1024, (key, log.spec_bytes[key])
         assert forest._dask_fit_stats["tasks_per_round"] == list(map(len, rounds))
     assert counts[None][0] > 3 * counts[4][0], counts  # many more nodes, the same bound
@@ -147,28 +148,37 @@ def test_forest_is_the_same_whatever_the_task_machinery(cluster, monkeypatch):
     monkeypatch.setattr(dask_fit, "MAX_ROUND_BYTES", 1)
     monkeypatch.setattr(dask_fit, "REDUCE_FAN_IN", 2)
     monkeypatch.setattr(dask_fit, "LOCAL_ROWS_PER_TASK", 1)
-    monkeypatch.setattr(dask_fit, "FINISH_BACKLOG_PER_WORKER", 0)  # one task in all
+    monkeypatch.setattr(dask_fit, "FINISH_BACKLOG_PER_WORKER", 0)  # one task per worker
+    deferred = 0
     for sizes in ([2000], [700, 600, 700], [100, 300, 250, 350, 500, 120, 380]):
         forest = AUCForestClassifier(**params).fit(*chunked(sizes, X, y))
         stats = forest._dask_fit_stats
-        assert stats["deferred_nodes"] > 0 and stats["rounds"] > reference._dask_fit_stats[
-            "rounds"], stats
+        assert stats["rounds"] > reference._dask_fit_stats["rounds"], stats
+        deferred += stats["deferred_nodes"]
         assert_same_trees(forest, reference)
         assert forest.oob_score_ == reference.oob_score_
+    assert deferred > 0  # (how many wait depends on when the finishing tasks end)
 
 
-def test_finishing_tasks_waiting_are_capped(cluster, log, monkeypatch):
+@pytest.mark.parametrize("per_worker, backlog_bytes", [(2, 1 << 27), (16, 1)])
+def test_finishing_tasks_waiting_are_capped(cluster, log, monkeypatch, per_worker,
+                                            backlog_bytes):
     """Rounds go before finishing; at most FINISH_BACKLOG_PER_WORKER finishing
-    tasks per worker wait at once (read from the scheduler's transitions),
-    though the fit has many more groups."""
+    tasks per worker wait at once, and no more rows than FINISH_BACKLOG_BYTES
+    allow (one group per worker when that is below one group), read from the
+    scheduler's transitions and placements, though the fit has many more
+    groups."""
     monkeypatch.setattr(dask_fit, "LOCAL_ROWS", 150)
     monkeypatch.setattr(dask_fit, "LOCAL_ROWS_PER_TASK", 1)
+    monkeypatch.setattr(dask_fit, "FINISH_BACKLOG_PER_WORKER", per_worker)
+    monkeypatch.setattr(dask_fit, "FINISH_BACKLOG_BYTES", backlog_bytes)
     X, y = _data(3000, seed=2)
     forest = AUCForestClassifier(6, random_state=2).fit(*chunked([1000] * 3, X, y))
     groups = forest._dask_fit_stats["finishing_groups"]
-    cap = dask_fit.FINISH_BACKLOG_PER_WORKER * 2
+    cap = min(per_worker, max(1, backlog_bytes // (6 + dask_fit.FINISH_ROW_BYTES))) * 2
     assert groups > 3 * cap
     assert 0 < log.most_waiting <= cap, (log.most_waiting, cap)
+    assert forest._dask_fit_stats["finishing_waits"] > 0
 
 
 def _node_arrays(obj, found):
