@@ -1131,7 +1131,8 @@ def _validated_node_arrays(idx_t n_features, idx_t n_classes, dict arrays):
                          "is out of range (children must follow their parent)")
     if internal.any():
         targets = np.concatenate([left[internal], right[internal]])
-        if np.unique(targets).size != targets.size or np.any(targets == 0):
+        # targets > 0 here (left = index + 1, right > index + 1): a count per node
+        if np.bincount(targets).max() > 1:
             raise ValueError("tree is malformed: a node is the child of two parents")
         if targets.size != n_nodes - 1:
             raise ValueError("tree is malformed: some nodes are unreachable from the root")

@@ -207,6 +207,40 @@ def test_grown_trees_pass_the_checks_of_loaded_trees(params):
         np.testing.assert_array_equal(checked[name], array, err_msg=name)
 
 
+def _five_node_arrays(left, right):
+    """Node arrays of a 5-node tree of 2 features and 2 classes with the given
+    children (features where a node has children)."""
+    left, right = np.asarray(left, dtype=np.intp), np.asarray(right, dtype=np.intp)
+    n = left.shape[0]
+    return {"children_left": left, "children_right": right,
+            "feature": np.where(left >= 0, 0, -2).astype(np.intp),
+            "threshold": np.where(left >= 0, 0.5, -2.0),
+            "missing_go_to_left": np.zeros(n, dtype=np.uint8),
+            "value": np.full((n, 2), 0.5), "n_node_samples": np.full(n, 4, dtype=np.intp),
+            "weighted_n_node_samples": np.full(n, 4.0), "impurity": np.full(n, 0.5),
+            "improvement": np.zeros(n)}
+
+
+@pytest.mark.parametrize("left, right, problem", [
+    ([1, 2, -1, -1, -1], [4, 3, -1, -1, -1], None),        # a valid preorder tree
+    ([1, 2, -1, -1, -1], [3, 3, -1, -1, -1], "two parents"),  # node 3 under 0 and 1
+    ([1, -1, -1, -1, -1], [2, -1, -1, -1, -1], "unreachable"),
+    ([1, 2, -1, -1, -1], [4, 2, -1, -1, -1], "out of range"),
+    ([1, -1, -1, -1, -1], [2, 3, -1, -1, -1], "no left child"),
+])
+def test_node_arrays_of_a_malformed_tree_are_refused(left, right, problem):
+    """The structure checks of a loaded tree, against trees built by hand:
+    each malformation is named, and a valid tree passes unchanged."""
+    from aucforest._tree import _validated_node_arrays
+    arrays = _five_node_arrays(left, right)
+    if problem is None:
+        checked = _validated_node_arrays(2, 2, arrays)
+        np.testing.assert_array_equal(checked["children_right"], right)
+        return
+    with pytest.raises(ValueError, match=problem):
+        _validated_node_arrays(2, 2, arrays)
+
+
 @pytest.mark.parametrize("n_rows", [1, 31, 32, 33, 257])
 @pytest.mark.parametrize("min_samples", [1, 3])
 def test_apply_sends_rows_side_by_side_to_the_nodes_of_a_plain_walk(n_rows, min_samples):
