@@ -76,10 +76,23 @@ same for any chunking and any number of workers.
 
 A dask DataFrame is fitted on its numbers: nullable (Int64, Float64,
 boolean) and bool columns become float64 in each partition, pd.NA as NaN, as
-in memory; a ``category`` or text column is refused, naming it (the trees
-split ordered features only here). Its sizes are counted on the array's own
-graph, so a frame whose optimizations fuse partitions differently (several
-parquet files) fits.
+in memory; a text column is refused, naming it. Its sizes are counted on the
+array's own graph, so a frame whose optimizations fuse partitions
+differently (several parquet files) fits.
+
+Categorical features are those of the in-memory fit (`fit_categories` on
+the frame's meta, `categorical_features` as in memory): a ``category``
+column's categories must be known (the meta's, ``.cat.as_known()``; else a
+ValueError naming the column), and each partition's values become the codes
+of those categories by value (`_coded_frame`), whatever the partition's own
+categories, so the forest does not depend on the partitioning; codes in an
+array are checked where they are (`check_categorical_codes`). A categorical
+feature has one bin per level (its code, `_level_codes`; no edges sampled):
+the client scans its summed histogram by level sets
+(`HistogramSplitter`, `Splitter._scan_levels`), `route` and the client's
+out-of-bag routing send rows by the set's 256-bit table, the in-memory
+finishing grows on `BinnedData` with the same mask, and the trees hold the
+sets as the in-memory trees do (``categorical_split``, ``left_levels``).
 
 Prediction on dask collections (`predict_proba`, `predict`, `apply`) is lazy:
 each block becomes the rows the dense predict reads (`_dense_rows`: a
