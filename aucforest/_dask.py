@@ -375,7 +375,7 @@ def _encode_block(X, y, w, start, ctx):
     X = np.asarray(X, dtype=np.float32)
     n, p = X.shape
     codes = np.empty((n, p), dtype=np.uint8)
-    categorical = ctx["is_categorical"]
+    categorical = ctx.get("is_categorical")
     for f in range(p):
         if categorical is not None and categorical[f]:  # the level itself, as bin_features
             codes[:, f] = _level_codes(X[:, f])
@@ -522,10 +522,10 @@ def _grow_local(takes, nodes, ctx, finishing, oob_x):
             start += hi - lo
         del place
         w *= ctx["weight_scale"]
-        binned = BinnedData(codes, ctx["edges"], ctx["n_bins"], ctx["is_categorical"])
+        binned = BinnedData(codes, ctx["edges"], ctx["n_bins"], ctx.get("is_categorical"))
         max_depth = None if params["max_depth"] is None else params["max_depth"] - depth
         total = w.sum()
-        tree_ = grow_tree(binned, y, w, K, is_categorical=ctx["is_categorical"],
+        tree_ = grow_tree(binned, y, w, K, is_categorical=ctx.get("is_categorical"),
                           seed=int(key), **dict(
                               params, max_depth=max_depth,
                               min_weight_fraction_leaf=min_weight_leaf / total
@@ -851,7 +851,7 @@ class _Fit:
         self.min_samples_leaf = min(forest.min_samples_leaf, self.n)
         self.splitter = HistogramSplitter(self.edges, self.p, self.K, criterion,
                                           self.max_features, self.min_samples_leaf,
-                                          forest.nsplit or 0, self.ctx["is_categorical"])
+                                          forest.nsplit or 0, self.ctx.get("is_categorical"))
         # trees per batch: their state (5 bytes per row and tree) within BATCH_STATE_BYTES
         # per worker; the trees do not depend on it (each grows from its own keys)
         self.n_workers = n_workers = max(1, len(self.client.scheduler_info().get("workers", ())))
@@ -1499,7 +1499,7 @@ class _Fit:
                              for b in self.blocks])
         oob = {name: np.concatenate([part[name] for part in parts])
                for name in ("row", "y", "draw_y", "codes")}
-        oob["X"] = _edge_values(oob, self.edges, self.n_bins, self.ctx["is_categorical"])
+        oob["X"] = _edge_values(oob, self.edges, self.n_bins, self.ctx.get("is_categorical"))
         m = oob["row"].shape[0]
         oob["proba"] = np.zeros((len(self.candidates), m, K))
         oob["n_trees"] = np.zeros(m)

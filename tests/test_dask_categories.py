@@ -144,6 +144,29 @@ def test_splits_are_level_sets_as_in_memory(client, small_nodes):
     assert auc["dask"] > auc["numbers"] + 0.05, auc
 
 
+@pytest.mark.parametrize("criterion", ["auc", "gini"])
+def test_three_class_root_level_set_is_the_in_memory_one(client, small_nodes, criterion):
+    """Three classes: under AUC one level order per class ranking (exact over
+    all partitions), under Gini the class-composition order; the Dask root's
+    level set and children are the in-memory root's."""
+    rng = np.random.RandomState(5)
+    n = 900
+    letter = rng.choice(LETTERS, n)
+    y = np.select([np.isin(letter, ["a", "d"]), np.isin(letter, ["b", "e"])], [0, 1], 2)
+    y = np.where(rng.rand(n) < 0.25, rng.randint(0, 3, n), y)
+    frame = pd.DataFrame({"noise": rng.randn(n),
+                          "letter": pd.Categorical(letter, categories=LETTERS)})
+    params = dict(n_estimators=1, bootstrap=False, max_features=None, max_depth=1,
+                  criterion=criterion, random_state=0)
+    on_dask = AUCForestClassifier(**params).fit(*dask_frame(frame, y, 3))
+    in_memory = AUCForestClassifier(**params).fit(frame, y)
+    dask_root, memory_root = on_dask.estimators_[0].tree_, in_memory.estimators_[0].tree_
+    assert dask_root.feature[0] == memory_root.feature[0] == 1
+    assert _left_letters(dask_root) == _left_letters(memory_root)
+    np.testing.assert_array_equal(dask_root.n_node_samples, memory_root.n_node_samples)
+    np.testing.assert_allclose(dask_root.improvement, memory_root.improvement, rtol=1e-12)
+
+
 # ---------------------------------------------------------------- (c) codes in an array
 
 @pytest.mark.parametrize("given", [[1, 2], np.array([False, True, True])])
