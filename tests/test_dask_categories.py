@@ -131,7 +131,7 @@ def test_splits_are_level_sets_as_in_memory(client, small_nodes):
     np.testing.assert_array_equal(dask_root.n_node_samples, memory_root.n_node_samples)
     assert dask_root.missing_go_to_left[0] == memory_root.missing_go_to_left[0]
 
-    params = dict(n_estimators=20, random_state=0, max_depth=3)
+    params = dict(n_estimators=20, random_state=0, max_depth=2)
     auc = {}
     on_dask = AUCForestClassifier(**params).fit(*dask_frame(frame[train], y[train], 3))
     auc["dask"] = roc_auc_score(y[test], on_dask.predict_proba(frame[test])[:, 1])
