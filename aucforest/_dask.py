@@ -83,10 +83,23 @@ same for any chunking and any number of workers.
 
 A dask DataFrame is fitted on its numbers: nullable (Int64, Float64,
 boolean) and bool columns become float64 in each partition, pd.NA as NaN, as
-in memory; a ``category`` or text column is refused, naming it (the trees
-split ordered features only here). Its sizes are counted on the array's own
-graph, so a frame whose optimizations fuse partitions differently (several
-parquet files) fits.
+in memory; a text column is refused, naming it. Its sizes are counted on the
+array's own graph, so a frame whose optimizations fuse partitions
+differently (several parquet files) fits.
+
+Categorical features are those of the in-memory fit (`fit_categories` on
+the frame's meta, `categorical_features` as in memory): a ``category``
+column's categories must be known (the meta's, ``.cat.as_known()``; else a
+ValueError naming the column), and each partition's values become the codes
+of those categories by value (`_coded_frame`), whatever the partition's own
+categories, so the forest does not depend on the partitioning; codes in an
+array are checked where they are (`check_categorical_codes`). A categorical
+feature has one bin per level (its code, `_level_codes`; no edges sampled):
+the client scans its summed histogram by level sets
+(`HistogramSplitter`, `Splitter._scan_levels`), `route` and the client's
+out-of-bag routing send rows by the set's 256-bit table, the in-memory
+finishing grows on `BinnedData` with the same mask, and the trees hold the
+sets as the in-memory trees do (``categorical_split``, ``left_levels``).
 
 Prediction on dask collections (`predict_proba`, `predict`, `apply`) is lazy:
 each block becomes the rows the dense predict reads (`_dense_rows`: a
@@ -115,8 +128,8 @@ import numpy as np
 from ._base import (MAX_SEED, SPLIT_STATISTIC_CRITERIA, check_categorical_codes,
                     check_counts_are_not_booleans, check_some_weight, check_two_classes,
                     collapsed, fit_atomically, grow_tree, resolve_max_features, tree_params)
-from ._binning import MAX_BINS, BinnedData, _codes, set_feature_edges
-from ._categories import predict_codes
+from ._binning import MAX_BINS, MISSING_CODE, BinnedData, _codes, _level_codes, set_feature_edges
+from ._categories import fit_categories, predict_codes, resolve_fitted
 from ._compat import check_sample_weight
 from ._dask_kernels import (HistogramSplitter, draw_counts, feature_order, hash_key,
                             histograms, node_impurity, route, row_uniforms, start_trees,
@@ -202,9 +215,11 @@ def _is_dask_frame(X):
     return dd is not None and isinstance(X, (dd.DataFrame, dd.Series))
 
 
-def _as_rows(X, y, sample_weight):
+def _as_rows(X, y, sample_weight, categories=None):
     """X as a dask array with one column chunk, y and sample_weight chunked as its
-    rows; the feature names of a DataFrame (None otherwise)."""
+    rows; the feature names of a DataFrame (None otherwise). A DataFrame's
+    ``category`` columns become the codes of ``categories`` (one list or None
+    per column: `_numeric_frame`)."""
     import dask.array as da
 
     names = None
@@ -214,7 +229,7 @@ def _as_rows(X, y, sample_weight):
             names = np.asarray(columns, dtype=object)
         # sizes from the array's own graph (lengths=True can count the partitions of
         # another optimization of the frame, e.g. parquet files read together)
-        X = _numeric_frame(X).to_dask_array()
+        X = _numeric_frame(X, categories).to_dask_array()
     if not isinstance(X, da.Array):
         raise TypeError(f"X must be a dask array or DataFrame; got {type(X).__name__}")
     if X.ndim != 2:
@@ -246,19 +261,43 @@ def _as_rows(X, y, sample_weight):
     return X, aligned(y, "y"), aligned(sample_weight, "sample_weight"), names
 
 
-def _numeric_frame(X):
+def _frame_categories(X, categorical_features):
+    """(is_categorical, categories) of a dask DataFrame, as `fit_categories`
+    finds them on a pandas one (from its meta: the columns' categories, in
+    their order); (None, None) for an array (`resolve_fitted` resolves its
+    ``categorical_features`` once its width is known). ValueError naming a
+    ``category`` column whose categories are unknown (``known=False``: each
+    partition has its own, unknown until computed)."""
+    if not (_is_dask_frame(X) and X.ndim == 2):
+        return None, None
+    for name, dtype in X.dtypes.items():
+        if str(dtype) == "category" and not X[name].cat.known:
+            raise ValueError(f"column {str(name)!r} is a category column of unknown "
+                             "categories (each partition has its own); the Dask fit needs "
+                             f"them known: X[{str(name)!r}] = X[{str(name)!r}].cat.as_known() "
+                             "(or read the data with them known)")
+    _, is_categorical, categories = fit_categories(X._meta, categorical_features)
+    return is_categorical, categories
+
+
+def _numeric_frame(X, categories=None):
     """A dask DataFrame's columns as numbers, as the in-memory fit takes them:
     nullable (Int64, Float64, boolean; pd.NA missing) and bool columns become
-    float64 (NaN missing) in each partition. ValueError naming a category
-    column (the Dask fit splits ordered features only) or a text column."""
+    float64 (NaN missing) in each partition, and a ``category`` column the
+    codes of its levels in ``categories[j]`` (matched by value in each
+    partition, whatever its own categories' order: `_coded_frame`).
+    ValueError naming a text column, or a category column without
+    ``categories`` (a forest fitted on numbers there)."""
     from pandas.api.types import is_bool_dtype, is_numeric_dtype
 
-    for name, dtype in X.dtypes.items():
+    categories = [None] * len(X.columns) if categories is None else categories
+    for (name, dtype), levels in zip(X.dtypes.items(), categories):
         if str(dtype) == "category":
-            raise ValueError(f"column {str(name)!r} has the category dtype: categorical features "
-                             "are not available for Dask input (the Dask fit splits ordered "
-                             "features only); fit on a pandas DataFrame, or convert the column "
-                             "to numbers")
+            if levels is None:
+                raise ValueError(f"column {str(name)!r} has the category dtype, but the forest "
+                                 "was fitted on numbers there; pass the column as it was at "
+                                 "fit")
+            continue
         if getattr(dtype, "kind", "O") in "OSU" or str(dtype).startswith(("str", "string")):
             raise ValueError(f"column {str(name)!r} holds text (dtype {dtype}); the Dask fit "
                              "takes numbers only")
@@ -267,15 +306,36 @@ def _numeric_frame(X):
                              "numbers only")
     if all(isinstance(dtype, np.dtype) and dtype.kind in "iuf" for dtype in X.dtypes):
         return X
-    return X.map_partitions(_float_frame, meta=_float_frame(X._meta))
+    return X.map_partitions(_coded_frame, categories, meta=_coded_frame(X._meta, categories))
 
 
-def _float_frame(frame):
-    """A pandas partition as float64 columns, pd.NA as NaN."""
+def _coded_frame(frame, categories):
+    """A pandas partition as float64 columns, pd.NA as NaN, each ``category``
+    column as the positions of its values in ``categories[j]`` (by value, NaN
+    missing); ValueError naming a column whose partition holds a level not
+    among them."""
     import pandas
 
-    return pandas.DataFrame(frame.to_numpy(dtype=np.float64, na_value=np.nan),
-                            index=frame.index, columns=frame.columns)
+    columns = {}
+    for name, levels in zip(frame.columns, categories):
+        column = frame[name]
+        if levels is None:
+            columns[name] = column.to_numpy(dtype=np.float64, na_value=np.nan)
+            continue
+        # code -1 (missing) takes the last entry, -1
+        positions = np.append(pandas.Index(levels).get_indexer(column.cat.categories), -1)
+        codes = column.cat.codes.to_numpy()
+        mapped = positions[codes]
+        unknown = (codes >= 0) & (mapped < 0)
+        if unknown.any():
+            raise ValueError(f"column {str(name)!r} holds the level "
+                             f"{column[unknown].iloc[0]!r}, which is not among its categories "
+                             f"{list(levels)[:10]}; the partitions' levels must be the "
+                             "frame's (its meta's) categories")
+        values = mapped.astype(np.float64)
+        values[mapped < 0] = np.nan
+        columns[name] = values
+    return pandas.DataFrame(columns, index=frame.index, columns=frame.columns)
 
 
 def _check_supported(forest):
@@ -293,10 +353,15 @@ def _check_supported(forest):
 
 # ---------------------------------------------------------------------------- block tasks
 
-def _block_stats(X, y, w, start, sample_key, sample_rate):
+def _block_stats(X, y, w, start, sample_key, sample_rate, is_categorical=None, names=None):
     """What the client needs from one partition before binning: infinite
-    values, labels, weights' range, and the hash-selected sample of rows."""
+    values, labels, weights' range, the hash-selected sample of rows (of
+    the ordered features: a categorical feature's bins are its levels) and
+    each categorical feature's largest level code (-1: none), its codes
+    checked with the in-memory error (`check_categorical_codes`)."""
     X = np.asarray(X, dtype=np.float32)
+    check_categorical_codes(X, is_categorical, names)
+    categorical = np.zeros(X.shape[1], dtype=bool) if is_categorical is None else is_categorical
     y = np.asarray(y)
     labels, counts = np.unique(y, return_counts=True)
     stats = {"infinite": bool(np.isinf(X).any()), "labels": labels, "counts": counts}
@@ -308,7 +373,10 @@ def _block_stats(X, y, w, start, sample_key, sample_rate):
         positive = y
     stats["positive"] = np.unique(positive, return_counts=True)
     selected = row_uniforms(sample_key, start, X.shape[0]) < sample_rate
-    stats["sample"] = X[selected]
+    stats["sample"] = X[selected][:, ~categorical]
+    levels = X[:, categorical]
+    stats["largest_level"] = np.max(np.where(np.isnan(levels), -1, levels), axis=0,
+                                    initial=-1).astype(np.int64)
     return stats
 
 
@@ -318,8 +386,12 @@ def _encode_block(X, y, w, start, ctx):
     X = np.asarray(X, dtype=np.float32)
     n, p = X.shape
     codes = np.empty((n, p), dtype=np.uint8)
+    categorical = ctx.get("is_categorical")
     for f in range(p):
-        codes[:, f] = _codes(X[:, f], ctx["edges"][f, :ctx["n_bins"][f] - 1])
+        if categorical is not None and categorical[f]:  # the level itself, as bin_features
+            codes[:, f] = _level_codes(X[:, f])
+        else:
+            codes[:, f] = _codes(X[:, f], ctx["edges"][f, :ctx["n_bins"][f] - 1])
     y = np.searchsorted(ctx["classes"], np.asarray(y)).astype(np.int32)
     K = ctx["classes"].shape[0]
     prior = np.zeros(K, dtype=np.int64)
@@ -462,10 +534,10 @@ def _grow_local(takes, nodes, ctx, finishing, oob_x):
             start += hi - lo
         del place
         w *= ctx["weight_scale"]
-        binned = BinnedData(codes, ctx["edges"], ctx["n_bins"])
+        binned = BinnedData(codes, ctx["edges"], ctx["n_bins"], ctx.get("is_categorical"))
         max_depth = None if params["max_depth"] is None else params["max_depth"] - depth
         total = w.sum()
-        tree_ = grow_tree(binned, y, w, K,
+        tree_ = grow_tree(binned, y, w, K, is_categorical=ctx.get("is_categorical"),
                           seed=int(key), **dict(
                               params, max_depth=max_depth,
                               min_weight_fraction_leaf=min_weight_leaf / total
@@ -498,7 +570,8 @@ def _collapse_subtree(subtree, n_features, n_classes, min_samples, split_impurit
     the parent's proportions."""
     arrays, depth = subtree
     if arrays["n_node_samples"][0] < min_samples:
-        leaf = {name: np.asarray(a)[:1].copy() for name, a in arrays.items()}
+        leaf = {name: np.asarray(a)[:1].copy() for name, a in arrays.items()
+                if name not in ("categorical_split", "left_levels")}
         leaf["children_left"][:] = -1
         leaf["children_right"][:] = -1
         leaf["feature"][:] = -2
@@ -522,14 +595,18 @@ def _oob_of(result):
     return result["oob"]
 
 
-def _edge_values(block, edges, n_bins):
+def _edge_values(block, edges, n_bins, is_categorical=None):
     """float32 values standing for the codes: a bin's upper edge (NaN when
-    missing), which every tree sends where it sends the bin's real values."""
+    missing), which every tree sends where it sends the bin's real values;
+    a categorical feature's level code itself."""
     codes = block["codes"]
     X = np.empty(codes.shape, dtype=np.float32, order="F")
     for f in range(codes.shape[1]):
         table = np.full(256, np.nan, dtype=np.float32)
-        table[:n_bins[f]] = edges[f, :n_bins[f]]
+        if is_categorical is not None and is_categorical[f]:
+            table[:MISSING_CODE] = np.arange(MISSING_CODE)
+        else:
+            table[:n_bins[f]] = edges[f, :n_bins[f]]
         X[:, f] = table[codes[:, f]]
     return X
 
@@ -654,11 +731,15 @@ class _Fit:
         _check_supported(forest)
         from sklearn.utils import check_random_state
 
-        self.X, self.y, self.w, self.names = _as_rows(*self.inputs)
+        X, y, sample_weight = self.inputs
+        is_categorical, categories = _frame_categories(X, forest.categorical_features)
+        self.X, self.y, self.w, self.names = _as_rows(X, y, sample_weight, categories)
         self.n, self.p = n, p = self.X.shape
         if n == 0 or p == 0:
             raise ValueError(f"X has shape {self.X.shape}; at least one row and one feature "
                              "are needed")
+        self.is_categorical, self.categories = resolve_fitted(
+            forest.categorical_features, p, is_categorical, categories)
         random_state = check_random_state(forest.random_state)
         self.seeds = random_state.randint(MAX_SEED, size=forest.n_estimators)
         self.fit_key = int(random_state.randint(MAX_SEED))
@@ -683,8 +764,10 @@ class _Fit:
         w_blocks = [None] * len(X_blocks) if self.w is None else list(self.w.to_delayed().ravel())
         sample_rate = min(1.0, EDGE_SAMPLE_ROWS / n)
         edge_key = hash_key(self.fit_key, _STREAM_EDGES)
+        categorical = self.is_categorical if self.is_categorical.any() else None
         stats = self.gather(self.client.compute([
-            dask.delayed(_block_stats)(xb, yb, wb, int(s), edge_key, sample_rate)
+            dask.delayed(_block_stats)(xb, yb, wb, int(s), edge_key, sample_rate, categorical,
+                                       self.names)
             for xb, yb, wb, s in zip(X_blocks, y_blocks, w_blocks, starts)]))
         if any(s["infinite"] for s in stats):
             raise ValueError("Input X contains infinity or a value too large for "
@@ -714,8 +797,12 @@ class _Fit:
         sample = np.concatenate([s["sample"] for s in stats])
         edges = np.full((p, self.max_bins), np.inf)
         n_bins = np.empty(p, dtype=np.intp)
-        for f in range(p):  # as bin_features does on the sampled rows
-            set_feature_edges(f, np.array(sample[:, f]), self.max_bins, edges, n_bins)
+        for j, f in enumerate(np.flatnonzero(~self.is_categorical)):  # as bin_features does
+            set_feature_edges(f, np.array(sample[:, j]), self.max_bins, edges, n_bins)
+        # a categorical feature: one bin per level (its codes are the levels), edges unused
+        largest = np.max([s["largest_level"] for s in stats], axis=0, initial=-1)
+        for j, f in enumerate(np.flatnonzero(self.is_categorical)):
+            n_bins[f] = max(1, int(largest[j]) + 1, len(self.categories[f] or ()))
         self.classes, self.class_counts, self.positive = classes, counts, positive
         self.edges, self.n_bins = edges, n_bins
         self.n_codes = int(n_bins.max()) + 1  # value bins and the missing one
@@ -725,7 +812,8 @@ class _Fit:
         self.ctx = {"edges": edges, "n_bins": n_bins, "classes": classes, "w_max": w_max,
                     "weight_unit": 2.0 ** self.weight_bits, "weighted": weighted,
                     "class_weights": class_weights, "balanced": forest.balanced_bootstrap,
-                    "n_classes": K, "weight_scale": self.weight_scale, "params": params}
+                    "n_classes": K, "weight_scale": self.weight_scale, "params": params,
+                    "is_categorical": categorical}
         # a task, not scattered data: a worker lost mid-fit recomputes it
         ctx_f = self.submit(_identity, self.ctx, name="context")
         self.ctx_f = ctx_f
@@ -755,8 +843,7 @@ class _Fit:
             forest.feature_names_in_ = self.names
         elif "feature_names_in_" in vars(forest):
             del forest.feature_names_in_
-        forest.is_categorical_ = np.zeros(p, dtype=bool)  # ordered features only
-        forest.categories_ = [None] * p
+        forest.is_categorical_, forest.categories_ = self.is_categorical, self.categories
         forest.max_bins_ = self.max_bins
         self._draw_rates()
         self._oob_choice_rows()
@@ -787,7 +874,7 @@ class _Fit:
         self.min_samples_leaf = min(forest.min_samples_leaf, self.n)
         self.splitter = HistogramSplitter(self.edges, self.p, self.K, criterion,
                                           self.max_features, self.min_samples_leaf,
-                                          forest.nsplit or 0)
+                                          forest.nsplit or 0, self.ctx.get("is_categorical"))
         # trees per batch: their state (5 bytes per row and tree) within BATCH_STATE_BYTES
         # per worker; the trees do not depend on it (each grows from its own keys)
         self.workers = sorted(self.client.scheduler_info().get("workers", ()))
@@ -946,7 +1033,14 @@ class _Fit:
                 continue
             r = node.split
             x = X[rows, r["feature"]].astype(np.float64)
-            left = (x <= np.float64(r["threshold"])) | (np.isnan(x) & bool(r["missing_left"]))
+            if r["categorical"]:  # the level codes in the set (NaN: missing)
+                observed = ~np.isnan(x)
+                left = np.isnan(x) & bool(r["missing_left"])
+                left[observed] = _levels_left(r["left_levels"], MISSING_CODE)[
+                    x[observed].astype(np.intp)]
+            else:
+                left = ((x <= np.float64(r["threshold"]))
+                        | (np.isnan(x) & bool(r["missing_left"])))
             oob_at[node.children[0].id] = rows[left]
             oob_at[node.children[1].id] = rows[~left]
 
@@ -1296,8 +1390,13 @@ class _Fit:
         f, b = result["feature"], result["bin"]
         h, c = node.hists[f]
         node.hists = {}
-        left = h[:b + 1].sum(axis=0)
-        left_cases = int(c[:b + 1].sum())
+        if result["categorical"]:  # the levels of the set, as the splitter summed them
+            goes_left = _levels_left(result["left_levels"], self.n_codes - 1)
+            left = h[:-1][goes_left].sum(axis=0)
+            left_cases = int(c[:-1][goes_left].sum())
+        else:
+            left = h[:b + 1].sum(axis=0)
+            left_cases = int(c[:b + 1].sum())
         if result["missing_left"]:
             left = left + h[-1]
             left_cases += int(c[-1])
@@ -1317,13 +1416,16 @@ class _Fit:
 
     def _routes(self, split_nodes):
         """Tables (indexed by node id) moving the rows of the split nodes to their
-        children: a leaf child drops them (-1)."""
+        children: a leaf child drops them (-1); a categorical split's row of
+        left levels (`route`'s level_set and left_levels)."""
         size = len(self.nodes)
         feature = np.full(size, -1, dtype=np.int32)
         threshold_bin = np.zeros(size, dtype=np.int32)
         missing_left = np.zeros(size, dtype=np.uint8)
         left = np.full(size, -1, dtype=np.int32)
         right = np.full(size, -1, dtype=np.int32)
+        level_set = np.full(size, -1, dtype=np.int32)
+        level_sets = []
         for node in split_nodes:
             if node.kind == "leaf":  # no valid split: its rows leave the batch's work
                 feature[node.id] = -2
@@ -1332,11 +1434,18 @@ class _Fit:
             feature[node.id] = r["feature"]
             threshold_bin[node.id] = r["bin"]
             missing_left[node.id] = r["missing_left"]
+            if r["categorical"]:
+                level_set[node.id] = len(level_sets)
+                level_sets.append(r["left_levels"])
             lc, rc = node.children
             left[node.id] = lc.id if lc.kind != "leaf" else -1
             right[node.id] = rc.id if rc.kind != "leaf" else -1
-        self.stats["sent_bytes"] += 17 * size
-        return feature, threshold_bin, missing_left, left, right
+        if not level_sets:
+            self.stats["sent_bytes"] += 17 * size
+            return feature, threshold_bin, missing_left, left, right
+        left_levels = np.array(level_sets, dtype=np.uint64).reshape(-1, 4)
+        self.stats["sent_bytes"] += 21 * size + left_levels.nbytes
+        return feature, threshold_bin, missing_left, left, right, level_set, left_levels
 
     def _assemble(self, root, subtrees):
         """The grown tree as a `Tree` in depth-first preorder, subtrees grafted."""
@@ -1344,7 +1453,8 @@ class _Fit:
         columns = {name: [] for name in ("children_left", "children_right", "feature",
                                          "threshold", "missing_go_to_left", "value",
                                          "n_node_samples", "weighted_n_node_samples",
-                                         "impurity", "improvement")}
+                                         "impurity", "improvement", "categorical_split")}
+        level_sets = []  # the left levels of the categorical splits, in node order
         max_depth = 0
         stack = [(root, -1, True)]
         count = 0
@@ -1357,6 +1467,10 @@ class _Fit:
             if node.kind == "local":
                 arrays, depth = subtrees[node.id]
                 n_sub = arrays["children_left"].shape[0]
+                if "left_levels" in arrays:
+                    level_sets.append(np.asarray(arrays["left_levels"], dtype=np.uint64))
+                else:
+                    arrays = dict(arrays, categorical_split=np.zeros(n_sub, dtype=np.uint8))
                 for name in columns:
                     a = np.asarray(arrays[name])
                     if name in ("children_left", "children_right"):
@@ -1393,6 +1507,10 @@ class _Fit:
             columns["weighted_n_node_samples"].append([node.weight])
             columns["impurity"].append([impurity])
             columns["improvement"].append([gain])
+            categorical = split and node.split["categorical"]
+            columns["categorical_split"].append(np.array([categorical], dtype=np.uint8))
+            if categorical:
+                level_sets.append(node.split["left_levels"].reshape(1, 4))
             count += 1
             if split:
                 stack.append((node.children[1], index, False))
@@ -1400,6 +1518,10 @@ class _Fit:
         arrays = {name: np.concatenate(parts) for name, parts in columns.items()}
         for parent, index in right_of.items():
             arrays["children_right"][parent] = index
+        if level_sets:
+            arrays["left_levels"] = np.concatenate(level_sets).astype(np.uint64)
+        else:  # no categorical split: the arrays of a tree of ordered splits
+            del arrays["categorical_split"]
         tree_ = Tree(self.p, self.K, max_depth=max_depth, **arrays)
         if self.forest.max_leaf_nodes is None:
             return tree_
@@ -1448,7 +1570,7 @@ class _Fit:
                              for b in self.blocks])
         oob = {name: np.concatenate([part[name] for part in parts])
                for name in ("row", "y", "draw_y", "codes")}
-        oob["X"] = _edge_values(oob, self.edges, self.n_bins)
+        oob["X"] = _edge_values(oob, self.edges, self.n_bins, self.ctx.get("is_categorical"))
         m = oob["row"].shape[0]
         oob["proba"] = np.zeros((len(self.candidates), m, K))
         oob["n_trees"] = np.zeros(m)
@@ -1515,7 +1637,7 @@ def oob_decision_function(forest, X, y, sample_weight=None):
     if not is_dask_collection(X):
         raise TypeError(f"X must be the training dask array or DataFrame; got "
                         f"{type(X).__name__}")
-    X, y, w, names = _as_rows(X, y, sample_weight)
+    X, y, w, names = _as_rows(X, y, sample_weight, state.get("categories_"))
     if X.shape[0] != draws.n_rows:
         raise ValueError(f"X, y have {X.shape[0]} rows but the forest was fitted on "
                          f"{draws.n_rows}; out-of-bag predictions need the training rows in "
@@ -1536,6 +1658,14 @@ def oob_decision_function(forest, X, y, sample_weight=None):
 
 def _identity(value):
     return value
+
+
+def _levels_left(left_levels, n_levels):
+    """bool (n_levels,): which level codes 0..n_levels - 1 the 256-bit set
+    ``left_levels`` (4 uint64 words, bit c of word c // 64) sends left."""
+    codes = np.arange(n_levels)
+    words = np.asarray(left_levels, dtype=np.uint64)[codes >> 6]
+    return ((words >> (codes & 63).astype(np.uint64)) & np.uint64(1)).astype(bool)
 
 
 def _release_top(root):

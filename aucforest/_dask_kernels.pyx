@@ -11,7 +11,9 @@
   over partitions does not depend on their order or grouping).
 * `HistogramSplitter`: on the client, the split of a node from those summed
   histograms with the binned splitter's scan (`Splitter._scan_buckets`, the
-  same criteria, tie rule, missing-value scan, nsplit draw and leaf bounds).
+  same criteria, tie rule, missing-value scan, nsplit draw and leaf bounds);
+  a categorical feature's histogram (one bin per level) with its level-set
+  scan (`Splitter._scan_levels`), and `route` sends rows by the level set.
 """
 from libc.math cimport INFINITY, exp
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
@@ -22,7 +24,7 @@ import numpy as np
 
 from ._criterion cimport (X_t, criterion_improvement, criterion_init, idx_t,
                           node_impurity as _node_impurity)
-from ._split cimport SplitRecord, Splitter, reset_split
+from ._split cimport SplitRecord, Splitter, level_goes_left, reset_split
 from ._buckets cimport draw_buckets
 from ._random cimport random_below as _random_below
 
@@ -200,17 +202,29 @@ def take_rows(int32_t[:, ::1] ids, const int32_t[::1] group_of, idx_t n_groups):
 
 def route(const uint8_t[:, ::1] codes, const int32_t[:, ::1] ids, const int32_t[::1] feature,
           const int32_t[::1] threshold_bin, const uint8_t[::1] missing_left,
-          const int32_t[::1] left, const int32_t[::1] right):
+          const int32_t[::1] left, const int32_t[::1] right,
+          const int32_t[::1] level_set=None, const uint64_t[:, ::1] left_levels=None):
     """Node ids after a round of splits: a new (trees x rows) int32 array.
 
     For the node id d of a row (tables indexed by id; ids beyond them, and
     -1, stay): feature[d] = -1 keeps it, -2 drops the row from the tree (-1),
     f >= 0 sends it to left[d] when code <= threshold_bin[d] (or missing and
-    missing_left[d]), else to right[d].
+    missing_left[d]), else to right[d]. A categorical split (level_set[d] >=
+    0) sends a level code c left when bit c of left_levels[level_set[d]] (4
+    words, 256 bits) is set, missing values by missing_left[d].
     """
     cdef idx_t T = ids.shape[0], n = ids.shape[1], n_table = feature.shape[0], t, i
     cdef int32_t d, f
     cdef uint8_t code
+    cdef bint goes_left, sets = level_set is not None
+    if sets and (level_set.shape[0] != n_table or left_levels is None
+                 or left_levels.shape[1] != 4):
+        raise ValueError("level_set must have one entry per node id and left_levels 4 words "
+                         "per set")
+    if sets:
+        for t in range(n_table):
+            if level_set[t] >= left_levels.shape[0]:
+                raise ValueError("level_set points beyond left_levels")
     out = np.array(ids, dtype=np.int32, copy=True)
     cdef int32_t[:, ::1] new = out
     with nogil:
@@ -226,10 +240,13 @@ def route(const uint8_t[:, ::1] codes, const int32_t[:, ::1] ids, const int32_t[
                     new[t, i] = -1
                     continue
                 code = codes[i, f]
-                if code <= threshold_bin[d] or (code == MISSING_CODE and missing_left[d]):
-                    new[t, i] = left[d]
+                if code == MISSING_CODE:
+                    goes_left = missing_left[d]
+                elif sets and level_set[d] >= 0:
+                    goes_left = level_goes_left(&left_levels[level_set[d], 0], code)
                 else:
-                    new[t, i] = right[d]
+                    goes_left = code <= threshold_bin[d]
+                new[t, i] = left[d] if goes_left else right[d]
     return out
 
 
@@ -308,6 +325,11 @@ cdef class HistogramSplitter(Splitter):
     edges : float64 (n_features, >= max n_bins), as `BinnedData.edges`
     n_features, n_classes, criterion, max_features, min_samples_leaf, nsplit
         As for `BinnedSplitter` (min_weight_leaf is given per node).
+    is_categorical : bool (n_features,) or None
+        Categorical features: their histogram has one bin per level code and
+        is split by a set of levels (`Splitter._scan_levels`, as
+        `BinnedSplitter._examine_levels`; nsplit draws cut positions among the
+        node's ordered levels). None: none.
     """
     cdef const double[:, ::1] edges
     cdef idx_t nsplit
@@ -322,13 +344,15 @@ cdef class HistogramSplitter(Splitter):
     cdef double* right_counts         # (n_classes,)
 
     def __init__(self, const double[:, ::1] edges, idx_t n_features, idx_t n_classes,
-                 int criterion, idx_t max_features, idx_t min_samples_leaf, idx_t nsplit):
+                 int criterion, idx_t max_features, idx_t min_samples_leaf, idx_t nsplit,
+                 is_categorical=None):
         cdef idx_t[::1] no_y = np.zeros(1, dtype=np.intp)
         cdef double[::1] no_w = np.zeros(1)
         self.edges = edges
         self.nsplit = nsplit
         self._init_common(0, n_features, no_y[:0], no_w[:0], n_classes, criterion,
                           max_features, min_samples_leaf, 0.0, 0)
+        self._set_categorical(is_categorical, nsplit, False)
         self.hist_weight = <double*> calloc(N_CODES * n_classes, sizeof(double))
         self.hist_count = <idx_t*> calloc(N_CODES, sizeof(idx_t))
         self.occupied_bins = <idx_t*> malloc(N_CODES * sizeof(idx_t))
@@ -382,12 +406,17 @@ cdef class HistogramSplitter(Splitter):
             needed (-1 when none: the search is complete), ``constant``: the
             features found constant, and when a split was found ``feature``,
             ``bin``, ``threshold``, ``missing_left``, ``improvement``,
-            ``left`` (K class weights), ``left_cases``.
+            ``left`` (K class weights), ``left_cases``, ``categorical`` and
+            for a categorical split ``left_levels`` (uint64 (4,): bit c set
+            when level c goes left; levels absent from the node go where
+            missing values go, as `Splitter.node_split` sets them).
         """
         cdef SplitRecord best
         cdef idx_t K = self.n_classes, pos, f, n_examined = 0, k, b, n_codes = hist.shape[1]
         cdef idx_t left_cases = 0
         cdef int64_t s
+        cdef bint goes_left
+        cdef int found
         cdef double weight_left = 0.0, weight_right = 0.0
         constant = []
         if node_counts.shape[0] != K or order.shape[0] != self.n_features:
@@ -409,7 +438,13 @@ cdef class HistogramSplitter(Splitter):
                 need = pos
                 break
             self.rng_state = _hash(node_key, <uint64_t> (2 + f))
-            if self._examine_histogram(f, hist, cases, s, n_cases, &best):
+            if self.categorical != NULL and self.categorical[f]:
+                found = self._examine_level_histogram(f, hist, cases, s, n_cases, &best)
+            else:
+                found = self._examine_histogram(f, hist, cases, s, n_cases, &best)
+                if best.feature == f:  # a numeric split beat an earlier categorical one
+                    best.categorical = False
+            if found:
                 n_examined += 1
             else:
                 constant.append(int(f))
@@ -421,7 +456,9 @@ cdef class HistogramSplitter(Splitter):
         for k in range(K):
             self.left_counts[k] = 0.0
         for b in range(n_codes - 1):
-            if b <= best.bin:
+            goes_left = (level_goes_left(best.left_levels, b) if best.categorical
+                         else b <= best.bin)
+            if goes_left:
                 left_cases += cases[s, b]
                 for k in range(K):
                     self.left_counts[k] += hist[s, b, k]
@@ -441,8 +478,45 @@ cdef class HistogramSplitter(Splitter):
         result.update(feature=int(best.feature), bin=int(best.bin),
                       threshold=float(best.threshold), missing_left=bool(best.missing_left),
                       improvement=float(best.improvement), left_cases=int(left_cases),
-                      left=np.array([self.left_counts[k] for k in range(K)]))
+                      left=np.array([self.left_counts[k] for k in range(K)]),
+                      categorical=bool(best.categorical))
+        if best.categorical:
+            if best.missing_left:  # levels absent from the node go where missing values go
+                for k in range(4):
+                    best.left_levels[k] |= ~best.node_levels[k]
+            result.update(left_levels=np.array([best.left_levels[k] for k in range(4)],
+                                               dtype=np.uint64), threshold=float("nan"))
         return result
+
+    cdef int _examine_level_histogram(self, idx_t feature, const double[:, :, ::1] hist,
+                                      const int64_t[:, ::1] cases, int64_t s, idx_t n_cases,
+                                      SplitRecord* best):
+        """`BinnedSplitter._examine_levels` on a node's histogram of one
+        categorical feature (bin b: level b): the occupied levels ascending,
+        then `Splitter._scan_levels`; 0 when constant."""
+        cdef idx_t K = self.n_classes, n_codes = hist.shape[1], b, k, i
+        cdef idx_t n_occupied = 0, n_missing = cases[s, n_codes - 1]
+        cdef int found
+        for b in range(n_codes - 1):
+            if cases[s, b] > 0:
+                self.occupied_bins[n_occupied] = b
+                n_occupied += 1
+                self.hist_count[b] = cases[s, b]
+                for k in range(K):
+                    self.hist_weight[b * K + k] = hist[s, b, k]
+        for k in range(K):
+            self.hist_weight[MISSING_CODE * K + k] = hist[s, n_codes - 1, k]
+        found = self._scan_levels(feature, self.hist_weight, self.hist_count,
+                                  self.occupied_bins, n_occupied,
+                                  self.hist_weight + MISSING_CODE * K, n_missing, n_cases, best)
+        for i in range(n_occupied):
+            b = self.occupied_bins[i]
+            self.hist_count[b] = 0
+            for k in range(K):
+                self.hist_weight[b * K + k] = 0.0
+        for k in range(K):
+            self.hist_weight[MISSING_CODE * K + k] = 0.0
+        return found
 
     cdef int _examine_histogram(self, idx_t feature, const double[:, :, ::1] hist,
                                 const int64_t[:, ::1] cases, int64_t s, idx_t n_cases,
@@ -497,7 +571,10 @@ cdef class HistogramSplitter(Splitter):
                             self.drawn_bins)
 
     cdef double _bucket_threshold(self, idx_t feature, idx_t bucket) noexcept nogil:
-        """The upper edge of bin `bucket` (codes <= bucket go left)."""
+        """The upper edge of bin `bucket` (codes <= bucket go left); 0 for a
+        categorical feature, whose splits are level sets."""
+        if self.categorical != NULL and self.categorical[feature]:
+            return 0.0
         return self.edges[feature, bucket]
 
 

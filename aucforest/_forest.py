@@ -432,12 +432,6 @@ default="from_dtype"
         from . import _dask  # dask collections: rows stay on the workers (lazy import)
         if _dask.is_dask_collection(X):
             self._check_dask_params()
-            if not _from_dtype(self.categorical_features) \
-                    and self.categorical_features is not None \
-                    and np.size(self.categorical_features):
-                raise ValueError("categorical_features is not available for Dask input: the "
-                                 "Dask fit splits ordered features only; fit on a numpy "
-                                 "array or a pandas DataFrame")
             return _dask.fit(self, X, y, sample_weight)
         previous = vars(self) if self.warm_start and self.__sklearn_is_fitted__() else None
         if previous is not None and self.n_estimators == len(previous["estimators_"]):
@@ -1019,7 +1013,3 @@ def _feature_list(model, mask):
     """The names (or indices) of the features ``mask`` selects."""
     names = model.get("feature_names_in_")
     return [str(names[j]) if names is not None else int(j) for j in np.flatnonzero(mask)]
-
-
-def _from_dtype(categorical_features):
-    return isinstance(categorical_features, str) and categorical_features == "from_dtype"

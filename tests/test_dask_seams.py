@@ -147,15 +147,24 @@ def test_dask_predict_refuses_category_codes_the_dense_predict_refuses(client, b
 
 
 @pytest.mark.parametrize("levels", [[0, 1, 2], ["a", "b", "c"]])
-def test_dask_fit_refuses_category_columns_naming_them(client, levels):
-    """Case 4: a category column (int or str levels) of a dask DataFrame is
-    refused at fit with a ValueError naming it, not trained on as numbers."""
+def test_dask_fit_trains_category_columns_as_categorical_features(client, levels):
+    """Case 4: a category column (int or str levels) of a dask DataFrame was
+    refused at fit (before issue 43 item 7: an int one had been trained on as
+    numbers); now it is a categorical feature, its categories kept, split by
+    level sets, as the in-memory fit takes it (tests/test_dask_categories.py)."""
     rng = np.random.RandomState(0)
+    kind = rng.choice(levels, 200)
     frame = pd.DataFrame({"x": rng.randn(200),
-                          "kind": pd.Categorical(rng.choice(levels, 200), categories=levels)})
-    y = dd.from_pandas(pd.Series(rng.randint(0, 2, 200)), npartitions=2)
-    with pytest.raises(ValueError, match="'kind' has the category dtype"):
-        AUCForestClassifier(n_estimators=2).fit(dd.from_pandas(frame, npartitions=2), y)
+                          "kind": pd.Categorical(kind, categories=levels)})
+    y_values = (kind == levels[1]).astype(int)
+    y = dd.from_pandas(pd.Series(y_values), npartitions=2)
+    forest = AUCForestClassifier(n_estimators=2, random_state=0).fit(
+        dd.from_pandas(frame, npartitions=2), y)
+    in_memory = AUCForestClassifier(n_estimators=2, random_state=0).fit(frame, y_values)
+    assert forest.is_categorical_.tolist() == in_memory.is_categorical_.tolist() == [False, True]
+    assert forest.categories_ == in_memory.categories_ == [None, levels]
+    assert all(t.tree_.categorical_split[0] == 1 for t in forest.estimators_)
+    np.testing.assert_array_equal(forest.predict(frame), y_values)
 
 
 def test_dask_fit_refuses_text_columns_naming_them(client):
