@@ -15,10 +15,11 @@ from sklearn.isotonic import IsotonicRegression
 from sklearn.utils import get_tags
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
-from ._compat import SigmoidCalibration, StrOptions, check_sample_weight, fit_context
+from ._compat import (SigmoidCalibration, StrOptions, check_sample_weight, fit_context,
+                      in_memory)
 from ._decision import decide
 from ._forest import AUCForestClassifier
-from ._oob import fitted_on_dask, in_memory, training_oob_proba
+from ._oob_source import fitted_on_dask, training_oob_proba
 from ._prior_shift import draw_class_weights, to_training_priors, training_class_prior
 
 __all__ = ["OOBCalibratedClassifier", "VennAbersCalibration"]

@@ -17,9 +17,9 @@ from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clo
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
-from ._compat import fit_context
+from ._compat import fit_context, in_memory
 from ._forest import AUCForestClassifier
-from ._oob import fitted_on_dask, in_memory, training_oob_proba
+from ._oob_source import fitted_on_dask, training_oob_proba
 
 __all__ = ["MondrianConformalClassifier"]
 

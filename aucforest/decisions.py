@@ -17,8 +17,9 @@ from scipy.sparse import csr_array
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
+from ._compat import in_memory
 from ._decision import least_cost_classes, validate_decision
-from ._oob import in_memory, training_oob_proba
+from ._oob_source import training_oob_proba
 
 __all__ = ["DecisionTuning", "expected_cost", "tune_decision"]
 

@@ -14,7 +14,7 @@ conformal calibration scores are read from those predictions directly.
 import numpy as np
 
 from .._calibration_state import calibration_from_plain, calibration_to_plain
-from .._oob import fitted_on_dask
+from .._oob_source import fitted_on_dask
 from ..calibration import OOBCalibratedClassifier
 from ..conformal import mondrian_p_values
 

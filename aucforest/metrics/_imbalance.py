@@ -338,7 +338,8 @@ default=None
     ('rfq', True)
     """
     check_is_fitted(forest)
-    from .._oob import in_memory, training_oob_proba  # _oob imports this module
+    from .._compat import in_memory
+    from .._oob_source import training_oob_proba
     proba = training_oob_proba(forest, "oob_imbalance_report", X, y, sample_weight)
     y = in_memory(y)
     if proba is None:
