@@ -81,68 +81,42 @@ of 1 and rounded to a multiple of 2**-S (S about 62 - 8 - log2 n; exact for
 unweighted data), times the drawn multiplicity. The forest is therefore the
 same for any chunking and any number of workers.
 
-A dask DataFrame is fitted on its numbers: nullable (Int64, Float64,
-boolean) and bool columns become float64 in each partition, pd.NA as NaN, as
-in memory; a text column is refused, naming it. Its sizes are counted on the
-array's own graph, so a frame whose optimizations fuse partitions
-differently (several parquet files) fits.
+The inputs are read in `aucforest._dask_inputs`, the tasks that run where
+the rows are live in `aucforest._dask_blocks`, and the fitted model's lazy
+predictions and out-of-bag predictions in `aucforest._dask_model`.
 
-Categorical features are those of the in-memory fit (`fit_categories` on
-the frame's meta, `categorical_features` as in memory): a ``category``
-column's categories must be known (the meta's, ``.cat.as_known()``; else a
-ValueError naming the column), and each partition's values become the codes
-of those categories by value (`_coded_frame`), whatever the partition's own
-categories, so the forest does not depend on the partitioning; codes in an
-array are checked where they are (`check_categorical_codes`). A categorical
-feature has one bin per level (its code, `_level_codes`; no edges sampled):
-the client scans its summed histogram by level sets
-(`HistogramSplitter`, `Splitter._scan_levels`), `route` and the client's
-out-of-bag routing send rows by the set's 256-bit table, the in-memory
-finishing grows on `BinnedData` with the same mask, and the trees hold the
-sets as the in-memory trees do (``categorical_split``, ``left_levels``).
-
-Prediction on dask collections (`predict_proba`, `predict`, `apply`) is lazy:
-each block becomes the rows the dense predict reads (`_dense_rows`: a
-partition's ``category`` columns mapped to the fitted codes by value, as
-`predict_codes` does in memory, whatever the partition's own categories;
-float32; infinite values and invalid level codes of categorical features
-refused with the dense error when the block is computed), then
-``map_blocks`` with the fitted model, read once and scattered to every worker
-once per model and client (`_model`): the graphs reference its key, so
-repeated predictions do not send the trees again.
-
-Dask is imported here only, and this module only when a fit or a prediction
+Dask is imported in these modules only, and they only when a fit or a prediction
 meets a dask collection; ``dask.dataframe`` (pandas and pyarrow) only when X
 or y is a dask DataFrame or Series, which the caller imported.
 """
 import itertools
 import operator
-import sys
-import threading
 import uuid
-import weakref
-from types import SimpleNamespace
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._base import (MAX_SEED, SPLIT_STATISTIC_CRITERIA, check_categorical_codes,
-                    check_counts_are_not_booleans, check_some_weight, check_two_classes,
-                    collapsed, fit_atomically, grow_tree, resolve_max_features, tree_params)
-from ._binning import MAX_BINS, MISSING_CODE, BinnedData, _codes, _level_codes, set_feature_edges
-from ._categories import fit_categories, predict_codes, resolve_fitted
-from ._compat import check_sample_weight
-from ._dask_kernels import (HistogramSplitter, draw_counts, feature_order, hash_key,
-                            histograms, node_impurity, route, row_uniforms, start_trees,
-                            take_rows)
+from ._base import (MAX_SEED, SPLIT_STATISTIC_CRITERIA, check_counts_are_not_booleans,
+                    check_some_weight, check_two_classes, collapsed, fit_atomically,
+                    resolve_max_features, tree_params)
+from ._binning import MAX_BINS, MISSING_CODE, set_feature_edges
+from ._categories import resolve_fitted
+from ._dask_blocks import (_add_oob, _block_prior, _block_stats, _collapse_group, _edge_values,
+                           _encode_block, _grow_local, _hist_of, _identity, _init_state,
+                           _levels_left, _oob_of, _oob_rows, _root_sums, _round, _sum_arrays,
+                           _sum_histograms, _take_group)
+from ._dask_inputs import _as_rows, _check_supported, _client, _frame_categories
+from ._dask_kernels import HistogramSplitter, draw_counts, feature_order, hash_key, node_impurity
+from ._dask_model import _DrawsOnWorkers
 from ._decision import validate_decision
 from ._leaf_budget import LeafBudget, best_first, split_priority
 from ._oob import OOB_CHOICE_MAX_CASES, OutOfBagSums, node_size_candidates
-from ._prediction import decide_classes, mean_tree_proba
 from ._prior_shift import draw_class_weights_of_sums
 from ._sampling import CaseDraws, class_weights_of_counts
 from ._split import CRITERIA
-from ._tree import Tree, accumulate_oob_proba
+from ._tree import Tree
 from .tree import feature_attributes, fitted_tree
+
 
 # A node with at most this many distinct rows (of positive weight) in its tree is
 # finished in memory on one worker: the bound of the working set gathered there.
@@ -188,481 +162,25 @@ def local_rows(n):
     return min(LOCAL_ROWS_MAX, max(LOCAL_ROWS, n // LOCAL_FRACTION))
 
 
-def is_dask_collection(X):
-    """Whether X is a dask collection (False without importing dask when it
-    was never imported)."""
-    if "dask" not in sys.modules:
-        return False
-    from dask.base import is_dask_collection as _is_collection
-    return _is_collection(X)
-
-
-# ---------------------------------------------------------------------------- inputs
-
-def _client():
-    try:
-        from distributed import get_client
-        return get_client()
-    except (ImportError, ValueError) as error:
-        raise ValueError("fitting on a dask collection needs a dask.distributed Client "
-                         "(e.g. Client(LocalCluster())); none was found") from error
-
-
-def _is_dask_frame(X):
-    """Whether X is a dask DataFrame or Series, without importing dask.dataframe
-    (which needs pandas and pyarrow) when nothing did: X cannot be one then."""
-    dd = sys.modules.get("dask.dataframe")
-    return dd is not None and isinstance(X, (dd.DataFrame, dd.Series))
-
-
-def _as_rows(X, y, sample_weight, categories=None):
-    """X as a dask array with one column chunk, y and sample_weight chunked as its
-    rows; the feature names of a DataFrame (None otherwise). A DataFrame's
-    ``category`` columns become the codes of ``categories`` (one list or None
-    per column: `_numeric_frame`)."""
-    import dask.array as da
-
-    names = None
-    if _is_dask_frame(X) and X.ndim == 2:
-        columns = list(X.columns)
-        if all(isinstance(c, str) for c in columns):
-            names = np.asarray(columns, dtype=object)
-        # sizes from the array's own graph (lengths=True can count the partitions of
-        # another optimization of the frame, e.g. parquet files read together)
-        X = _numeric_frame(X, categories).to_dask_array()
-    if not isinstance(X, da.Array):
-        raise TypeError(f"X must be a dask array or DataFrame; got {type(X).__name__}")
-    if X.ndim != 2:
-        raise ValueError(f"X must be 2-dimensional; got {X.ndim} dimensions")
-    if any(np.isnan(c) for c in X.chunks[0]):
-        X = X.compute_chunk_sizes()
-    if X.dtype.kind not in "biuf":
-        raise ValueError(f"X must hold numbers; got dtype {X.dtype}")
-    X = X.rechunk({1: -1})
-    row_chunks = X.chunks[0]
-
-    def aligned(v, name):
-        if v is None:
-            return None
-        if _is_dask_frame(v):
-            v = v.to_dask_array()
-        elif not isinstance(v, da.Array):
-            v = da.from_array(np.asarray(v), chunks=(row_chunks,))
-        if v.ndim == 2 and v.shape[1] == 1:
-            v = v[:, 0]
-        if v.ndim != 1:
-            raise ValueError(f"{name} must be 1-dimensional")
-        if any(np.isnan(c) for c in v.chunks[0]):
-            v = v.compute_chunk_sizes()
-        if v.shape[0] != X.shape[0]:
-            raise ValueError(f"{name} has {v.shape[0]} rows, X has {X.shape[0]}")
-        return v.rechunk((row_chunks,))
-
-    return X, aligned(y, "y"), aligned(sample_weight, "sample_weight"), names
-
-
-def _frame_categories(X, categorical_features):
-    """(is_categorical, categories) of a dask DataFrame, as `fit_categories`
-    finds them on a pandas one (from its meta: the columns' categories, in
-    their order); (None, None) for an array (`resolve_fitted` resolves its
-    ``categorical_features`` once its width is known). ValueError naming a
-    ``category`` column whose categories are unknown (``known=False``: each
-    partition has its own, unknown until computed)."""
-    if not (_is_dask_frame(X) and X.ndim == 2):
-        return None, None
-    for name, dtype in X.dtypes.items():
-        if str(dtype) == "category" and not X[name].cat.known:
-            raise ValueError(f"column {str(name)!r} is a category column of unknown "
-                             "categories (each partition has its own); the Dask fit needs "
-                             f"them known: X[{str(name)!r}] = X[{str(name)!r}].cat.as_known() "
-                             "(or read the data with them known)")
-    _, is_categorical, categories = fit_categories(X._meta, categorical_features)
-    return is_categorical, categories
-
-
-def _numeric_frame(X, categories=None):
-    """A dask DataFrame's columns as numbers, as the in-memory fit takes them:
-    nullable (Int64, Float64, boolean; pd.NA missing) and bool columns become
-    float64 (NaN missing) in each partition, and a ``category`` column the
-    codes of its levels in ``categories[j]`` (matched by value in each
-    partition, whatever its own categories' order: `_coded_frame`).
-    ValueError naming a text column, or a category column without
-    ``categories`` (a forest fitted on numbers there)."""
-    from pandas.api.types import is_bool_dtype, is_numeric_dtype
-
-    categories = [None] * len(X.columns) if categories is None else categories
-    for (name, dtype), levels in zip(X.dtypes.items(), categories):
-        if str(dtype) == "category":
-            if levels is None:
-                raise ValueError(f"column {str(name)!r} has the category dtype, but the forest "
-                                 "was fitted on numbers there; pass the column as it was at "
-                                 "fit")
-            continue
-        if getattr(dtype, "kind", "O") in "OSU" or str(dtype).startswith(("str", "string")):
-            raise ValueError(f"column {str(name)!r} holds text (dtype {dtype}); the Dask fit "
-                             "takes numbers only")
-        if not (is_numeric_dtype(dtype) or is_bool_dtype(dtype)):
-            raise ValueError(f"column {str(name)!r} has dtype {dtype}; the Dask fit takes "
-                             "numbers only")
-    if all(isinstance(dtype, np.dtype) and dtype.kind in "iuf" for dtype in X.dtypes):
-        return X
-    return X.map_partitions(_coded_frame, categories, meta=_coded_frame(X._meta, categories))
-
-
-def _coded_frame(frame, categories):
-    """A pandas partition as float64 columns, pd.NA as NaN, each ``category``
-    column as the positions of its values in ``categories[j]`` (by value, NaN
-    missing); ValueError naming a column whose partition holds a level not
-    among them."""
-    import pandas
-
-    columns = {}
-    for name, levels in zip(frame.columns, categories):
-        column = frame[name]
-        if levels is None:
-            columns[name] = column.to_numpy(dtype=np.float64, na_value=np.nan)
-            continue
-        # code -1 (missing) takes the last entry, -1
-        positions = np.append(pandas.Index(levels).get_indexer(column.cat.categories), -1)
-        codes = column.cat.codes.to_numpy()
-        mapped = positions[codes]
-        unknown = (codes >= 0) & (mapped < 0)
-        if unknown.any():
-            raise ValueError(f"column {str(name)!r} holds the level "
-                             f"{column[unknown].iloc[0]!r}, which is not among its categories "
-                             f"{list(levels)[:10]}; the partitions' levels must be the "
-                             "frame's (its meta's) categories")
-        values = mapped.astype(np.float64)
-        values[mapped < 0] = np.nan
-        columns[name] = values
-    return pandas.DataFrame(columns, index=frame.index, columns=frame.columns)
-
-
-def _check_supported(forest):
-    """Raise for the settings a fit on rows spread over workers cannot honour."""
-    if forest.max_bins is None:
-        raise ValueError("max_bins=None (the exact splitter) needs all rows in one process; "
-                         "fit on a dask collection with max_bins='auto' (255 bins) or an int")
-    if forest.class_weight == "balanced_subsample":
-        raise ValueError("class_weight='balanced_subsample' is not supported on dask "
-                         "collections (its weights depend on each tree's draw); use "
-                         "'balanced'")
-    if forest.warm_start:
-        raise ValueError("warm_start=True is not supported on dask collections")
-
-
-# ---------------------------------------------------------------------------- block tasks
-
-def _block_stats(X, y, w, start, sample_key, sample_rate, is_categorical=None, names=None):
-    """What the client needs from one partition before binning: infinite
-    values, labels, weights' range, the hash-selected sample of rows (of
-    the ordered features: a categorical feature's bins are its levels) and
-    each categorical feature's largest level code (-1: none), its codes
-    checked with the in-memory error (`check_categorical_codes`)."""
-    X = np.asarray(X, dtype=np.float32)
-    check_categorical_codes(X, is_categorical, names)
-    categorical = np.zeros(X.shape[1], dtype=bool) if is_categorical is None else is_categorical
-    y = np.asarray(y)
-    labels, counts = np.unique(y, return_counts=True)
-    stats = {"infinite": bool(np.isinf(X).any()), "labels": labels, "counts": counts}
-    if w is not None:  # non-finite or negative weights refused with the in-memory error
-        w = check_sample_weight(w, X, dtype=np.float64, ensure_non_negative=True)
-        stats["w_max"] = float(w.max()) if w.size else 0.0
-        positive = y[w > 0]
-    else:
-        positive = y
-    stats["positive"] = np.unique(positive, return_counts=True)
-    selected = row_uniforms(sample_key, start, X.shape[0]) < sample_rate
-    stats["sample"] = X[selected][:, ~categorical]
-    levels = X[:, categorical]
-    stats["largest_level"] = np.max(np.where(np.isnan(levels), -1, levels), axis=0,
-                                    initial=-1).astype(np.int64)
-    return stats
-
-
-def _encode_block(X, y, w, start, ctx):
-    """One partition as the fit keeps it: uint8 codes (C order), class codes,
-    integer weights (None when all one), the draw classes and its start."""
-    X = np.asarray(X, dtype=np.float32)
-    n, p = X.shape
-    codes = np.empty((n, p), dtype=np.uint8)
-    categorical = ctx.get("is_categorical")
-    for f in range(p):
-        if categorical is not None and categorical[f]:  # the level itself, as bin_features
-            codes[:, f] = _level_codes(X[:, f])
-        else:
-            codes[:, f] = _codes(X[:, f], ctx["edges"][f, :ctx["n_bins"][f] - 1])
-    y = np.searchsorted(ctx["classes"], np.asarray(y)).astype(np.int32)
-    K = ctx["classes"].shape[0]
-    prior = np.zeros(K, dtype=np.int64)
-    weights = None
-    draw_y = y
-    if w is not None:
-        sw = np.asarray(w, dtype=np.float64) / ctx["w_max"]
-        q = np.rint(sw * ctx["weight_unit"]).astype(np.int64)
-        q[(sw > 0) & (q == 0)] = 1
-        for k in range(K):
-            prior[k] = q[y == k].sum()
-        if ctx["balanced"]:
-            draw_y = np.where(sw > 0, y, -1).astype(np.int32)
-    else:
-        prior[:] = np.bincount(y, minlength=K)
-        sw = None
-    if ctx["weighted"]:
-        base = np.ones(n) if sw is None else sw
-        if ctx["class_weights"] is not None:
-            base = base * ctx["class_weights"][y]
-        weights = np.rint(base * ctx["weight_unit"]).astype(np.int64)
-        weights[(base > 0) & (weights == 0)] = 1
-    return {"codes": codes, "y": y, "weights": weights, "draw_y": draw_y,
-            "start": int(start), "prior": prior}
-
-
-def _block_prior(block):
-    return block["prior"]
-
-
-def _init_state(block, tree_keys, rates, poisson, n_classes):
-    """Node ids (the root, id t, for each drawn row of positive weight) and
-    multiplicities of the partition's rows in a batch of trees, and the roots'
-    sums (class weights and distinct cases per tree)."""
-    n = block["y"].shape[0]
-    rows = block["start"] + np.arange(n, dtype=np.int64)
-    counts = draw_counts(tree_keys, rows, block["draw_y"], rates, poisson)
-    ids, sums = start_trees(counts, block["weights"], block["y"], n_classes)
-    return {"ids": ids, "counts": counts, "sums": sums}
-
-
-def _root_sums(state):
-    return state["sums"]
-
-
-def _round(block, state, tables, n_codes, n_classes):
-    """One round where the rows are: move the rows of split nodes to their
-    children (`route`), take out the rows of nodes finished in memory
-    (grouped per task), then add the histograms asked for. ``tables``
-    (routes, request, finish) is one key of the round, sent to each worker
-    once whatever the number of its partitions."""
-    routes, request, finish = tables
-    codes = block["codes"]
-    ids = state["ids"]
-    if routes is not None:
-        ids = route(codes, ids, *routes)
-    parts = {}
-    if finish is not None:
-        group_of, n_groups = finish
-        if routes is None:
-            ids = ids.copy()  # the input state stays as it was (a task may be rerun)
-        y = block["y"]
-        y = y.astype(np.uint8) if n_classes <= 256 else y
-        for group, (node, tree_, row) in enumerate(take_rows(ids, group_of, n_groups)):
-            weight = state["counts"][tree_, row]
-            if block["weights"] is not None:
-                weight = weight * block["weights"][row]
-            parts[group] = {"node": node, "row": block["start"] + row, "codes": codes[row],
-                            "y": y[row], "weight": weight}
-    hist = None
-    if request is not None:
-        first_slot, slot_feature = request
-        hist = histograms(codes, ids, state["counts"], block["weights"], block["y"],
-                          first_slot, slot_feature, n_codes, n_classes)
-    return {"state": {"ids": ids, "counts": state["counts"]}, "hist": hist, "parts": parts}
-
-
-def _sum_histograms(*parts):
-    """Sum of the partitions' integer histograms (exact: any order gives the same)."""
-    hist = parts[0][0].copy()
-    cases = parts[0][1].copy()
-    for h, c in parts[1:]:
-        hist += h
-        cases += c
-    return hist, cases
-
-
-def _take_group(group, *taken):
-    """One worker's rows of an in-memory finishing group: the rows its
-    partitions took out (``taken``, the "parts" of their round results),
-    sorted by (node, global row index). One task per (worker, group), where
-    the rows are."""
-    parts = [t[group] for t in taken]
-    node = np.concatenate([p["node"] for p in parts])
-    row = np.concatenate([p["row"] for p in parts])
-    order = np.lexsort((row, node))
-    return {"node": node[order], "row": row[order],
-            **{name: np.concatenate([p[name] for p in parts])[order]
-               for name in ("codes", "y", "weight")}}
-
-
-def _grow_local(takes, nodes, ctx, finishing, oob_x):
-    """Grow the subtrees of nodes finished in memory (one tree's nodes): each
-    node's rows from every worker's take (``takes``, sorted by node), ordered
-    by global row index, the in-memory binned splitter (`grow_tree`) seeded
-    from the node's key.
-
-    ``finishing`` is (candidate node sizes, size to collapse to or None,
-    split_impurity). For the out-of-bag rows of each node (indices into
-    ``oob_x``, the node-size choice's rows that reach it) the proportions of
-    the subtree's node each candidate predicts from (`accumulate_oob_proba`;
-    the client replaces those of candidates above the subtree's root size).
-    With a size known, the subtree is collapsed to it here
-    (`_collapse_subtree`).
-
-    Returns {"subtrees": {node id: (node arrays, depth)},
-             "oob": {node id: (root size, proportions (candidates, rows, K))}}.
-    """
-    sizes, collapse_to, split_impurity = finishing
-    params = ctx["params"]
-    p, K = ctx["edges"].shape[0], ctx["n_classes"]
-    out, oob = {}, {}
-    for node_id, key, depth, min_weight_leaf, oob_rows in nodes:
-        pieces = [(t, np.searchsorted(t["node"], node_id),
-                   np.searchsorted(t["node"], node_id, side="right")) for t in takes]
-        pieces = [(t, lo, hi) for t, lo, hi in pieces if hi > lo]
-        # each piece's rows ascending: their places in the node's rows, by global index
-        place = np.argsort(np.argsort(np.concatenate([t["row"][lo:hi] for t, lo, hi in pieces]),
-                                      kind="stable"))
-        n_rows = place.shape[0]
-        codes = np.empty((n_rows, pieces[0][0]["codes"].shape[1]), dtype=np.uint8, order="F")
-        y = np.empty(n_rows, dtype=np.intp)
-        w = np.empty(n_rows, dtype=np.float64)
-        start = 0
-        for t, lo, hi in pieces:  # each piece written in place: no copy of the node's rows
-            at = place[start:start + hi - lo]
-            codes[at] = t["codes"][lo:hi]
-            y[at] = t["y"][lo:hi]
-            w[at] = t["weight"][lo:hi]
-            start += hi - lo
-        del place
-        w *= ctx["weight_scale"]
-        binned = BinnedData(codes, ctx["edges"], ctx["n_bins"], ctx.get("is_categorical"))
-        max_depth = None if params["max_depth"] is None else params["max_depth"] - depth
-        total = w.sum()
-        tree_ = grow_tree(binned, y, w, K, is_categorical=ctx.get("is_categorical"),
-                          seed=int(key), **dict(
-                              params, max_depth=max_depth,
-                              min_weight_fraction_leaf=min_weight_leaf / total
-                              if min_weight_leaf > 0 else 0.0))
-        del binned, codes, y
-        arrays = tree_.node_arrays()
-        top = w.max()
-        if top != 1.0:  # grow_tree rescaled the weights to a maximum of 1
-            arrays["weighted_n_node_samples"] = arrays["weighted_n_node_samples"] * top
-        subtree = (arrays, tree_.max_depth)
-        if oob_rows is not None and oob_rows.shape[0]:
-            grafted = Tree(p, K, max_depth=tree_.max_depth, **arrays)
-            proba = np.zeros((len(sizes), oob_rows.shape[0], K))
-            accumulate_oob_proba(grafted, oob_x[oob_rows], np.zeros(oob_rows.shape[0], np.intp),
-                                 np.asarray(sizes, dtype=np.int32), proba,
-                                 np.zeros(oob_rows.shape[0]))
-            oob[node_id] = (int(arrays["n_node_samples"][0]), proba)
-        if collapse_to is not None:
-            subtree = _collapse_subtree(subtree, p, K, collapse_to, split_impurity)
-        out[node_id] = subtree
-    return {"subtrees": out, "oob": oob}
-
-
-def _collapse_subtree(subtree, n_features, n_classes, min_samples, split_impurity):
-    """A subtree grown in memory collapsed to ``min_samples`` where it is, so
-    that grafted into its tree's top and collapsed there it gives the tree
-    `Tree.collapsed` gives (node sizes shrink along a path: below its root
-    nothing depends on the top). A root below ``min_samples`` becomes one
-    leaf with its own record: its parent decides whether it stays, predicting
-    the parent's proportions."""
-    arrays, depth = subtree
-    if arrays["n_node_samples"][0] < min_samples:
-        leaf = {name: np.asarray(a)[:1].copy() for name, a in arrays.items()
-                if name not in ("categorical_split", "left_levels")}
-        leaf["children_left"][:] = -1
-        leaf["children_right"][:] = -1
-        leaf["feature"][:] = -2
-        leaf["threshold"][:] = -2.0
-        leaf["missing_go_to_left"][:] = 0
-        leaf["improvement"][:] = 0.0
-        return leaf, 0
-    tree_ = Tree(n_features, n_classes, max_depth=depth, **arrays).collapsed(
-        min_samples, split_impurity=split_impurity)
-    return tree_.node_arrays(), tree_.max_depth
-
-
-def _collapse_group(result, n_features, n_classes, min_samples, split_impurity):
-    """The subtrees of a finishing task, collapsed to the chosen node size."""
-    return {node_id: _collapse_subtree(subtree, n_features, n_classes, min_samples,
-                                       split_impurity)
-            for node_id, subtree in result["subtrees"].items()}
-
-
-def _oob_of(result):
-    return result["oob"]
-
-
-def _edge_values(block, edges, n_bins, is_categorical=None):
-    """float32 values standing for the codes: a bin's upper edge (NaN when
-    missing), which every tree sends where it sends the bin's real values;
-    a categorical feature's level code itself."""
-    codes = block["codes"]
-    X = np.empty(codes.shape, dtype=np.float32, order="F")
-    for f in range(codes.shape[1]):
-        table = np.full(256, np.nan, dtype=np.float32)
-        if is_categorical is not None and is_categorical[f]:
-            table[:MISSING_CODE] = np.arange(MISSING_CODE)
-        else:
-            table[:n_bins[f]] = edges[f, :n_bins[f]]
-        X[:, f] = table[codes[:, f]]
-    return X
-
-
-def _oob_rows(block, rates, key):
-    """The partition's rows selected (by a hash of their global index, at a rate
-    per class) for the node-size choice: global index, class, draw class, codes."""
-    y = block["y"]
-    selected = np.flatnonzero(row_uniforms(key, block["start"], y.shape[0]) < rates[y])
-    return {"row": block["start"] + selected, "y": y[selected],
-            "draw_y": block["draw_y"][selected], "codes": block["codes"][selected]}
-
-
-def _add_oob(trees, draw, X, rows, draw_y, sizes, proba, n_trees):
-    """Add the OOB proportions of `trees` for the rows (global indices) of X."""
-    keys, rates, poisson = draw
-    sizes = np.asarray(sizes, dtype=np.int32)
-    for lo in range(0, len(trees), MAX_TREES_PER_BATCH):
-        counts = draw_counts(keys[lo:lo + MAX_TREES_PER_BATCH], rows, draw_y,
-                             rates[lo:lo + MAX_TREES_PER_BATCH], poisson)
-        for tree_, c in zip(trees[lo:lo + MAX_TREES_PER_BATCH], counts):
-            accumulate_oob_proba(tree_, X, c.astype(np.intp), sizes, proba, n_trees)
-
-
-def _oob_decision_block(X, y, w, model, weighted, block_info=None):
-    """The OOB decision function of one block of the training X, y and
-    weights (columns; `oob_decision_function`), at the node size chosen; NaN
-    for rows in every tree's draw."""
-    start = block_info[0]["array-location"][0][0]
-    X = np.asfortranarray(np.asarray(X, dtype=np.float32))
-    y = np.asarray(y)[:, 0]
-    w = np.asarray(w)[:, 0] if weighted else None
-    classes = model["classes"]
-    codes = np.minimum(np.searchsorted(classes, y), classes.shape[0] - 1)
-    if not np.all(classes[codes] == y):
-        unknown = y[classes[codes] != y][:1].tolist()[0]
-        raise ValueError(f"y holds the label {unknown!r}, which is not one of the forest's "
-                         f"classes_ {classes.tolist()}")
-    y = codes.astype(np.int32)
-    if model["balanced"] and w is not None:
-        y = np.where(np.asarray(w) > 0, y, -1).astype(np.int32)
-    rows = start + np.arange(X.shape[0], dtype=np.int64)
-    proba = np.zeros((1, X.shape[0], model["classes"].shape[0]))
-    n_trees = np.zeros(X.shape[0])
-    _add_oob(model["trees"], model["draw"], X, rows, y, [model["size"]], proba, n_trees)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return proba[0] / n_trees[:, None]
-
-
-# ---------------------------------------------------------------------------- the fit
-
 class _Node:
     """A node of a tree being grown (on the client)."""
     __slots__ = ("id", "tree", "key", "depth", "counts", "n_cases", "constant", "order",
                  "hists", "kind", "split", "children", "subtree", "weight", "dcounts",
                  "above")  # above: m of the parent (`aucforest._leaf_budget`), inf at a root
+
+
+@dataclass(eq=False)
+class _Batch:
+    """Trees grown together (`_Fit._grow_batch`): what the client keeps of
+    them from their first round until they are complete (`_Fit._complete`),
+    while the next batch grows."""
+    indices: range  # the trees' places in the forest
+    budgets: dict = None  # max_leaf_nodes: tree -> `LeafBudget` of its expansions
+    nodes: list = field(default_factory=list)  # every node made, by id
+    roots: list = field(default_factory=list)
+    tree_weight: dict = field(default_factory=dict)  # tree -> its root's weight
+    groups: list = field(default_factory=list)  # tree -> [(finishing, OOB sums) futures]
+    oob_at: dict = field(default_factory=dict)  # node id -> the node-size choice's OOB rows
 
 
 class _Fit:
@@ -920,8 +438,8 @@ class _Fit:
         if self.bounded:
             self._complete_bounded(batch)
             return
-        for t, root in enumerate(batch["roots"]):
-            futures = batch["groups"][t]
+        for t, root in enumerate(batch.roots):
+            futures = batch.groups[t]
             subtrees, oob = {}, {}
             if self.collapse_to is not None:
                 for result in self.gather([f for f, _ in futures], what="trees"):
@@ -931,26 +449,26 @@ class _Fit:
                 for part in self.gather([o for _, o in futures], what="oob"):
                     oob.update(part)
             if self.oob is not None:
-                self._add_tree_oob(root, batch["oob_at"], oob)
+                self._add_tree_oob(root, batch.oob_at, oob)
             _release_top(root)
             if self.collapse_to is not None:
                 self.trees.append(collapsed(self._assemble(root, subtrees), self.collapse_to,
                                             criterion))
             else:
                 self.kept.append((root, [f for f, _ in futures]))
-            batch["groups"][t] = None
-        batch["oob_at"] = None
+            batch.groups[t] = None
+        batch.oob_at = None
 
     def _complete_bounded(self, batch):
         """The batch's trees under ``max_leaf_nodes``: grown subtrees gathered
         (at most max_leaf_nodes leaves each), each tree assembled and cut, its
         out-of-bag sums added, then collapsed (node size known) or kept."""
-        indices = list(batch["indices"])
-        for t, root in enumerate(batch["roots"]):
+        indices = list(batch.indices)
+        for t, root in enumerate(batch.roots):
             subtrees = {}
-            for result in self.gather([f for f, _ in batch["groups"][t]], what="trees"):
+            for result in self.gather([f for f, _ in batch.groups[t]], what="trees"):
                 subtrees.update(result["subtrees"])
-            batch["groups"][t] = None
+            batch.groups[t] = None
             tree_ = self._assemble(root, subtrees)
             del subtrees
             if self.oob is not None:
@@ -962,7 +480,7 @@ class _Fit:
                 self.trees.append(collapsed(tree_, self.collapse_to, self.forest.criterion))
             else:
                 self.kept_bounded.append(tree_)
-        batch["oob_at"] = None
+        batch.oob_at = None
 
     def _collapse_kept(self, min_samples):
         """The trees whose subtrees waited on the workers: collapsed there to the
@@ -1065,21 +583,20 @@ class _Fit:
         sums = self.gather(self._reduce(
             _sum_arrays, [self.submit(_root_sums, s, name="rootsum", priority=1, worker=w)
                           for s, w in zip(states, where)], "rootsums"))
-        self.nodes = []
-        roots = []
-        self.tree_weight = {}
         # max_leaf_nodes: the nodes of each tree that can still be expanded best first
-        self.budgets = None if self.forest.max_leaf_nodes is None else {
-            t: LeafBudget(self.forest.max_leaf_nodes) for t in range(len(tree_indices))}
+        self.batch = batch = _Batch(tree_indices, budgets=None if self.forest.max_leaf_nodes
+                                    is None else {t: LeafBudget(self.forest.max_leaf_nodes)
+                                                  for t in range(len(tree_indices))})
         for t, index in enumerate(tree_indices):
             node = self._new_node(t, hash_key(int(self.seeds[index]), _STREAM_NODES), 0,
                                   sums[t, :K], int(sums[t, K]), np.zeros(self.p, np.uint8))
-            self.tree_weight[t] = node.weight
-            roots.append(node)
+            batch.tree_weight[t] = node.weight
+            batch.roots.append(node)
+            batch.groups.append([])
             if node.n_cases == 0:
                 raise ValueError("no sample has a positive weight in a tree's draw")
-        batch = {"indices": tree_indices, "roots": roots, "groups": [[] for _ in roots],
-                 "oob_at": self._oob_roots(roots, keys, rates)}
+        roots = batch.roots
+        batch.oob_at = self._oob_roots(roots, keys, rates)
         self.unfinished.append(batch)
         pending = [n for n in roots if n.kind == "open"]   # histograms to ask for
         local = [n for n in roots if n.kind == "local"]    # rows to take out
@@ -1128,14 +645,14 @@ class _Fit:
                 children = [c for node in split_now for c in node.children]
                 pending.extend(c for c in children if c.kind == "open")
                 local.extend(c for c in children if c.kind == "local")
-                if self.budgets is not None:  # nodes max_leaf_nodes rules out: leaves, rows out
+                if batch.budgets is not None:  # nodes max_leaf_nodes rules out: leaves, rows out
                     out = [n for n in pending + local if not self._may_expand(n)]
                     for node in out:
                         self._drop(node)
                     pending = [n for n in pending if n.kind == "open"]
                     local = [n for n in local if n.kind == "local"]
                     split_now.extend(out)
-                self._route_oob(batch["oob_at"], split_now)
+                self._route_oob(batch.oob_at, split_now)
                 routes = self._routes(split_now) if split_now else None
             del results
             self._round_done(first_task)
@@ -1166,7 +683,7 @@ class _Fit:
             self.stats["deferred_nodes"] += len(local)
             return None, [], local
         taken = groups[:len(placed)]
-        group_of = np.full(len(self.nodes), -1, dtype=np.int32)
+        group_of = np.full(len(self.batch.nodes), -1, dtype=np.int32)
         for g, group in enumerate(taken):
             for node in group:
                 group_of[node.id] = g
@@ -1229,7 +746,7 @@ class _Fit:
             takes = [self.submit(_take_group, g, *[parts[i] for i in indices], name="take",
                                  priority=1, worker=holder)
                      for holder, indices in self.worker_sets]
-            oob_at = batch["oob_at"]
+            oob_at = batch.oob_at
             spec = [(n.id, n.key, n.depth, self._min_weight_leaf(n),
                      oob_at.get(n.id) if self.oob is not None and not self.bounded else None)
                     for n in group]
@@ -1242,12 +759,12 @@ class _Fit:
             oob = None
             if self.oob is not None and self.collapse_to is None and not self.bounded:
                 oob = self.submit(_oob_of, grown, name="oobsums", worker=worker)
-            batch["groups"][group[0].tree].append((grown, oob))
+            batch.groups[group[0].tree].append((grown, oob))
 
     def _new_node(self, tree, key, depth, counts, n_cases, constant, above=np.inf):
         node = _Node()
-        node.id = len(self.nodes)
-        self.nodes.append(node)
+        node.id = len(self.batch.nodes)
+        self.batch.nodes.append(node)
         node.tree, node.key, node.depth, node.above = tree, int(key), depth, above
         node.counts = np.asarray(counts, dtype=np.int64)
         node.dcounts, node.weight = self._weighted(node.counts)
@@ -1283,19 +800,19 @@ class _Fit:
         smallest weighted impurity decrease of the splits on its path, this one
         included (`aucforest._leaf_budget`), computed from the class proportions
         and weights the tree will hold; inf without max_leaf_nodes."""
-        if self.budgets is None:
+        if self.batch.budgets is None:
             return np.inf
         rows = [self._weighted(c) for c in (node.counts, left, right)]
         proba = np.array([dcounts / weight for dcounts, weight in rows])
         weight = np.array([weight for _, weight in rows])
-        decrease = split_priority(proba, weight, self.tree_weight[node.tree],
+        decrease = split_priority(proba, weight, self.batch.tree_weight[node.tree],
                                   self.forest.criterion)
         return min(node.above, decrease)
 
     def _may_expand(self, node):
         """Whether a node not yet split can be among its tree's max_leaf_nodes - 1
         expansions, given the nodes split so far (a root always can)."""
-        return node.depth == 0 or self.budgets[node.tree].may_expand_below(node.above)
+        return node.depth == 0 or self.batch.budgets[node.tree].may_expand_below(node.above)
 
     def _drop(self, node):
         """Make an open or local node a leaf (max_leaf_nodes rules it out)."""
@@ -1308,7 +825,7 @@ class _Fit:
 
     def _min_weight_leaf(self, node):
         fraction = self.forest.min_weight_fraction_leaf
-        return fraction * self.tree_weight[node.tree] if fraction else 0.0
+        return fraction * self.batch.tree_weight[node.tree] if fraction else 0.0
 
     def _wanted(self, node):
         """Features whose histograms the node's search needs next."""
@@ -1337,7 +854,7 @@ class _Fit:
                 break
             chosen.append((node, wanted))
             total += len(wanted)
-        lengths = np.zeros(len(self.nodes), dtype=np.int64)
+        lengths = np.zeros(len(self.batch.nodes), dtype=np.int64)
         for node, wanted in chosen:
             lengths[node.id] = len(wanted)
         first_slot = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
@@ -1402,7 +919,7 @@ class _Fit:
             left_cases += int(c[-1])
         right = node.counts - left
         m = self._bottleneck(node, left, right)
-        if self.budgets is not None and not self.budgets[node.tree].may_expand(m):
+        if self.batch.budgets is not None and not self.batch.budgets[node.tree].may_expand(m):
             node.kind = "leaf"  # cannot be among its tree's max_leaf_nodes - 1 expansions
             return "leaf"
         constant = node.constant.copy()
@@ -1418,7 +935,7 @@ class _Fit:
         """Tables (indexed by node id) moving the rows of the split nodes to their
         children: a leaf child drops them (-1); a categorical split's row of
         left levels (`route`'s level_set and left_levels)."""
-        size = len(self.nodes)
+        size = len(self.batch.nodes)
         feature = np.full(size, -1, dtype=np.int32)
         threshold_bin = np.zeros(size, dtype=np.int32)
         missing_left = np.zeros(size, dtype=np.uint8)
@@ -1577,97 +1094,6 @@ class _Fit:
         self.oob = oob
 
 
-class _DrawsOnWorkers:
-    """`AUCForestClassifier._case_draws` after a fit on dask collections: what
-    makes each row's multiplicity in each tree where the row lives (per-tree
-    keys and class rates, `draw_counts`), from which `oob_decision_function`
-    recomputes the out-of-bag rows; the per-tree case draws of the in-memory
-    fit (`estimators_samples_`, the out-of-bag inspection tools) are not
-    kept, and asking for them says why. A forest read from a model file has
-    no keys (``keys`` None)."""
-
-    def __init__(self, keys=None, rates=None, poisson=False, n_rows=None, balanced=False):
-        self.keys, self.rates, self.poisson = keys, rates, poisson
-        self.n_rows, self.balanced = n_rows, balanced
-
-    def __getattr__(self, name):
-        if name.startswith("__"):
-            raise AttributeError(name)
-        raise AttributeError(
-            "the trees' draws (estimators_samples_, out-of-bag inspection) are not available "
-            "after a fit on dask collections: the rows stay on the workers, and a row's "
-            "multiplicity in a tree is drawn from (the tree's seed, its global row index) "
-            "where the row lives")
-
-
-# the message of `AUCForestClassifier.oob_decision_function_` after a fit on dask collections
-OOB_NOT_KEPT = (
-    "a forest fitted on dask collections keeps no out-of-bag predictions of its n training "
-    "rows (they would keep the rows on the workers and travel with every pickle and model "
-    "file); oob_score_ and oob_gmean_ come from a bounded sample of rows. Compute them "
-    "where the rows are with forest.oob_decision_function(X, y, sample_weight), a lazy dask "
-    "array, on the training collections")
-
-
-def oob_decision_function(forest, X, y, sample_weight=None):
-    """`AUCForestClassifier.oob_decision_function`: the out-of-bag class
-    probabilities of the training rows of a fit on dask collections, a lazy
-    dask array computed where the rows are (the model one key of its graph).
-
-    Each row's multiplicities are drawn again from (tree key, global row
-    index), so X, y and sample_weight must hold the training rows in the
-    fit's order (any chunking); y decides the draw class of a row (per-class
-    rates), sample_weight whether it had positive weight (balanced bootstrap).
-    """
-    import dask
-    import dask.array as da
-    from sklearn.utils.validation import check_is_fitted
-
-    check_is_fitted(forest)
-    state = vars(forest)
-    draws = state.get("_case_draws")
-    if not isinstance(draws, _DrawsOnWorkers):
-        raise ValueError("oob_decision_function(X, y) recomputes the out-of-bag predictions "
-                         "of a fit on dask collections; this forest was fitted in memory: "
-                         "read its oob_decision_function_")
-    if draws.keys is None:
-        raise ValueError("a forest read from a model file keeps no draws of its fit on dask "
-                         "collections; out-of-bag predictions need the fitted forest (or its "
-                         "pickle)")
-    if not is_dask_collection(X):
-        raise TypeError(f"X must be the training dask array or DataFrame; got "
-                        f"{type(X).__name__}")
-    X, y, w, names = _as_rows(X, y, sample_weight, state.get("categories_"))
-    if X.shape[0] != draws.n_rows:
-        raise ValueError(f"X, y have {X.shape[0]} rows but the forest was fitted on "
-                         f"{draws.n_rows}; out-of-bag predictions need the training rows in "
-                         "the order of the fit")
-    _check_n_features(X.shape[1], state["n_features_in_"], forest)
-    model = dask.delayed({"trees": [e.tree_ for e in state["estimators_"]],
-                          "draw": (draws.keys, draws.rates, draws.poisson), "size": 1,
-                          "classes": state["classes_"], "balanced": draws.balanced},
-                         name=f"aucforest-oob-model-{uuid.uuid4().hex}", pure=False)
-    # blockwise on the collections themselves (to_delayed would drop the futures of a
-    # persisted X from the graph: it must hold them while the array is kept)
-    y = y[:, None]
-    w = da.zeros_like(y, dtype=np.float64) if w is None else w[:, None]
-    return da.map_blocks(_oob_decision_block, X, y, w, model, sample_weight is not None,
-                         dtype=np.float64, chunks=(X.chunks[0], (state["n_classes_"],)),
-                         meta=np.empty((0, 0)))
-
-
-def _identity(value):
-    return value
-
-
-def _levels_left(left_levels, n_levels):
-    """bool (n_levels,): which level codes 0..n_levels - 1 the 256-bit set
-    ``left_levels`` (4 uint64 words, bit c of word c // 64) sends left."""
-    codes = np.arange(n_levels)
-    words = np.asarray(left_levels, dtype=np.uint64)[codes >> 6]
-    return ((words >> (codes & 63).astype(np.uint64)) & np.uint64(1)).astype(bool)
-
-
 def _release_top(root):
     """Drop what a grown tree's top (on the client) no longer needs: the
     search state of its nodes (feature orders, histograms, constant flags)."""
@@ -1676,17 +1102,6 @@ def _release_top(root):
         node = stack.pop()
         node.order, node.hists, node.constant = None, {}, None
         stack.extend(node.children)
-
-
-def _hist_of(result):
-    return result["hist"]
-
-
-def _sum_arrays(*arrays):
-    total = arrays[0].copy()
-    for a in arrays[1:]:
-        total += a
-    return total
 
 
 def _payload(obj):
@@ -1712,134 +1127,3 @@ def fit(forest, X, y, sample_weight=None):
     in-memory fit does.
     """
     return fit_atomically(forest, lambda staging: _Fit(staging, X, y, sample_weight).run())
-
-
-# ---------------------------------------------------------------------------- prediction
-
-def _prediction_rows(forest, X):
-    """The fitted model read once (a refit replaces the estimator's dict whole),
-    as one key of the graph, and X as a lazy dask array of the rows the dense
-    predict reads: float32 in one column chunk, each block mapped and checked
-    as ``_validate_X_predict`` maps and checks its X (`_dense_rows`)."""
-    import dask
-    import dask.array as da
-    from sklearn.utils.validation import check_is_fitted
-
-    check_is_fitted(forest)
-    state = vars(forest)
-    model = _model(state)
-    n_features = state["n_features_in_"]
-    if _is_dask_frame(X) and X.ndim == 2:
-        names = state.get("feature_names_in_")
-        if names is not None and list(X.columns) != list(names):
-            raise ValueError("The feature names should match those that were passed during "
-                             "fit.")
-        _check_n_features(len(X.columns), n_features, forest)
-        # the dtypes (text, category or not where fitted) refused before anything runs
-        predict_codes(SimpleNamespace(categories_=state.get("categories_")), X._meta)
-        blocks = [da.from_delayed(dask.delayed(_dense_rows)(part, model),
-                                  shape=(np.nan, n_features), dtype=np.float32,
-                                  meta=np.empty((0, 0), dtype=np.float32))
-                  for part in X.to_delayed()]
-        return da.concatenate(blocks, axis=0), model, state
-    if not isinstance(X, da.Array) or X.ndim != 2:
-        raise ValueError("X must be a 2-dimensional dask array or a dask DataFrame")
-    _check_n_features(X.shape[1], n_features, forest)
-    X = X.rechunk({1: -1}).map_blocks(_dense_rows, model, dtype=np.float32,
-                                      meta=np.empty((0, 0), dtype=np.float32))
-    return X, model, state
-
-
-def _check_n_features(found, expected, forest):
-    if found != expected:
-        raise ValueError(f"X has {found} features, but {type(forest).__name__} is "
-                         f"expecting {expected} features as input.")
-
-
-# scattered models, per client: {first tree of a model: {client id: (token, future)}},
-# dropped with the model (weak keys: a refit's new trees start new entries)
-_SCATTERED = weakref.WeakKeyDictionary()
-_SCATTERED_LOCK = threading.Lock()
-
-
-def _model(state):
-    """The fitted model (of the estimator's dict ``state``) as one key of the
-    graph: scattered to every worker of the client in scope once per model
-    (`client.scatter` with ``broadcast=True``) and referenced by its future,
-    so repeated predictions send no trees; a delayed key without a
-    ``dask.distributed`` client (the local schedulers read it in process)."""
-    import dask
-    model = {name: state.get(name) for name in (
-        "estimators_", "classes_", "class_prior_", "draw_class_weights_", "categories_",
-        "is_categorical_", "feature_names_in_")}
-    try:
-        from distributed import get_client
-        client = get_client()
-    except (ImportError, ValueError):
-        return dask.delayed(model, name=f"aucforest-model-{uuid.uuid4().hex}", pure=False)
-    # the model's objects (a refit or an assignment replaces them), kept alive by the
-    # cached entry's model, so no id is reused while it is cached
-    token = tuple(map(id, model.values())) + tuple(map(id, model["estimators_"]))
-    with _SCATTERED_LOCK:
-        per_client = _SCATTERED.setdefault(model["estimators_"][0], {})
-        cached = per_client.get(client.id)
-        if cached is not None and cached[0] == token and cached[2].status == "finished":
-            return cached[2]
-        for stale in [c for c, entry in per_client.items() if entry[2].status != "finished"]:
-            del per_client[stale]  # clients closed meanwhile, or the copies lost
-        # a fresh key (tokenizing the trees would cost a pass over them)
-        (future,) = client.scatter({f"aucforest-model-{uuid.uuid4().hex}": model},
-                                   broadcast=True).values()
-        per_client[client.id] = (token, model, future)
-    return future
-
-
-def _dense_rows(X, model):
-    """One block of rows as the dense predict reads it: a pandas partition's
-    category columns mapped to the fitted codes by value (`predict_codes`),
-    nullable columns with NaN for pd.NA, float32 in C order, infinite values
-    and invalid categorical level codes refused with the dense predict's error."""
-    from sklearn.utils import check_array
-
-    X = predict_codes(SimpleNamespace(categories_=model["categories_"]), X)
-    X = check_array(X, dtype=np.float32, order="C", ensure_all_finite="allow-nan",
-                    ensure_min_samples=0)
-    check_categorical_codes(X, model["is_categorical_"], model["feature_names_in_"])
-    return X
-
-
-def _proba_block(X, model):
-    return mean_tree_proba(X, model, 1)
-
-
-def _predict_block(X, model, decision):
-    return decide_classes(_proba_block(X, model), model, decision)
-
-
-def _apply_block(X, model):
-    return np.column_stack([tree.tree_.apply(X) for tree in model["estimators_"]])
-
-
-def predict_proba(forest, X):
-    """Lazy `predict_proba`: a dask array (n_samples, n_classes)."""
-    X, model, state = _prediction_rows(forest, X)
-    return X.map_blocks(_proba_block, model, dtype=np.float64,
-                        chunks=(X.chunks[0], (state["classes_"].shape[0],)),
-                        meta=np.empty((0, 0)))
-
-
-def predict(forest, X):
-    """Lazy `predict`: a dask array (n_samples,) of classes."""
-    X, model, state = _prediction_rows(forest, X)
-    classes, decision = state["classes_"], state["decision"]
-    validate_decision(decision, classes.shape[0])
-    return X.map_blocks(_predict_block, model, decision, dtype=classes.dtype, drop_axis=1,
-                        meta=np.empty((0,), dtype=classes.dtype))
-
-
-def apply(forest, X):
-    """Lazy `apply`: a dask array (n_samples, n_estimators) of leaf indices."""
-    X, model, state = _prediction_rows(forest, X)
-    return X.map_blocks(_apply_block, model, dtype=np.intp,
-                        chunks=(X.chunks[0], (len(state["estimators_"]),)),
-                        meta=np.empty((0, 0), dtype=np.intp))

@@ -532,7 +532,7 @@ def _set_oob(forest, arrays, metadata):
     if metadata.get("fitted_on_dask", False) is not False:
         if metadata["fitted_on_dask"] is not True:
             raise ModelFileError("metadata field 'fitted_on_dask' must be true or absent")
-        from .._dask import _DrawsOnWorkers  # imports no dask
+        from .._dask_model import _DrawsOnWorkers  # imports no dask
         forest._case_draws = _DrawsOnWorkers()  # not the in-memory draws of its seeds
     sampled = "oob_sample_decision_function" in arrays
     if sampled != ("oob_sample_labels" in arrays):

@@ -319,7 +319,7 @@ def _tree_seed(estimator):
 def _fitted_on_dask(forest):
     """Whether the trees drew their rows on dask workers (their draws are not
     the in-memory ones the out-of-bag tools would rebuild from the seeds)."""
-    from .._dask import _DrawsOnWorkers  # imports no dask
+    from .._dask_model import _DrawsOnWorkers  # imports no dask
     return isinstance(getattr(forest, "_case_draws", None), _DrawsOnWorkers)
 
 

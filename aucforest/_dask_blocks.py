@@ -1,0 +1,317 @@
+"""The tasks of the fit on dask collections that run where the rows are
+(`aucforest._dask`): a partition's statistics, codes and node state, a
+round (route, take out, histograms), the in-memory finishing of nodes
+(`_grow_local`) and the collapse of its subtrees, the out-of-bag rows.
+"""
+
+import numpy as np
+
+from ._base import check_categorical_codes, grow_tree
+from ._binning import MISSING_CODE, BinnedData, _codes, _level_codes
+from ._compat import check_sample_weight
+from ._dask_kernels import draw_counts, histograms, route, row_uniforms, start_trees, take_rows
+from ._tree import Tree, accumulate_oob_proba
+
+# Trees whose draws of the out-of-bag rows are made together (`_add_oob`).
+OOB_TREES_PER_DRAW = 32
+
+
+def _block_stats(X, y, w, start, sample_key, sample_rate, is_categorical=None, names=None):
+    """What the client needs from one partition before binning: infinite
+    values, labels, weights' range, the hash-selected sample of rows (of
+    the ordered features: a categorical feature's bins are its levels) and
+    each categorical feature's largest level code (-1: none), its codes
+    checked with the in-memory error (`check_categorical_codes`)."""
+    X = np.asarray(X, dtype=np.float32)
+    check_categorical_codes(X, is_categorical, names)
+    categorical = np.zeros(X.shape[1], dtype=bool) if is_categorical is None else is_categorical
+    y = np.asarray(y)
+    labels, counts = np.unique(y, return_counts=True)
+    stats = {"infinite": bool(np.isinf(X).any()), "labels": labels, "counts": counts}
+    if w is not None:  # non-finite or negative weights refused with the in-memory error
+        w = check_sample_weight(w, X, dtype=np.float64, ensure_non_negative=True)
+        stats["w_max"] = float(w.max()) if w.size else 0.0
+        positive = y[w > 0]
+    else:
+        positive = y
+    stats["positive"] = np.unique(positive, return_counts=True)
+    selected = row_uniforms(sample_key, start, X.shape[0]) < sample_rate
+    stats["sample"] = X[selected][:, ~categorical]
+    levels = X[:, categorical]
+    stats["largest_level"] = np.max(np.where(np.isnan(levels), -1, levels), axis=0,
+                                    initial=-1).astype(np.int64)
+    return stats
+
+
+def _encode_block(X, y, w, start, ctx):
+    """One partition as the fit keeps it: uint8 codes (C order), class codes,
+    integer weights (None when all one), the draw classes and its start."""
+    X = np.asarray(X, dtype=np.float32)
+    n, p = X.shape
+    codes = np.empty((n, p), dtype=np.uint8)
+    categorical = ctx.get("is_categorical")
+    for f in range(p):
+        if categorical is not None and categorical[f]:  # the level itself, as bin_features
+            codes[:, f] = _level_codes(X[:, f])
+        else:
+            codes[:, f] = _codes(X[:, f], ctx["edges"][f, :ctx["n_bins"][f] - 1])
+    y = np.searchsorted(ctx["classes"], np.asarray(y)).astype(np.int32)
+    K = ctx["classes"].shape[0]
+    prior = np.zeros(K, dtype=np.int64)
+    weights = None
+    draw_y = y
+    if w is not None:
+        sw = np.asarray(w, dtype=np.float64) / ctx["w_max"]
+        q = np.rint(sw * ctx["weight_unit"]).astype(np.int64)
+        q[(sw > 0) & (q == 0)] = 1
+        for k in range(K):
+            prior[k] = q[y == k].sum()
+        if ctx["balanced"]:
+            draw_y = np.where(sw > 0, y, -1).astype(np.int32)
+    else:
+        prior[:] = np.bincount(y, minlength=K)
+        sw = None
+    if ctx["weighted"]:
+        base = np.ones(n) if sw is None else sw
+        if ctx["class_weights"] is not None:
+            base = base * ctx["class_weights"][y]
+        weights = np.rint(base * ctx["weight_unit"]).astype(np.int64)
+        weights[(base > 0) & (weights == 0)] = 1
+    return {"codes": codes, "y": y, "weights": weights, "draw_y": draw_y,
+            "start": int(start), "prior": prior}
+
+
+def _block_prior(block):
+    return block["prior"]
+
+
+def _init_state(block, tree_keys, rates, poisson, n_classes):
+    """Node ids (the root, id t, for each drawn row of positive weight) and
+    multiplicities of the partition's rows in a batch of trees, and the roots'
+    sums (class weights and distinct cases per tree)."""
+    n = block["y"].shape[0]
+    rows = block["start"] + np.arange(n, dtype=np.int64)
+    counts = draw_counts(tree_keys, rows, block["draw_y"], rates, poisson)
+    ids, sums = start_trees(counts, block["weights"], block["y"], n_classes)
+    return {"ids": ids, "counts": counts, "sums": sums}
+
+
+def _root_sums(state):
+    return state["sums"]
+
+
+def _round(block, state, tables, n_codes, n_classes):
+    """One round where the rows are: move the rows of split nodes to their
+    children (`route`), take out the rows of nodes finished in memory
+    (grouped per task), then add the histograms asked for. ``tables``
+    (routes, request, finish) is one key of the round, sent to each worker
+    once whatever the number of its partitions."""
+    routes, request, finish = tables
+    codes = block["codes"]
+    ids = state["ids"]
+    if routes is not None:
+        ids = route(codes, ids, *routes)
+    parts = {}
+    if finish is not None:
+        group_of, n_groups = finish
+        if routes is None:
+            ids = ids.copy()  # the input state stays as it was (a task may be rerun)
+        y = block["y"]
+        y = y.astype(np.uint8) if n_classes <= 256 else y
+        for group, (node, tree_, row) in enumerate(take_rows(ids, group_of, n_groups)):
+            weight = state["counts"][tree_, row]
+            if block["weights"] is not None:
+                weight = weight * block["weights"][row]
+            parts[group] = {"node": node, "row": block["start"] + row, "codes": codes[row],
+                            "y": y[row], "weight": weight}
+    hist = None
+    if request is not None:
+        first_slot, slot_feature = request
+        hist = histograms(codes, ids, state["counts"], block["weights"], block["y"],
+                          first_slot, slot_feature, n_codes, n_classes)
+    return {"state": {"ids": ids, "counts": state["counts"]}, "hist": hist, "parts": parts}
+
+
+def _sum_histograms(*parts):
+    """Sum of the partitions' integer histograms (exact: any order gives the same)."""
+    hist = parts[0][0].copy()
+    cases = parts[0][1].copy()
+    for h, c in parts[1:]:
+        hist += h
+        cases += c
+    return hist, cases
+
+
+def _take_group(group, *taken):
+    """One worker's rows of an in-memory finishing group: the rows its
+    partitions took out (``taken``, the "parts" of their round results),
+    sorted by (node, global row index). One task per (worker, group), where
+    the rows are."""
+    parts = [t[group] for t in taken]
+    node = np.concatenate([p["node"] for p in parts])
+    row = np.concatenate([p["row"] for p in parts])
+    order = np.lexsort((row, node))
+    return {"node": node[order], "row": row[order],
+            **{name: np.concatenate([p[name] for p in parts])[order]
+               for name in ("codes", "y", "weight")}}
+
+
+def _grow_local(takes, nodes, ctx, finishing, oob_x):
+    """Grow the subtrees of nodes finished in memory (one tree's nodes): each
+    node's rows from every worker's take (``takes``, sorted by node), ordered
+    by global row index, the in-memory binned splitter (`grow_tree`) seeded
+    from the node's key.
+
+    ``finishing`` is (candidate node sizes, size to collapse to or None,
+    split_impurity). For the out-of-bag rows of each node (indices into
+    ``oob_x``, the node-size choice's rows that reach it) the proportions of
+    the subtree's node each candidate predicts from (`accumulate_oob_proba`;
+    the client replaces those of candidates above the subtree's root size).
+    With a size known, the subtree is collapsed to it here
+    (`_collapse_subtree`).
+
+    Returns {"subtrees": {node id: (node arrays, depth)},
+             "oob": {node id: (root size, proportions (candidates, rows, K))}}.
+    """
+    sizes, collapse_to, split_impurity = finishing
+    params = ctx["params"]
+    p, K = ctx["edges"].shape[0], ctx["n_classes"]
+    out, oob = {}, {}
+    for node_id, key, depth, min_weight_leaf, oob_rows in nodes:
+        pieces = [(t, np.searchsorted(t["node"], node_id),
+                   np.searchsorted(t["node"], node_id, side="right")) for t in takes]
+        pieces = [(t, lo, hi) for t, lo, hi in pieces if hi > lo]
+        # each piece's rows ascending: their places in the node's rows, by global index
+        place = np.argsort(np.argsort(np.concatenate([t["row"][lo:hi] for t, lo, hi in pieces]),
+                                      kind="stable"))
+        n_rows = place.shape[0]
+        codes = np.empty((n_rows, pieces[0][0]["codes"].shape[1]), dtype=np.uint8, order="F")
+        y = np.empty(n_rows, dtype=np.intp)
+        w = np.empty(n_rows, dtype=np.float64)
+        start = 0
+        for t, lo, hi in pieces:  # each piece written in place: no copy of the node's rows
+            at = place[start:start + hi - lo]
+            codes[at] = t["codes"][lo:hi]
+            y[at] = t["y"][lo:hi]
+            w[at] = t["weight"][lo:hi]
+            start += hi - lo
+        del place
+        w *= ctx["weight_scale"]
+        binned = BinnedData(codes, ctx["edges"], ctx["n_bins"], ctx.get("is_categorical"))
+        max_depth = None if params["max_depth"] is None else params["max_depth"] - depth
+        total = w.sum()
+        tree_ = grow_tree(binned, y, w, K, is_categorical=ctx.get("is_categorical"),
+                          seed=int(key), **dict(
+                              params, max_depth=max_depth,
+                              min_weight_fraction_leaf=min_weight_leaf / total
+                              if min_weight_leaf > 0 else 0.0))
+        del binned, codes, y
+        arrays = tree_.node_arrays()
+        top = w.max()
+        if top != 1.0:  # grow_tree rescaled the weights to a maximum of 1
+            arrays["weighted_n_node_samples"] = arrays["weighted_n_node_samples"] * top
+        subtree = (arrays, tree_.max_depth)
+        if oob_rows is not None and oob_rows.shape[0]:
+            grafted = Tree(p, K, max_depth=tree_.max_depth, **arrays)
+            proba = np.zeros((len(sizes), oob_rows.shape[0], K))
+            accumulate_oob_proba(grafted, oob_x[oob_rows], np.zeros(oob_rows.shape[0], np.intp),
+                                 np.asarray(sizes, dtype=np.int32), proba,
+                                 np.zeros(oob_rows.shape[0]))
+            oob[node_id] = (int(arrays["n_node_samples"][0]), proba)
+        if collapse_to is not None:
+            subtree = _collapse_subtree(subtree, p, K, collapse_to, split_impurity)
+        out[node_id] = subtree
+    return {"subtrees": out, "oob": oob}
+
+
+def _collapse_subtree(subtree, n_features, n_classes, min_samples, split_impurity):
+    """A subtree grown in memory collapsed to ``min_samples`` where it is, so
+    that grafted into its tree's top and collapsed there it gives the tree
+    `Tree.collapsed` gives (node sizes shrink along a path: below its root
+    nothing depends on the top). A root below ``min_samples`` becomes one
+    leaf with its own record: its parent decides whether it stays, predicting
+    the parent's proportions."""
+    arrays, depth = subtree
+    if arrays["n_node_samples"][0] < min_samples:
+        leaf = {name: np.asarray(a)[:1].copy() for name, a in arrays.items()
+                if name not in ("categorical_split", "left_levels")}
+        leaf["children_left"][:] = -1
+        leaf["children_right"][:] = -1
+        leaf["feature"][:] = -2
+        leaf["threshold"][:] = -2.0
+        leaf["missing_go_to_left"][:] = 0
+        leaf["improvement"][:] = 0.0
+        return leaf, 0
+    tree_ = Tree(n_features, n_classes, max_depth=depth, **arrays).collapsed(
+        min_samples, split_impurity=split_impurity)
+    return tree_.node_arrays(), tree_.max_depth
+
+
+def _collapse_group(result, n_features, n_classes, min_samples, split_impurity):
+    """The subtrees of a finishing task, collapsed to the chosen node size."""
+    return {node_id: _collapse_subtree(subtree, n_features, n_classes, min_samples,
+                                       split_impurity)
+            for node_id, subtree in result["subtrees"].items()}
+
+
+def _oob_of(result):
+    return result["oob"]
+
+
+def _edge_values(block, edges, n_bins, is_categorical=None):
+    """float32 values standing for the codes: a bin's upper edge (NaN when
+    missing), which every tree sends where it sends the bin's real values;
+    a categorical feature's level code itself."""
+    codes = block["codes"]
+    X = np.empty(codes.shape, dtype=np.float32, order="F")
+    for f in range(codes.shape[1]):
+        table = np.full(256, np.nan, dtype=np.float32)
+        if is_categorical is not None and is_categorical[f]:
+            table[:MISSING_CODE] = np.arange(MISSING_CODE)
+        else:
+            table[:n_bins[f]] = edges[f, :n_bins[f]]
+        X[:, f] = table[codes[:, f]]
+    return X
+
+
+def _oob_rows(block, rates, key):
+    """The partition's rows selected (by a hash of their global index, at a rate
+    per class) for the node-size choice: global index, class, draw class, codes."""
+    y = block["y"]
+    selected = np.flatnonzero(row_uniforms(key, block["start"], y.shape[0]) < rates[y])
+    return {"row": block["start"] + selected, "y": y[selected],
+            "draw_y": block["draw_y"][selected], "codes": block["codes"][selected]}
+
+
+def _add_oob(trees, draw, X, rows, draw_y, sizes, proba, n_trees):
+    """Add the OOB proportions of `trees` for the rows (global indices) of X."""
+    keys, rates, poisson = draw
+    sizes = np.asarray(sizes, dtype=np.int32)
+    for lo in range(0, len(trees), OOB_TREES_PER_DRAW):
+        counts = draw_counts(keys[lo:lo + OOB_TREES_PER_DRAW], rows, draw_y,
+                             rates[lo:lo + OOB_TREES_PER_DRAW], poisson)
+        for tree_, c in zip(trees[lo:lo + OOB_TREES_PER_DRAW], counts):
+            accumulate_oob_proba(tree_, X, c.astype(np.intp), sizes, proba, n_trees)
+
+
+def _identity(value):
+    return value
+
+
+def _levels_left(left_levels, n_levels):
+    """bool (n_levels,): which level codes 0..n_levels - 1 the 256-bit set
+    ``left_levels`` (4 uint64 words, bit c of word c // 64) sends left."""
+    codes = np.arange(n_levels)
+    words = np.asarray(left_levels, dtype=np.uint64)[codes >> 6]
+    return ((words >> (codes & 63).astype(np.uint64)) & np.uint64(1)).astype(bool)
+
+
+def _hist_of(result):
+    return result["hist"]
+
+
+def _sum_arrays(*arrays):
+    total = arrays[0].copy()
+    for a in arrays[1:]:
+        total += a
+    return total
