@@ -14,11 +14,12 @@ classes) is given in each input kind by one helper, `make_input`. Each cell of
 **The dense reference** is ``AUCForestClassifier(N_TREES, random_state=0)`` fitted
 in memory on a float64, C-ordered numpy array (the factors as the positions of
 their sorted levels, NaN missing), with ``categorical_features=[4, 5]`` (the
-"categorical" kinds) or None (the "numeric" kinds: sparse matrices and dask
-collections, which refuse factors), and its answers on that array. Two cases have
-their own, stated, reference: a fit on dask collections draws its cases by row
-index, not as the in-memory fit does (user guide, section 9), so the dask kinds'
-fits must equal the dask fit of the array in one chunk; and the command line
+"categorical" kinds) or None (the "numeric" kinds: sparse matrices, which refuse
+factors, and the numeric dask collections), and its answers on that array. Two
+cases have their own, stated, reference: a fit on dask collections draws its cases
+by row index, not as the in-memory fit does (user guide, section 9), so the dask
+kinds' fits must equal the dask fit of the array in one chunk (with the factors'
+``categorical_features`` for the categorical dask kinds); and the command line
 reads the int factor of a CSV or Parquet file as numbers, so its reference is the
 in-memory fit on the frame as the command line reads it (``cs`` a category
 column, ``ci`` numbers).
@@ -149,9 +150,9 @@ KINDS = {kind.name: kind for kind in [
     Kind("dask_array", "numeric", DASK_OPS, is_dask=True),
     Kind("dask_frame", "numeric", DASK_OPS, is_dask=True),
     Kind("dask_parquet", "numeric", DASK_OPS, is_dask=True),
-    # its fit is refused (below); the model it predicts with is fitted in memory
-    Kind("dask_frame_category", "categorical", PREDICTIONS + ("oob_importance",),
-         is_dask=True),
+    # factors on dask: category columns, and level codes with categorical_features
+    Kind("dask_frame_category", "categorical", DASK_OPS, is_dask=True),
+    Kind("dask_array_codes", "categorical", DASK_OPS, is_dask=True),
     # a warm start from a model file is refused (below): the file keeps the trees collapsed
     Kind("model_file", "categorical", tuple(op for op in ALL if op != "warm_start"),
          model_kind="file"),
@@ -199,7 +200,7 @@ def make_input(kind, data, folder):
         return sparse.csc_matrix(dense), dense
     import dask.array as da
     import dask.dataframe as dd
-    if kind == "dask_array":
+    if kind in ("dask_array", "dask_array_codes"):
         return da.from_array(dense, chunks=(50, 6)), dense
     if kind == "dask_frame":
         return dd.from_pandas(pd.DataFrame(dense, columns=COLUMNS), npartitions=3), dense
@@ -241,15 +242,19 @@ _dask_fits = {}
 
 
 def dask_fitted(kind, n_classes, folder):
-    """The forest fitted on ``kind`` (a dask kind), once per module; "one_chunk" is
-    the dask fits' reference: the numeric array in one chunk."""
+    """The forest fitted on ``kind`` (a dask kind), once per module; "one_chunk" and
+    "one_chunk_categorical" are the dask fits' references: the array in one chunk,
+    fitted with the numeric or the categorical reference's parameters."""
     import dask.array as da
     key = (kind, n_classes)
     if key not in _dask_fits:
         data = make_data(n_classes)
-        X = (da.from_array(data.dense, chunks=-1) if kind == "one_chunk"
-             else make_input(kind, data, folder)[0])
-        _dask_fits[key] = AUCForestClassifier(**make_params("numeric")).fit(X, data.y)
+        if kind.startswith("one_chunk"):
+            X = da.from_array(data.dense, chunks=-1)
+            reference = "categorical" if kind == "one_chunk_categorical" else "numeric"
+        else:
+            X, reference = make_input(kind, data, folder)[0], KINDS[kind].reference
+        _dask_fits[key] = AUCForestClassifier(**make_params(reference)).fit(X, data.y)
     return _dask_fits[key]
 
 
@@ -334,7 +339,8 @@ def check_cell(kind, operation, n_classes, folder):
     elif operation == "fit":
         model = fitted_on(kind, n_classes, folder)
         if kind.is_dask:  # the dask fits' own reference (module docstring)
-            reference = dask_fitted("one_chunk", n_classes, folder)
+            reference = dask_fitted("one_chunk_categorical" if kind.reference == "categorical"
+                                    else "one_chunk", n_classes, folder)
         assert_same(computed(model.predict_proba(X)), reference.predict_proba(dense))
         assert_same(computed(model.apply(X)), reference.apply(dense))
     elif operation == "warm_start":  # half the trees, (read back,) then the rest
@@ -432,17 +438,15 @@ REFUSALS = [
     ("scipy_csc", "oob_importance",
      _with_model("numeric", lambda m, X, y: oob_importance(m, X, y)), TypeError,
      "Sparse data was passed for X"),
-    ("dask_array", "fit with categorical_features", _fit("categorical"), ValueError,
-     "categorical_features"),
     ("dask_frame", "warm_start", _fit("numeric", warm_start=True), ValueError, "warm_start"),
     ("dask_array", "ccp_alpha", _fit("numeric", ccp_alpha=0.01), ValueError, "ccp_alpha"),
     ("dask_parquet", "max_bins=None", _fit("numeric", max_bins=None), ValueError, "max_bins"),
     ("dask_array", "oob_importance of a dask fit",
      lambda X, y, folder: oob_importance(_fit("numeric")(X, y, folder), X, y),
      AttributeError, "dask"),
-    ("dask_frame_category", "fit (category columns)", _fit("numeric", categorical_features=
-                                                           "from_dtype"),
-     ValueError, "'ci'|'cs'"),
+    ("dask_frame_category", "fit with categories unknown",
+     lambda X, y, folder: _fit("categorical")(X.assign(cs=X["cs"].cat.as_unknown()), y, folder),
+     ValueError, "'cs'.*as_known"),
     ("pandas_category", "fit with a text column", _text_column, ValueError, "'cs'"),
     ("pandas_category", "fit with categorical_features=None",
      _fit("categorical", categorical_features=None), ValueError, "'ci'"),
