@@ -145,7 +145,7 @@ MAX_ROUND_BYTES = 1 << 26
 # the rounds leave the rows of nodes to finish in memory where they are (in the node
 # ids) until some end, so that rows taken out do not pile up on the workers while the
 # rounds go first. An idle worker always takes one group.
-FINISH_BACKLOG_PER_WORKER = 16
+FINISH_BACKLOG_PER_WORKER = 64
 FINISH_BACKLOG_BYTES = 1 << 27
 FINISH_ROW_BYTES = 21
 # Partial sums one reducing task receives (histograms and root sums summed as a tree).

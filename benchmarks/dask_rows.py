@@ -315,7 +315,7 @@ def cost_model(n, partitions, workers, trees, p=FEATURES, m=5, K=2):
             r * n * (p + 14) * (workers - 1) / workers / 2**20,
         "per worker: rows + round state (MiB)": n / workers * (p + 8 + 10 * T) / 2**20,
         "per worker: finishing (backlog + one task) (MiB)":
-            (max(min(16 * R * (p + 21), 1 << 27), R * (p + 21)) + R * (p + 14)
+            (max(min(64 * R * (p + 21), 1 << 27), R * (p + 21)) + R * (p + 14)
              + local * (p + 40)) / 2**20,
         "per worker: grown subtrees waiting under oob (MiB)":
             grown_nodes_per_tree * (65 + 8 * K) * trees / workers / 2**20,
