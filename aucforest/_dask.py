@@ -670,7 +670,8 @@ class _Fit:
         finishing tasks to end instead, until the workers' backlog is down to
         half, so that such a round takes out many groups.
 
-        Returns ((group_of, n_groups) or None, [(group, worker)], nodes that wait)."""
+        Returns ((group_of, n_groups) or None, [(group, (worker, rows))], nodes
+        that wait)."""
         if not local:
             return None, [], []
         groups = self._groups(local)
