@@ -12,6 +12,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._atomic import atomic_output
 from .._categories import storable_categories
 from .._forest import AUCForestClassifier
+from .._oob_source import fitted_on_dask
 from .._version import __version__
 from ._format import (FORMAT_NAME, FORMAT_VERSION, _MIN_SAMPLES_TABLES, _LABEL_KINDS,
                       _NOT_STORED_PARAMS, _MAX_EXTRA_DEPTH, _MAX_LOAD_BYTES_PER_FILE_BYTE,
@@ -138,7 +139,7 @@ def forest_to_arrays(forest, *, extra=None):
     if oob_sample is not None or hasattr(forest, "oob_decision_function_"):
         metadata["oob_score"] = float(forest.oob_score_)
         metadata["oob_gmean"] = float(forest.oob_gmean_)
-    if _fitted_on_dask(forest):
+    if fitted_on_dask(forest):  # its draws are not the in-memory ones of its seeds
         metadata["fitted_on_dask"] = True
     for attribute, name in _MIN_SAMPLES_TABLES.items():
         if hasattr(forest, attribute):
@@ -314,13 +315,6 @@ def _tree_arrays(estimators):
 def _tree_seed(estimator):
     seed = estimator.random_state
     return int(seed) if isinstance(seed, (int, np.integer)) else -1
-
-
-def _fitted_on_dask(forest):
-    """Whether the trees drew their rows on dask workers (their draws are not
-    the in-memory ones the out-of-bag tools would rebuild from the seeds)."""
-    from .._dask_model import _DrawsOnWorkers  # imports no dask
-    return isinstance(getattr(forest, "_case_draws", None), _DrawsOnWorkers)
 
 
 def _fitted_max_bins(forest):
