@@ -42,6 +42,19 @@ def missing_values_forest(n_estimators):
     return forest, X_test
 
 
+def tied_values_forest(max_bins, nsplit, n_estimators):
+    """A forest grown with ``max_bins`` and ``nsplit`` on three-class rows whose
+    column 4 is rounded to one decimal (ties, many on the thresholds), and
+    held-out rows rounded the same way."""
+    X, y = make_data(400, 3)
+    X[:, 4] = np.round(X[:, 4], 1)
+    forest = AUCForestClassifier(n_estimators=n_estimators, max_bins=max_bins, nsplit=nsplit,
+                                 random_state=0).fit(X, y)
+    X_test = held_out(300)
+    X_test[:, 4] = np.round(X_test[:, 4], 1)
+    return forest, X_test
+
+
 def nan_directions(forest, features):
     """The (feature, goes left) pairs of NaN at the forest's splits on ``features``."""
     return {(int(f), int(m)) for tree in forest.estimators_

@@ -24,7 +24,8 @@ from aucforest.export import register_skl2onnx
 
 from cli_files import run_main, write_csv
 from export_data import (categorical_codes_forest, categorical_frame_forest, held_out,
-                         make_data, missing_values_forest, nan_directions, sparse_forest)
+                         make_data, missing_values_forest, nan_directions, sparse_forest,
+                         tied_values_forest)
 from package_env import package_env
 
 ATOL = 1e-12
@@ -68,13 +69,7 @@ def test_missing_values_go_both_ways_and_where_no_nan_was_seen():
 
 @pytest.mark.parametrize("max_bins, nsplit", [(None, None), (None, 10), (16, None), ("auto", 10)])
 def test_binned_and_exact_splitters(max_bins, nsplit):
-    X, y = make_data(400, 3)
-    X[:, 4] = np.round(X[:, 4], 1)  # ties, many on the thresholds
-    forest = AUCForestClassifier(n_estimators=20, max_bins=max_bins, nsplit=nsplit,
-                                 random_state=0).fit(X, y)
-    X_test = held_out(300)
-    X_test[:, 4] = np.round(X_test[:, 4], 1)
-    assert_same_predictions(forest, X_test)
+    assert_same_predictions(*tied_values_forest(max_bins, nsplit, n_estimators=20))
 
 
 def test_values_on_the_thresholds_and_between_float32_neighbours():

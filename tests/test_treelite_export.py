@@ -13,7 +13,8 @@ from aucforest import AUCForestClassifier, AUCTreeClassifier, to_treelite
 from aucforest.export._treelite import float32_cut
 
 from export_data import (categorical_codes_forest, categorical_frame_forest, held_out,
-                         make_data, missing_values_forest, nan_directions, sparse_forest)
+                         make_data, missing_values_forest, nan_directions, sparse_forest,
+                         tied_values_forest)
 
 ATOL = 1e-12
 
@@ -76,13 +77,7 @@ def test_missing_values_go_both_ways_and_where_no_nan_was_seen():
 @pytest.mark.parametrize("max_bins, nsplit", [(None, None), (None, 10), (16, None),
                                               ("auto", 10)])
 def test_binned_and_exact_splitters(max_bins, nsplit):
-    X, y = make_data(400, 3)
-    X[:, 4] = np.round(X[:, 4], 1)
-    forest = AUCForestClassifier(n_estimators=15, max_bins=max_bins, nsplit=nsplit,
-                                 random_state=0).fit(X, y)
-    X_test = held_out(300)
-    X_test[:, 4] = np.round(X_test[:, 4], 1)
-    assert_same_probabilities(forest, X_test)
+    assert_same_probabilities(*tied_values_forest(max_bins, nsplit, n_estimators=15))
 
 
 def test_doubles_on_the_thresholds_and_between_float32_neighbours():
