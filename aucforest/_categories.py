@@ -125,7 +125,9 @@ def _warm_start_codes(X, categorical_features, first_fit):
                              f"but X has dtype {column.dtype} there; warm_start=True keeps its "
                              "trees, so pass the column as it was at the first fit")
         columns[name] = column if fitted[j] is None else \
-            _codes_by_value(column, fitted[j], name, unseen="refuse")
+            _codes_by_value(column, fitted[j], name, refuse=(
+                "the first fit did not know", "the trees kept by warm_start=True cannot read "
+                "them. Refit with warm_start=False, or set those values to missing"))
     return _numeric_frame(X, columns), mask, list(fitted)
 
 
@@ -176,10 +178,11 @@ def predict_codes(estimator, X):
     return _numeric_frame(X, columns)
 
 
-def _codes_by_value(column, fitted, name, unseen="warn"):
+def _codes_by_value(column, fitted, name, refuse=None):
     """Codes of a category column in the fitted categories; NaN where missing
-    or unseen (with a warning naming the column and the count; ``unseen=
-    "refuse"``: a ValueError naming the column and the levels)."""
+    or unseen (with a warning naming the column and the count). ``refuse``,
+    (what the unseen levels are, why they cannot be read), makes them a
+    ValueError naming the column and the levels instead."""
     import pandas
 
     # code -1 (missing) takes the last entry, -1: also when X has no categories
@@ -190,10 +193,9 @@ def _codes_by_value(column, fitted, name, unseen="warn"):
     if is_unseen.any():
         levels = pandas.unique(column[is_unseen].astype(object))
         shown = ", ".join(repr(v) for v in levels[:5]) + (", ..." if len(levels) > 5 else "")
-        if unseen == "refuse":
-            raise ValueError(f"column {str(name)!r} holds levels the first fit did not know "
-                             f"({shown}); the trees kept by warm_start=True cannot read them. "
-                             "Refit with warm_start=False, or set those values to missing")
+        if refuse is not None:
+            what, why = refuse
+            raise ValueError(f"column {str(name)!r} holds levels {what} ({shown}); {why}")
         count = int(is_unseen.sum())
         warnings.warn(f"column {str(name)!r} has {count} "
                       f"{'value' if count == 1 else 'values'} of categories not seen at "

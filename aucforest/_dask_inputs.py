@@ -24,7 +24,7 @@ import sys
 
 import numpy as np
 
-from ._categories import fit_categories
+from ._categories import _codes_by_value, fit_categories
 
 
 def is_dask_collection(X):
@@ -149,30 +149,19 @@ def _numeric_frame(X, categories=None):
 def _coded_frame(frame, categories):
     """A pandas partition as float64 columns, pd.NA as NaN, each ``category``
     column as the positions of its values in ``categories[j]`` (by value, NaN
-    missing); ValueError naming a column whose partition holds a level not
-    among them."""
+    missing: `_codes_by_value`); ValueError naming a column whose partition
+    holds a level not among them."""
     import pandas
 
-    columns = {}
-    for name, levels in zip(frame.columns, categories):
-        column = frame[name]
-        if levels is None:
-            columns[name] = column.to_numpy(dtype=np.float64, na_value=np.nan)
-            continue
-        # code -1 (missing) takes the last entry, -1
-        positions = np.append(pandas.Index(levels).get_indexer(column.cat.categories), -1)
-        codes = column.cat.codes.to_numpy()
-        mapped = positions[codes]
-        unknown = (codes >= 0) & (mapped < 0)
-        if unknown.any():
-            raise ValueError(f"column {str(name)!r} holds the level "
-                             f"{column[unknown].iloc[0]!r}, which is not among its categories "
-                             f"{list(levels)[:10]}; the partitions' levels must be the "
-                             "frame's (its meta's) categories")
-        values = mapped.astype(np.float64)
-        values[mapped < 0] = np.nan
-        columns[name] = values
+    columns = {name: column.to_numpy(dtype=np.float64, na_value=np.nan) if levels is None
+               else _codes_by_value(column, levels, name, refuse=_PARTITION_LEVELS)
+               for (name, column), levels in zip(frame.items(), categories)}
     return pandas.DataFrame(columns, index=frame.index, columns=frame.columns)
+
+
+# why a partition's level outside the frame's categories is refused (`_codes_by_value`)
+_PARTITION_LEVELS = ("not among the frame's (its meta's) categories",
+                     "the partitions' levels must be the frame's categories")
 
 
 def _check_supported(forest):

@@ -230,6 +230,26 @@ def test_invalid_codes_are_refused_with_the_in_memory_error(client, bad):
     assert str(on_dask.value) == str(in_memory.value)
 
 
+def _with_level_z(part):
+    """A partition whose 'letter' column holds a level ('z') its frame's
+    categories (the meta's) do not have."""
+    letter = part["letter"].cat.add_categories(["z"])
+    letter.iloc[:3] = "z"
+    return part.assign(letter=letter)
+
+
+def test_a_partition_level_outside_the_frame_categories_is_refused(client):
+    """The frame's categories are its meta's; a partition holding another level
+    is refused where it is read, naming the column and the level (not read as
+    missing: the fit would learn nothing of those rows)."""
+    frame, y = membership_data(n=200)
+    X, y_d = dask_frame(frame, y, 2)
+    X = X.map_partitions(_with_level_z, meta=X._meta)
+    with pytest.raises(ValueError, match=r"column 'letter' holds levels not among the "
+                                         r"frame's \(its meta's\) categories \('z'\)"):
+        AUCForestClassifier(n_estimators=2).fit(X, y_d)
+
+
 def test_a_category_column_outside_categorical_features_is_refused(client):
     frame, y = membership_data(n=200)
     with pytest.raises(ValueError, match="'size' has the category dtype but is not among"):
