@@ -43,6 +43,14 @@ __all__ = ["MAX_CATEGORIES", "fit_categories", "resolve_fitted", "predict_codes"
            "resolve_categorical_features", "storable_categories", "checked_categories"]
 
 
+def levels_going_left(left_levels):
+    """Which level codes 0..255 the 256-bit sets of categorical splits send
+    left (bit c of word c // 64 of a row of a tree's ``left_levels``): a bool
+    array (..., 256) from rows of 4 uint64 words."""
+    words = np.ascontiguousarray(left_levels, dtype="<u8")
+    return np.unpackbits(words.view(np.uint8), axis=-1, bitorder="little") == 1
+
+
 def is_frame(X):
     """Whether X is a pandas DataFrame (without importing pandas)."""
     return type(X).__module__.startswith("pandas") and hasattr(X, "columns") \

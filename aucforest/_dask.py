@@ -99,12 +99,12 @@ import numpy as np
 from ._base import (MAX_SEED, SPLIT_STATISTIC_CRITERIA, check_counts_are_not_booleans,
                     check_some_weight, check_two_classes, collapsed, fit_atomically,
                     resolve_max_features, tree_params)
-from ._binning import MAX_BINS, MISSING_CODE, set_feature_edges
-from ._categories import resolve_fitted
+from ._binning import MAX_BINS, set_feature_edges
+from ._categories import levels_going_left, resolve_fitted
 from ._dask_blocks import (_add_oob, _block_prior, _block_stats, _collapse_group, _edge_values,
                            _encode_block, _grow_local, _hist_of, _identity, _init_state,
-                           _levels_left, _oob_of, _oob_rows, _root_sums, _round, _sum_arrays,
-                           _sum_histograms, _take_group)
+                           _oob_of, _oob_rows, _root_sums, _round, _sum_arrays, _sum_histograms,
+                           _take_group)
 from ._dask_inputs import _as_rows, _check_supported, _client, _frame_categories
 from ._dask_kernels import HistogramSplitter, draw_counts, feature_order, hash_key, node_impurity
 from ._dask_model import _DrawsOnWorkers
@@ -554,7 +554,7 @@ class _Fit:
             if r["categorical"]:  # the level codes in the set (NaN: missing)
                 observed = ~np.isnan(x)
                 left = np.isnan(x) & bool(r["missing_left"])
-                left[observed] = _levels_left(r["left_levels"], MISSING_CODE)[
+                left[observed] = levels_going_left(r["left_levels"])[
                     x[observed].astype(np.intp)]
             else:
                 left = ((x <= np.float64(r["threshold"]))
@@ -909,7 +909,7 @@ class _Fit:
         h, c = node.hists[f]
         node.hists = {}
         if result["categorical"]:  # the levels of the set, as the splitter summed them
-            goes_left = _levels_left(result["left_levels"], self.n_codes - 1)
+            goes_left = levels_going_left(result["left_levels"])[:self.n_codes - 1]
             left = h[:-1][goes_left].sum(axis=0)
             left_cases = int(c[:-1][goes_left].sum())
         else:

@@ -298,14 +298,6 @@ def _identity(value):
     return value
 
 
-def _levels_left(left_levels, n_levels):
-    """bool (n_levels,): which level codes 0..n_levels - 1 the 256-bit set
-    ``left_levels`` (4 uint64 words, bit c of word c // 64) sends left."""
-    codes = np.arange(n_levels)
-    words = np.asarray(left_levels, dtype=np.uint64)[codes >> 6]
-    return ((words >> (codes & 63).astype(np.uint64)) & np.uint64(1)).astype(bool)
-
-
 def _hist_of(result):
     return result["hist"]
 

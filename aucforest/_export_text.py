@@ -11,10 +11,9 @@ from io import StringIO
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-__all__ = ["export_text"]
+from ._categories import levels_going_left
 
-_LEVEL_BITS = 64  # bits per word of a row of ``left_levels``
-_N_CODES = 256  # a row of ``left_levels`` covers codes 0..255
+__all__ = ["export_text"]
 
 
 def export_text(decision_tree, *, feature_names=None, class_names=None, max_depth=10,
@@ -116,10 +115,7 @@ class _Conditions:
         if not self.is_categorical[node]:
             threshold = f"{self.tree_.threshold[node]:.{self.decimals}f}"
             return f"{name} <= {threshold}", f"{name} >  {threshold}"
-        words = self.left_levels[self.row[node]]
-        codes = np.arange(_N_CODES)
-        goes_left = (words[codes // _LEVEL_BITS] >> (codes % _LEVEL_BITS).astype(np.uint64)) & 1
-        goes_left = goes_left.astype(bool)
+        goes_left = levels_going_left(self.left_levels[self.row[node]])
         missing_left = bool(self.tree_.missing_go_to_left[node])
         levels = None if self.categories is None else self.categories[self.tree_.feature[node]]
         if levels is None:  # codes as given: the missing side is every other code

@@ -13,8 +13,8 @@ from sklearn.pipeline import make_pipeline
 
 import aucforest
 from aucforest import AUCForestClassifier, AUCTreeClassifier, ColumnEncoding
-from aucforest._categories import (MAX_CATEGORIES, fit_categories, predict_codes,
-                                   resolve_categorical_features, resolve_fitted)
+from aucforest._categories import (MAX_CATEGORIES, fit_categories, levels_going_left,
+                                   predict_codes, resolve_categorical_features, resolve_fitted)
 
 pd = pytest.importorskip("pandas")
 
@@ -260,3 +260,17 @@ def test_categories_that_json_cannot_hold_are_refused_at_save(tmp_path):
     with pytest.raises(ValueError, match="the categories of feature 0 cannot be stored"):
         aucforest.save(forest, tmp_path / "m.npz")
     assert not (tmp_path / "m.npz").exists()
+
+
+def test_levels_going_left_reads_bit_c_of_word_c_over_64():
+    """The 256-bit level sets of categorical splits, decoded one bit at a time
+    with Python integers, against the vectorised reading (rows and one row)."""
+    rng = np.random.default_rng(0)
+    words = rng.integers(0, 2**63, size=(6, 4), dtype=np.uint64) * np.uint64(2) \
+        + rng.integers(0, 2, size=(6, 4), dtype=np.uint64)
+    words[0] = 0
+    words[1] = np.iinfo(np.uint64).max
+    expected = np.array([[(int(row[c // 64]) >> (c % 64)) & 1 == 1 for c in range(256)]
+                         for row in words])
+    np.testing.assert_array_equal(levels_going_left(words), expected)
+    np.testing.assert_array_equal(levels_going_left(words[3]), expected[3])

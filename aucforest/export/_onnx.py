@@ -32,6 +32,7 @@ import json
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
+from .._categories import levels_going_left
 from .._decision import TIE_TOLERANCE, cost_matrix, validate_decision
 from .._version import __version__
 from ..tree import frozen
@@ -404,8 +405,7 @@ def left_level_sets(tree):
     """The levels that go left at each categorical split of ``tree``, in node
     order: a boolean array (n categorical splits, 255), from the 256-bit rows
     of ``tree.left_levels``."""
-    words = np.ascontiguousarray(tree.left_levels, dtype="<u8").view(np.uint8)
-    return np.unpackbits(words, axis=1, bitorder="little")[:, :N_LEVEL_BITS] == 1
+    return levels_going_left(tree.left_levels)[:, :N_LEVEL_BITS]
 
 
 def label_values(classes):
