@@ -32,12 +32,15 @@ process holding all rows, on the ``dask.distributed`` client in scope:
    in. The trees are ordinary `Tree` objects in preorder.
    With ``max_leaf_nodes`` a tree keeps the splits the in-memory best-first
    builder would keep of it (`aucforest._leaf_budget`): nodes that cannot
-   be among them become leaves during the growth, nodes finished in memory
-   grow best first to the bound, and the assembled tree is cut to the
-   max_leaf_nodes - 1 splits of largest weighted impurity decrease.
-   With ``max_leaf_nodes`` the client gathers each tree's grown subtrees
-   (at most that many leaves each), cuts the assembled tree, adds its
-   out-of-bag sums and keeps it, uncollapsed, until the node size is chosen.
+   be among them become leaves during the growth; a node finished in memory
+   grows best first to about its share of the bound (``SUBTREE_LEAF_SHARE``
+   times the bound times its share of the tree's rows), and again to a
+   larger bound, from its rows taken once more from the node state, while
+   its tree may keep more of it (`_Fit._cut_trees`); the client then reads
+   each tree's skeleton (children and risks, 16 bytes a node), chooses the
+   max_leaf_nodes - 1 splits of largest weighted impurity decrease, cuts
+   the top and has each subtree cut where it was grown. The subtrees then
+   go on as without the bound (out-of-bag sums, collapse).
    The tasks of a round do not depend on the number of nodes: the round's
    tables (routes, histogram request, finishing groups) are one key that
    each worker fetches once; per partition a round task, its state and its
@@ -101,15 +104,16 @@ from ._base import (MAX_SEED, SPLIT_STATISTIC_CRITERIA, check_counts_are_not_boo
                     resolve_max_features, tree_params)
 from ._binning import MAX_BINS, set_feature_edges
 from ._categories import levels_going_left, resolve_fitted
-from ._dask_blocks import (_add_oob, _block_prior, _block_stats, _collapse_group, _edge_values,
-                           _encode_block, _grow_local, _hist_of, _identity, _init_state,
-                           _oob_of, _oob_rows, _root_sums, _round, _sum_arrays, _sum_histograms,
-                           _take_group)
+from ._dask_blocks import (_block_prior, _block_stats, _collapse_group, _cut_group,
+                           _edge_values, _encode_block, _grow_local, _hist_of, _identity,
+                           _init_state, _oob_of, _oob_rows, _root_sums, _round, _skeleton_of,
+                           _sum_arrays, _sum_histograms, _take_group)
 from ._dask_inputs import _as_rows, _check_supported, _client, _frame_categories
 from ._dask_kernels import HistogramSplitter, draw_counts, feature_order, hash_key, node_impurity
 from ._dask_model import _DrawsOnWorkers
 from ._decision import validate_decision
-from ._leaf_budget import LeafBudget, best_first, split_priority
+from ._leaf_budget import (LeafBudget, bottlenecks, expansions, risks, split_priorities,
+                           split_priority)
 from ._oob import OOB_CHOICE_MAX_CASES, OutOfBagSums, node_size_candidates
 from ._prior_shift import draw_class_weights_of_sums
 from ._sampling import CaseDraws, class_weights_of_counts
@@ -148,6 +152,16 @@ MAX_ROUND_BYTES = 1 << 26
 FINISH_BACKLOG_PER_WORKER = 64
 FINISH_BACKLOG_BYTES = 1 << 27
 FINISH_ROW_BYTES = 21
+# max_leaf_nodes: a node finished in memory grows to at most
+# SUBTREE_LEAF_SHARE x max_leaf_nodes x (its rows / its tree's rows) leaves (at least
+# SUBTREE_LEAVES_MIN), not to max_leaf_nodes: its tree keeps about its share. A subtree
+# that may hold more of its tree's expansions than it grew is grown again from the same
+# rows (taken again from the node state) to SUBTREE_LEAF_GROWTH times its bound, up to
+# max_leaf_nodes (`_Fit._cut_trees`): the trees are those of subtrees grown to
+# max_leaf_nodes.
+SUBTREE_LEAF_SHARE = 4
+SUBTREE_LEAVES_MIN = 16
+SUBTREE_LEAF_GROWTH = 4
 # Partial sums one reducing task receives (histograms and root sums summed as a tree).
 REDUCE_FAN_IN = 8
 # A drawn multiplicity is at most 255 (uint8), and weights are rounded to
@@ -166,7 +180,8 @@ class _Node:
     """A node of a tree being grown (on the client)."""
     __slots__ = ("id", "tree", "key", "depth", "counts", "n_cases", "constant", "order",
                  "hists", "kind", "split", "children", "subtree", "weight", "dcounts",
-                 "above")  # above: m of the parent (`aucforest._leaf_budget`), inf at a root
+                 "above", "leaves")  # above: m of the parent (`aucforest._leaf_budget`), inf
+    # at a root; leaves: the leaf bound its subtree is grown to (max_leaf_nodes)
 
 
 @dataclass(eq=False)
@@ -181,6 +196,7 @@ class _Batch:
     tree_weight: dict = field(default_factory=dict)  # tree -> its root's weight
     groups: list = field(default_factory=list)  # tree -> [(finishing, OOB sums) futures]
     oob_at: dict = field(default_factory=dict)  # node id -> the node-size choice's OOB rows
+    states: list = None  # max_leaf_nodes: the node state after the last round, until cut
 
 
 class _Fit:
@@ -196,7 +212,8 @@ class _Fit:
                       "open_nodes": 0, "finished_rows": 0, "finished_nodes": 0,
                       "tasks": 0, "tasks_per_round": [], "finishing_groups": 0,
                       "table_bytes_to_workers": 0, "finishing_waits": 0,
-                      "deferred_nodes": 0}
+                      "deferred_nodes": 0, "regrown_subtrees": 0, "retake_rounds": 0,
+                      "skeleton_bytes": 0}
         self.inputs = (X, y, sample_weight)
 
     # -- plumbing
@@ -409,20 +426,25 @@ class _Fit:
         # max_leaf_nodes: a tree is cut once assembled, so its subtrees come back grown and
         # its out-of-bag sums are added on the client, from the cut tree
         self.bounded = forest.max_leaf_nodes is not None
-        self.finishing_spec = (np.asarray(self.candidates, dtype=np.int32),
-                               None if self.bounded else self.collapse_to,
+        self.finishing_spec = (np.asarray(self.candidates, dtype=np.int32), self.collapse_to,
                                forest.criterion in SPLIT_STATISTIC_CRITERIA)
+        if self.bounded:  # grown subtrees are cut first (`_cut_trees`), then finished
+            self.cut_spec = self.finishing_spec
+            self.finishing_spec = (self.finishing_spec[0], None, self.finishing_spec[2])
         self.oob_x_f = None
         if self.oob is not None:  # the node-size choice's rows, sent to each worker once
             self.oob_x_f = self.submit(_identity, self.oob["X"], name="oobrows")
             self.stats["sent_bytes"] += self.oob["X"].nbytes
         self.finishing = []  # (future, worker, rows) of finishing tasks not known to be done
         self.kept = []  # (top, finishing futures) of trees collapsed once the size is chosen
-        self.kept_bounded = []  # cut trees (max_leaf_nodes) collapsed once the size is chosen
+        self.grown_on = {}  # max_leaf_nodes: key of a finishing task -> its worker
         self.unfinished = []  # grown batches whose subtrees are still being finished
+        # the last batch's subtrees are finished while the next grows; under max_leaf_nodes
+        # a batch is cut first, its node state kept until then (subtrees grown again)
+        overlap = 0 if self.bounded else 1
         for indices in batches:
             self._grow_batch(indices)
-            while len(self.unfinished) > 1:  # the last batch's subtrees overlap the next
+            while len(self.unfinished) > overlap:
                 self._complete(self.unfinished.pop(0))
         for batch in self.unfinished:
             self._complete(batch)
@@ -436,8 +458,7 @@ class _Fit:
         their tops and finishing tasks wait for `_collapse_kept`."""
         criterion = self.forest.criterion
         if self.bounded:
-            self._complete_bounded(batch)
-            return
+            self._cut_trees(batch)
         for t, root in enumerate(batch.roots):
             futures = batch.groups[t]
             subtrees, oob = {}, {}
@@ -459,38 +480,194 @@ class _Fit:
             batch.groups[t] = None
         batch.oob_at = None
 
-    def _complete_bounded(self, batch):
-        """The batch's trees under ``max_leaf_nodes``: grown subtrees gathered
-        (at most max_leaf_nodes leaves each), each tree assembled and cut, its
-        out-of-bag sums added, then collapsed (node size known) or kept."""
-        indices = list(batch.indices)
-        for t, root in enumerate(batch.roots):
-            subtrees = {}
-            for result in self.gather([f for f, _ in batch.groups[t]], what="trees"):
-                subtrees.update(result["subtrees"])
-            batch.groups[t] = None
-            tree_ = self._assemble(root, subtrees)
-            del subtrees
-            if self.oob is not None:
-                i = indices[t:t + 1]
-                _add_oob([tree_], (self.draw_keys[i], self.rates[i], self.poisson),
-                         self.oob["X"], self.oob["row"], self.oob["draw_y"], self.candidates,
-                         self.oob["proba"], self.oob["n_trees"])
-            if self.collapse_to is not None:
-                self.trees.append(collapsed(tree_, self.collapse_to, self.forest.criterion))
+    def _leaf_bound(self, node):
+        """The leaf bound a node finished in memory grows its subtree to: None
+        without max_leaf_nodes; else its share (SUBTREE_LEAF_SHARE) of the
+        tree's bound by its rows, or the larger bound of a subtree grown again."""
+        bound = self.forest.max_leaf_nodes
+        if bound is None:
+            return None
+        if node.leaves is None:
+            share = SUBTREE_LEAF_SHARE * bound * node.n_cases / self.batch.roots[
+                node.tree].n_cases
+            node.leaves = int(min(bound, max(SUBTREE_LEAVES_MIN, np.ceil(share))))
+        return node.leaves
+
+    def _cut_trees(self, batch):
+        """Under max_leaf_nodes, the expansions each tree of the batch keeps
+        (`aucforest._leaf_budget.expansions` on the tree's skeleton: its top
+        and its subtrees' children and risks), the top cut on the client and
+        the subtrees cut where they were grown (`_cut_group`); the batch's
+        finishing futures become the cut subtrees'.
+
+        A subtree grown to less than max_leaf_nodes that stopped at its bound
+        is grown again to SUBTREE_LEAF_GROWTH times it while the m of its last
+        expansion (all its nodes not grown have at most that m,
+        `aucforest._leaf_budget`) is not below the tree's (max_leaf_nodes -
+        1)-th largest known m (up to rounding: the in-memory builder orders by
+        the same decrease, computed otherwise): then the tree keeps no node it
+        did not grow, and the expansions are those of subtrees grown to
+        max_leaf_nodes."""
+        skeletons, latest, read = {}, {}, set()
+        todo = list(range(len(batch.roots)))
+        cut_groups = {t: [] for t in todo}
+        while todo:
+            reading = {t: [f for f, _ in batch.groups[t] if f.key not in read] for t in todo}
+            asked = {t: [self.submit(_skeleton_of, f, self.ctx_f, None if batch.roots[t].kind ==
+                                     "local" else batch.tree_weight[t], name="skeleton",
+                                     worker=self.grown_on.get(f.key))
+                         for f in futures] for t, futures in reading.items()}
+            regrow = []
+            for t in todo:
+                for future, part in zip(reading[t], self.gather(asked[t], what="skeleton")):
+                    read.add(future.key)
+                    skeletons.update(part)
+                    latest.update((node_id, future) for node_id in part)
+                again = self._cut_tree(batch, t, skeletons, latest, cut_groups[t])
+                regrow.extend(again)
+            del asked
+            todo = sorted({node.tree for node in regrow})
+            if regrow:
+                self._regrow(batch, regrow)
+        for t in range(len(batch.roots)):
+            batch.groups[t] = cut_groups[t]
+        batch.states = None
+        self.grown_on.clear()
+
+    def _cut_tree(self, batch, t, skeletons, latest, cut_futures):
+        """One tree's cut (`_cut_trees`), or the nodes whose subtrees must be
+        grown again (their leaf bounds raised) and nothing cut."""
+        bound = self.forest.max_leaf_nodes
+        root = batch.roots[t]
+        left, right, risk, top, local = self._skeleton(root, skeletons)
+        priority = split_priorities(risk, left, right)
+        internal = right >= 0
+        truncated = [(s, node) for s, node in local
+                     if node.leaves < bound and skeletons[node.id][3] >= node.leaves]
+        if truncated:
+            m = bottlenecks(priority, left, right)
+            known = m[internal]
+            threshold = (np.partition(known, known.size - (bound - 1))[known.size - (bound - 1)]
+                         if known.size >= bound - 1 else -np.inf)
+            threshold -= 1e-9 * abs(threshold) if np.isfinite(threshold) else 0.0
+            again = []
+            for s, node in truncated:
+                size = skeletons[node.id][0].shape[0]
+                if m[s:s + size][internal[s:s + size]].min() >= threshold:
+                    node.leaves = min(bound, node.leaves * SUBTREE_LEAF_GROWTH)
+                    again.append(node)
+            if again:
+                self.stats["regrown_subtrees"] += len(again)
+                return again
+        expanded = expansions(left, right, priority, bound)
+        in_tree = np.zeros(expanded.shape[0], dtype=bool)
+        in_tree[0] = True
+        in_tree[left[expanded]] = True
+        in_tree[right[expanded]] = True
+        index = {node.id: s for s, node in top}
+        stack = [root] if root.kind != "local" else []
+        while stack:  # the top: splits not kept become leaves, their OOB rows with them
+            node = stack.pop()
+            if node.kind != "split":
+                continue
+            if expanded[index[node.id]]:
+                stack.extend(node.children)
             else:
-                self.kept_bounded.append(tree_)
-        batch.oob_at = None
+                self._make_leaf(node, batch.oob_at)
+        by_future = {}
+        for s, node in local:
+            if not in_tree[s]:
+                continue
+            size = skeletons[node.id][0].shape[0]
+            rows = batch.oob_at.get(node.id) if self.oob is not None else None
+            by_future.setdefault(latest[node.id].key, (latest[node.id], []))[1].append(
+                (node.id, np.flatnonzero(expanded[s:s + size]).astype(np.int32), rows))
+        for future, cuts in by_future.values():
+            worker = self.grown_on.get(future.key)
+            done = self.submit(_cut_group, future, cuts, self.ctx_f, self.cut_spec,
+                               self.oob_x_f, name="cut", worker=worker)
+            oob = None
+            if self.oob is not None and self.collapse_to is None:
+                oob = self.submit(_oob_of, done, name="oobsums", worker=worker)
+            cut_futures.append((done, oob))
+        return []
+
+    def _skeleton(self, root, skeletons):
+        """A tree's skeleton in depth-first preorder (the `Tree` `_assemble`
+        makes of it): children arrays and risks (`risks`) of its top's nodes
+        and of its subtrees' (``skeletons``), [(index, node)] of the top's
+        nodes and of the nodes finished in memory."""
+        lefts, rights, risk, top, local = [], [], [], [], []
+        stack, count, right_of = [(root, -1)], 0, []
+        while stack:
+            node, parent = stack.pop()  # parent: the node it is the right child of
+            if parent >= 0:
+                right_of.append((parent, count))
+            if node.kind == "local":
+                left, right, r, _ = skeletons[node.id]
+                lefts.append(np.where(left >= 0, left + count, -1))
+                rights.append(np.where(right >= 0, right + count, -1))
+                risk.append(r)
+                local.append((count, node))
+                count += left.shape[0]
+                continue
+            split = node.kind == "split"
+            lefts.append([count + 1 if split else -1])
+            rights.append([-1])
+            risk.append([0.0])
+            top.append((count, node))
+            count += 1
+            if split:
+                stack.append((node.children[1], count - 1))
+                stack.append((node.children[0], -1))
+        left, right, risk = (np.concatenate(parts) for parts in (lefts, rights, risk))
+        left, right = left.astype(np.intp), right.astype(np.intp)
+        for parent, index in right_of:
+            right[parent] = index
+        if top:  # the proportions and weights `_assemble` writes, against the root's weight
+            at = np.array([s for s, _ in top])
+            proba = np.array([node.dcounts / node.weight for _, node in top])
+            weight = np.array([node.weight for _, node in top])
+            risk[at] = risks(proba, weight, root.weight, self.forest.criterion)
+        return left, right, risk, top, local
+
+    def _make_leaf(self, node, oob_at):
+        """A split of the top that max_leaf_nodes does not keep made a leaf: the
+        node-size choice's OOB rows below it come back to it."""
+        rows, stack = [], list(node.children)
+        while stack:
+            below = stack.pop()
+            found = oob_at.pop(below.id, None)
+            if found is not None:
+                rows.append(found)
+            stack.extend(below.children)
+        if self.oob is not None:
+            oob_at[node.id] = (np.concatenate(rows) if rows
+                               else np.zeros(0, dtype=np.int32))
+        node.kind, node.children = "leaf", ()
+
+    def _regrow(self, batch, nodes):
+        """Grow the subtrees of ``nodes`` again (their raised leaf bounds) from
+        their rows, taken once more from the batch's node state."""
+        local = nodes
+        while local:
+            first_task = self.stats["tasks"]
+            finish, groups, local = self._take_out(batch, local, waiting=False, again=True)
+            tables = self.submit(_identity, (None, None, finish), name="tables", priority=1)
+            self.stats["table_bytes_to_workers"] += self.n_workers * finish[0].nbytes
+            results = [self.submit(_round, b, s, tables, self.n_codes, self.K, name="retake",
+                                   priority=1, worker=w)
+                       for b, s, w in zip(self.blocks, batch.states, self.block_worker)]
+            del tables
+            self.stats["retake_rounds"] += 1
+            self._submit_finishing(batch, results, groups)
+            del results
+            self._round_done(first_task)
 
     def _collapse_kept(self, min_samples):
         """The trees whose subtrees waited on the workers: collapsed there to the
         node size chosen, gathered one tree at a time, grafted into their tops."""
         split_impurity = self.forest.criterion in SPLIT_STATISTIC_CRITERIA
-        if self.bounded:
-            self.trees.extend(collapsed(tree_, min_samples, self.forest.criterion)
-                              for tree_ in self.kept_bounded)
-            self.kept_bounded = []
-            return
         kept, self.kept = self.kept, []
         collapsing = [[self.submit(_collapse_group, f, self.p, self.K, min_samples,
                                    split_impurity, name="collapse") for f in futures]
@@ -606,7 +783,7 @@ class _Fit:
         while pending or local or routes is not None:
             first_task = self.stats["tasks"]
             request, asked = self._request(pending)
-            finish, groups, local = self._take_out(local, waiting=bool(pending))
+            finish, groups, local = self._take_out(batch, local, waiting=bool(pending))
             # the round's tables: one key, fetched once by each worker
             tables = self.submit(_identity, (routes, request, finish), name="tables",
                                  priority=1)
@@ -656,12 +833,14 @@ class _Fit:
                 routes = self._routes(split_now) if split_now else None
             del results
             self._round_done(first_task)
+        if self.bounded:  # the rows of subtrees grown again are taken from it
+            batch.states = states
 
     def _round_done(self, first_task):
         """Count the round's tasks."""
         self.stats["tasks_per_round"].append(self.stats["tasks"] - first_task)
 
-    def _take_out(self, local, waiting):
+    def _take_out(self, batch, local, waiting, again=False):
         """The nodes finished in memory whose rows this round takes out, in
         finishing groups, each placed on a worker (`_place`), and the nodes
         that wait (their rows stay in the node ids), so that taken-out rows do
@@ -670,8 +849,10 @@ class _Fit:
         finishing tasks to end instead, until the workers' backlog is down to
         half, so that such a round takes out many groups.
 
-        Returns ((group_of, n_groups) or None, [(group, (worker, rows))], nodes
-        that wait)."""
+        ``again``: the nodes' rows were taken out before (`take_rows`).
+
+        Returns ((group_of, n_groups, again) or None, [(group, (worker, rows))],
+        nodes that wait)."""
         if not local:
             return None, [], []
         groups = self._groups(local)
@@ -684,14 +865,14 @@ class _Fit:
             self.stats["deferred_nodes"] += len(local)
             return None, [], local
         taken = groups[:len(placed)]
-        group_of = np.full(len(self.batch.nodes), -1, dtype=np.int32)
+        group_of = np.full(len(batch.nodes), -1, dtype=np.int32)
         for g, group in enumerate(taken):
             for node in group:
                 group_of[node.id] = g
         self.stats["sent_bytes"] += group_of.nbytes
         waiting = [n for group in groups[len(placed):] for n in group]
         self.stats["deferred_nodes"] += len(waiting)
-        return (group_of, len(taken)), list(zip(taken, placed)), waiting
+        return (group_of, len(taken), again), list(zip(taken, placed)), waiting
 
     def _backlog(self):
         """Finishing tasks not done and their rows, per worker: {worker: [tasks, rows]}."""
@@ -749,13 +930,15 @@ class _Fit:
                      for holder, indices in self.worker_sets]
             oob_at = batch.oob_at
             spec = [(n.id, n.key, n.depth, self._min_weight_leaf(n),
-                     oob_at.get(n.id) if self.oob is not None and not self.bounded else None)
-                    for n in group]
-            self.stats["sent_bytes"] += 32 * len(spec) + sum(
-                0 if rows is None else rows.nbytes for *_, rows in spec)
+                     oob_at.get(n.id) if self.oob is not None and not self.bounded else None,
+                     self._leaf_bound(n)) for n in group]
+            self.stats["sent_bytes"] += 40 * len(spec) + sum(
+                0 if spec_[4] is None else spec_[4].nbytes for spec_ in spec)
             grown = self.submit(_grow_local, takes, spec, self.ctx_f, self.finishing_spec,
                                 self.oob_x_f, name="local", worker=worker)
             self.finishing.append((grown, worker, n_rows))
+            if self.bounded:
+                self.grown_on[grown.key] = worker
             self.stats["finishing_groups"] += 1
             oob = None
             if self.oob is not None and self.collapse_to is None and not self.bounded:
@@ -771,6 +954,7 @@ class _Fit:
         node.dcounts, node.weight = self._weighted(node.counts)
         node.n_cases, node.constant = n_cases, constant
         node.order, node.hists, node.split, node.children, node.subtree = None, {}, None, (), None
+        node.leaves = None
         forest = self.forest
         n_present = np.count_nonzero(node.dcounts > 0)
         min_weight_leaf = self._min_weight_leaf(node) if depth > 0 else 0.0
@@ -1040,10 +1224,7 @@ class _Fit:
             arrays["left_levels"] = np.concatenate(level_sets).astype(np.uint64)
         else:  # no categorical split: the arrays of a tree of ordered splits
             del arrays["categorical_split"]
-        tree_ = Tree(self.p, self.K, max_depth=max_depth, **arrays)
-        if self.forest.max_leaf_nodes is None:
-            return tree_
-        return best_first(tree_, self.forest.max_leaf_nodes, criterion)
+        return Tree(self.p, self.K, max_depth=max_depth, **arrays)
 
     def _finish(self):
         """Node-size choice from the OOB sums, then the trees collapsed to it."""

@@ -10,6 +10,8 @@ from ._base import check_categorical_codes, grow_tree
 from ._binning import MISSING_CODE, BinnedData, _codes, _level_codes
 from ._compat import check_sample_weight
 from ._dask_kernels import draw_counts, histograms, route, row_uniforms, start_trees, take_rows
+from ._leaf_budget import risks
+from ._pruning import cut
 from ._tree import Tree, accumulate_oob_proba
 
 # Trees whose draws of the out-of-bag rows are made together (`_add_oob`).
@@ -105,7 +107,9 @@ def _round(block, state, tables, n_codes, n_classes):
     children (`route`), take out the rows of nodes finished in memory
     (grouped per task), then add the histograms asked for. ``tables``
     (routes, request, finish) is one key of the round, sent to each worker
-    once whatever the number of its partitions."""
+    once whatever the number of its partitions; finish is (group of each
+    node id, number of groups, again): ``again`` takes the rows of nodes
+    taken out before once more (`take_rows`)."""
     routes, request, finish = tables
     codes = block["codes"]
     ids = state["ids"]
@@ -113,12 +117,12 @@ def _round(block, state, tables, n_codes, n_classes):
         ids = route(codes, ids, *routes)
     parts = {}
     if finish is not None:
-        group_of, n_groups = finish
-        if routes is None:
+        group_of, n_groups, again = finish
+        if routes is None and (not again or not ids.flags.writeable):
             ids = ids.copy()  # the input state stays as it was (a task may be rerun)
         y = block["y"]
         y = y.astype(np.uint8) if n_classes <= 256 else y
-        for group, (node, tree_, row) in enumerate(take_rows(ids, group_of, n_groups)):
+        for group, (node, tree_, row) in enumerate(take_rows(ids, group_of, n_groups, again)):
             weight = state["counts"][tree_, row]
             if block["weights"] is not None:
                 weight = weight * block["weights"][row]
@@ -160,24 +164,19 @@ def _grow_local(takes, nodes, ctx, finishing, oob_x):
     """Grow the subtrees of nodes finished in memory (one tree's nodes): each
     node's rows from every worker's take (``takes``, sorted by node), ordered
     by global row index, the in-memory binned splitter (`grow_tree`) seeded
-    from the node's key.
+    from the node's key, best first to the node's leaf bound when it has one
+    (``max_leaf_nodes``: a prefix of the expansions of a larger bound, the
+    splitter's draws being keyed by node).
 
     ``finishing`` is (candidate node sizes, size to collapse to or None,
-    split_impurity). For the out-of-bag rows of each node (indices into
-    ``oob_x``, the node-size choice's rows that reach it) the proportions of
-    the subtree's node each candidate predicts from (`accumulate_oob_proba`;
-    the client replaces those of candidates above the subtree's root size).
-    With a size known, the subtree is collapsed to it here
-    (`_collapse_subtree`).
+    split_impurity): see `_finish_subtree`, given each node's out-of-bag rows.
 
     Returns {"subtrees": {node id: (node arrays, depth)},
              "oob": {node id: (root size, proportions (candidates, rows, K))}}.
     """
-    sizes, collapse_to, split_impurity = finishing
     params = ctx["params"]
-    p, K = ctx["edges"].shape[0], ctx["n_classes"]
     out, oob = {}, {}
-    for node_id, key, depth, min_weight_leaf, oob_rows in nodes:
+    for node_id, key, depth, min_weight_leaf, oob_rows, leaves in nodes:
         pieces = [(t, np.searchsorted(t["node"], node_id),
                    np.searchsorted(t["node"], node_id, side="right")) for t in takes]
         pieces = [(t, lo, hi) for t, lo, hi in pieces if hi > lo]
@@ -200,9 +199,11 @@ def _grow_local(takes, nodes, ctx, finishing, oob_x):
         binned = BinnedData(codes, ctx["edges"], ctx["n_bins"], ctx.get("is_categorical"))
         max_depth = None if params["max_depth"] is None else params["max_depth"] - depth
         total = w.sum()
-        tree_ = grow_tree(binned, y, w, K, is_categorical=ctx.get("is_categorical"),
-                          seed=int(key), **dict(
+        tree_ = grow_tree(binned, y, w, ctx["n_classes"],
+                          is_categorical=ctx.get("is_categorical"), seed=int(key), **dict(
                               params, max_depth=max_depth,
+                              max_leaf_nodes=params["max_leaf_nodes"] if leaves is None
+                              else leaves,
                               min_weight_fraction_leaf=min_weight_leaf / total
                               if min_weight_leaf > 0 else 0.0))
         del binned, codes, y
@@ -210,17 +211,82 @@ def _grow_local(takes, nodes, ctx, finishing, oob_x):
         top = w.max()
         if top != 1.0:  # grow_tree rescaled the weights to a maximum of 1
             arrays["weighted_n_node_samples"] = arrays["weighted_n_node_samples"] * top
-        subtree = (arrays, tree_.max_depth)
-        if oob_rows is not None and oob_rows.shape[0]:
-            grafted = Tree(p, K, max_depth=tree_.max_depth, **arrays)
-            proba = np.zeros((len(sizes), oob_rows.shape[0], K))
-            accumulate_oob_proba(grafted, oob_x[oob_rows], np.zeros(oob_rows.shape[0], np.intp),
-                                 np.asarray(sizes, dtype=np.int32), proba,
-                                 np.zeros(oob_rows.shape[0]))
-            oob[node_id] = (int(arrays["n_node_samples"][0]), proba)
-        if collapse_to is not None:
-            subtree = _collapse_subtree(subtree, p, K, collapse_to, split_impurity)
-        out[node_id] = subtree
+        out[node_id], found = _finish_subtree((arrays, tree_.max_depth), ctx, finishing, oob_x,
+                                              oob_rows)
+        if found is not None:
+            oob[node_id] = found
+    return {"subtrees": out, "oob": oob}
+
+
+def _finish_subtree(subtree, ctx, finishing, oob_x, oob_rows):
+    """A subtree as its finishing task gives it: with out-of-bag rows (indices
+    into ``oob_x``, the node-size choice's rows that reach it), the
+    proportions of the subtree's node each candidate node size predicts from
+    (`accumulate_oob_proba`; the client replaces those of candidates above
+    the subtree's root size); with a size to collapse to, collapsed to it
+    (`_collapse_subtree`). ``finishing``: (candidate sizes, size to collapse
+    to or None, split_impurity).
+
+    Returns (subtree, (root size, proportions (candidates, rows, K)) or None)."""
+    sizes, collapse_to, split_impurity = finishing
+    p, K = ctx["edges"].shape[0], ctx["n_classes"]
+    arrays, depth = subtree
+    found = None
+    if oob_rows is not None and oob_rows.shape[0]:
+        grafted = Tree(p, K, max_depth=depth, **arrays)
+        proba = np.zeros((len(sizes), oob_rows.shape[0], K))
+        accumulate_oob_proba(grafted, oob_x[oob_rows], np.zeros(oob_rows.shape[0], np.intp),
+                             np.asarray(sizes, dtype=np.int32), proba,
+                             np.zeros(oob_rows.shape[0]))
+        found = (int(arrays["n_node_samples"][0]), proba)
+    if collapse_to is not None:
+        subtree = _collapse_subtree(subtree, p, K, collapse_to, split_impurity)
+    return subtree, found
+
+
+def _skeleton_of(result, ctx, root_weight):
+    """What the client needs of a finishing task's subtrees to choose a
+    bounded tree's expansions (`aucforest._leaf_budget`): per subtree its
+    children arrays (int32) and each node's risk p(t) i(t) (`risks`, of the
+    proportions and weights the assembled tree holds, against its root's
+    weight ``root_weight``, or the subtree's own root's when None), and its
+    number of leaves."""
+    p, K = ctx["edges"].shape[0], ctx["n_classes"]
+    out = {}
+    for node_id, (arrays, depth) in result["subtrees"].items():
+        tree_ = Tree(p, K, max_depth=depth, **arrays)
+        weight = tree_.weighted_n_node_samples
+        risk = risks(tree_.proba, weight, weight[0] if root_weight is None else root_weight,
+                     ctx["params"]["criterion"])
+        right = tree_.children_right
+        out[node_id] = (tree_.children_left.astype(np.int32), right.astype(np.int32), risk,
+                        int(np.count_nonzero(right < 0)))
+    return out
+
+
+def _cut_group(result, cuts, ctx, finishing, oob_x):
+    """The subtrees of a finishing task cut to the expansions the client chose
+    (``cuts``: (node id, indices of its expanded nodes, out-of-bag rows or
+    None), as `aucforest._leaf_budget.best_first` cuts the whole tree), then
+    finished as `_grow_local` finishes its subtrees (`_finish_subtree`).
+
+    Returns {"subtrees": {...}, "oob": {...}} as `_grow_local`."""
+    p, K = ctx["edges"].shape[0], ctx["n_classes"]
+    out, oob = {}, {}
+    for node_id, expanded_nodes, oob_rows in cuts:
+        arrays, depth = result["subtrees"][node_id]
+        tree_ = Tree(p, K, max_depth=depth, **arrays)
+        expanded = np.zeros(tree_.node_count, dtype=bool)
+        expanded[expanded_nodes] = True
+        in_tree = np.zeros(tree_.node_count, dtype=bool)
+        in_tree[0] = True
+        in_tree[tree_.children_left[expanded]] = True
+        in_tree[tree_.children_right[expanded]] = True
+        tree_ = cut(tree_, in_tree, ~expanded, ctx["params"]["criterion"])
+        out[node_id], found = _finish_subtree((tree_.node_arrays(), tree_.max_depth), ctx,
+                                              finishing, oob_x, oob_rows)
+        if found is not None:
+            oob[node_id] = found
     return {"subtrees": out, "oob": oob}
 
 

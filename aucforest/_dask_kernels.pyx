@@ -138,10 +138,14 @@ def start_trees(const uint8_t[:, ::1] counts, const int64_t[::1] weights,
     return ids_array, sums_array
 
 
-def take_rows(int32_t[:, ::1] ids, const int32_t[::1] group_of, idx_t n_groups):
+def take_rows(int32_t[:, ::1] ids, const int32_t[::1] group_of, idx_t n_groups,
+              bint again=False):
     """Take out the rows of the nodes finished in memory: for every (tree t,
     row i) whose node d = ids[t, i] has group_of[d] >= 0 (ids beyond the
-    table have none), record it in its group and set ids[t, i] to -1 (in place).
+    table have none), record it in its group and set ids[t, i] to -2 - d (in
+    place): out of the rounds, its node kept. With ``again``, the rows of
+    nodes taken out before (ids -2 - d) are taken once more, ids unchanged
+    (a subtree grown again to a larger leaf bound).
 
     Returns
     -------
@@ -155,7 +159,7 @@ def take_rows(int32_t[:, ::1] ids, const int32_t[::1] group_of, idx_t n_groups):
     with nogil:
         for t in range(T):
             for i in range(n):
-                d = ids[t, i]
+                d = _taken_node(ids[t, i], again)
                 if 0 <= d < n_table and group_of[d] >= 0:
                     sizes[group_of[d]] += 1
     out = [(np.empty(sizes[g], dtype=np.int32), np.empty(sizes[g], dtype=np.int32),
@@ -183,7 +187,7 @@ def take_rows(int32_t[:, ::1] ids, const int32_t[::1] group_of, idx_t n_groups):
     with nogil:
         for t in range(T):
             for i in range(n):
-                d = ids[t, i]
+                d = _taken_node(ids[t, i], again)
                 if d < 0 or d >= n_table:
                     continue
                 g = group_of[d]
@@ -193,11 +197,20 @@ def take_rows(int32_t[:, ::1] ids, const int32_t[::1] group_of, idx_t n_groups):
                 tree_ptr[g][sizes[g]] = <int32_t> t
                 row_ptr[g][sizes[g]] = <int32_t> i
                 sizes[g] += 1
-                ids[t, i] = -1
+                if not again:
+                    ids[t, i] = -2 - d
     free(node_ptr)
     free(tree_ptr)
     free(row_ptr)
     return out
+
+
+cdef inline int32_t _taken_node(int32_t d, bint again) noexcept nogil:
+    """The node whose rows `take_rows` may take: d itself (d >= 0), or, taking
+    again, the node a taken row left (-2 - d, d <= -2); -1: none."""
+    if not again:
+        return d
+    return -2 - d if d <= -2 else -1
 
 
 def route(const uint8_t[:, ::1] codes, const int32_t[:, ::1] ids, const int32_t[::1] feature,
@@ -207,7 +220,7 @@ def route(const uint8_t[:, ::1] codes, const int32_t[:, ::1] ids, const int32_t[
     """Node ids after a round of splits: a new (trees x rows) int32 array.
 
     For the node id d of a row (tables indexed by id; ids beyond them, and
-    -1, stay): feature[d] = -1 keeps it, -2 drops the row from the tree (-1),
+    negative ones, stay): feature[d] = -1 keeps it, -2 drops the row from the tree (-1),
     f >= 0 sends it to left[d] when code <= threshold_bin[d] (or missing and
     missing_left[d]), else to right[d]. A categorical split (level_set[d] >=
     0) sends a level code c left when bit c of left_levels[level_set[d]] (4

@@ -84,6 +84,47 @@ class LeafBudget:
         return self._greater(m_parent) + 1 < self.expansions
 
 
+def split_priorities(risk, children_left, children_right):
+    """d(t) = r(t) - r(t_L) - r(t_R) of every split node (0 at leaves), from
+    the nodes' risks r (`risks`) and the children arrays (-1 at leaves)."""
+    priority = np.zeros(risk.shape[0])
+    split = np.flatnonzero(children_right >= 0)
+    priority[split] = risk[split] - risk[children_left[split]] - risk[children_right[split]]
+    return priority
+
+
+def expansions(children_left, children_right, priority, max_leaf_nodes):
+    """The nodes the best-first rule expands, largest d first (ties to the node
+    made first), until ``max_leaf_nodes`` leaves: a boolean mask. A node is
+    made when its parent is expanded, left child first; nodes not split
+    (children -1) are never expanded."""
+    internal = children_right >= 0
+    expanded = np.zeros(internal.shape[0], dtype=bool)
+    heap = [(-priority[0], 0, 0)] if internal.shape[0] and internal[0] else []
+    made, leaves = 1, 1  # nodes made (the tie rule's order), leaves
+    while heap and leaves < max_leaf_nodes:
+        _, _, node = heapq.heappop(heap)
+        expanded[node] = True
+        leaves += 1
+        for child in (children_left[node], children_right[node]):
+            if internal[child]:
+                heapq.heappush(heap, (-priority[child], made, child))
+            made += 1
+    return expanded
+
+
+def bottlenecks(priority, children_left, children_right):
+    """m(t), the smallest d on the path from the root to t (t included), of
+    every split node of a tree in preorder (parents before children); inf at
+    leaves."""
+    m = np.full(priority.shape[0], np.inf)
+    cap = np.full(priority.shape[0], np.inf)
+    for node in np.flatnonzero(children_right >= 0):
+        m[node] = min(cap[node], priority[node])
+        cap[children_left[node]] = cap[children_right[node]] = m[node]
+    return m
+
+
 def best_first(tree_, max_leaf_nodes, criterion):
     """The tree the best-first rule grows to at most ``max_leaf_nodes`` leaves
     from the grown ``tree_`` (its first max_leaf_nodes - 1 expansions, largest
@@ -91,25 +132,11 @@ def best_first(tree_, max_leaf_nodes, criterion):
     more leaves."""
     right = tree_.children_right
     left = tree_.children_left
-    internal = right >= 0
-    if np.count_nonzero(internal) < max_leaf_nodes:
+    if np.count_nonzero(right >= 0) < max_leaf_nodes:
         return tree_
     weight = tree_.weighted_n_node_samples
-    r = risks(tree_.proba, weight, weight[0], criterion)
-    priority = np.zeros(tree_.node_count)
-    split = np.flatnonzero(internal)
-    priority[split] = r[split] - r[left[split]] - r[right[split]]
-    expanded = np.zeros(tree_.node_count, dtype=bool)
-    heap = [(-priority[0], 0, 0)]
-    made, leaves = 1, 1  # nodes made (the tie rule's order), leaves
-    while heap and leaves < max_leaf_nodes:
-        _, _, node = heapq.heappop(heap)
-        expanded[node] = True
-        leaves += 1
-        for child in (left[node], right[node]):
-            if internal[child]:
-                heapq.heappush(heap, (-priority[child], made, child))
-            made += 1
+    priority = split_priorities(risks(tree_.proba, weight, weight[0], criterion), left, right)
+    expanded = expansions(left, right, priority, max_leaf_nodes)
     in_tree = np.zeros(tree_.node_count, dtype=bool)
     in_tree[0] = True
     in_tree[left[expanded]] = True

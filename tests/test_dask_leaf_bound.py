@@ -97,9 +97,22 @@ def _assert_is_best_first_of(bounded, grown, max_leaf_nodes, criterion):
 
 
 
+@pytest.fixture
+def small_subtrees(monkeypatch):
+    """Subtrees finished in memory first grow to a few leaves (2 at least, half
+    their share of the bound), then twice as many when they may hold more of
+    their tree's expansions: many are grown again (`_Fit._cut_trees`)."""
+    monkeypatch.setattr(dask_fit, "SUBTREE_LEAVES_MIN", 2)
+    monkeypatch.setattr(dask_fit, "SUBTREE_LEAF_SHARE", 0.5)
+    monkeypatch.setattr(dask_fit, "SUBTREE_LEAF_GROWTH", 2)
+
+
+@pytest.mark.parametrize("subtrees", ["default", "small"])
 @pytest.mark.parametrize("criterion", ["auc", "gini", "entropy"])
 def test_bounded_trees_are_the_best_first_cut_of_the_grown_trees(client, small_nodes,
-                                                                 criterion):
+                                                                 request, subtrees, criterion):
+    if subtrees == "small":
+        request.getfixturevalue("small_subtrees")
     X, y = _data()
     params = dict(n_estimators=3, random_state=7, predict_min_samples=1, criterion=criterion)
     chunks = chunked([700, 800], X, y)
@@ -108,6 +121,9 @@ def test_bounded_trees_are_the_best_first_cut_of_the_grown_trees(client, small_n
     for bound in (2, 7, 30):
         bounded = AUCForestClassifier(max_leaf_nodes=bound, **params).fit(*chunks)
         assert bounded._dask_fit_stats["rounds"] >= 2
+        if subtrees == "small" and bound == 30:  # subtrees grown again, from retaken rows
+            assert bounded._dask_fit_stats["regrown_subtrees"] > 0
+            assert bounded._dask_fit_stats["retake_rounds"] > 0
         for b, g in zip(bounded.estimators_, grown.estimators_):
             assert _n_leaves(b.tree_) == bound
             _assert_is_best_first_of(b.tree_, g.tree_, bound, criterion)
@@ -129,7 +145,10 @@ def test_with_max_depth_both_bounds_hold(client, small_nodes):
             _assert_is_best_first_of(b.tree_, g.tree_, bound, "auc")
 
 
-def test_identical_forest_across_chunkings_and_workers(client, small_nodes):
+@pytest.mark.parametrize("subtrees", ["default", "small"])
+def test_identical_forest_across_chunkings_and_workers(client, small_nodes, request, subtrees):
+    if subtrees == "small":
+        request.getfixturevalue("small_subtrees")
     X, y = _data(n=1800, seed=3)
     params = dict(n_estimators=4, random_state=5, max_leaf_nodes=12, oob_score=True)
     forests = [AUCForestClassifier(**params).fit(*chunked(sizes, X, y))
