@@ -799,7 +799,7 @@ class _Fit:
             self._submit_finishing(batch, results, groups)
             routes = None
             if request is not None:
-                hist, cases = self.gather(self._reduce(
+                hist = self.gather(self._reduce(
                     _sum_histograms, [self.submit(_hist_of, r, name="hist", priority=1,
                                                   worker=w)
                                       for r, w in zip(results, where)], "sum"),
@@ -808,7 +808,7 @@ class _Fit:
                 split_now, still = [], []
                 for node, slots in asked.items():
                     for f, s in slots:
-                        node.hists[f] = (hist[s], cases[s])
+                        node.hists[f] = (hist[s, :, :K], hist[s, :, K])
                 for node in pending:
                     if node not in asked:
                         still.append(node)
@@ -851,8 +851,8 @@ class _Fit:
 
         ``again``: the nodes' rows were taken out before (`take_rows`).
 
-        Returns ((group_of, n_groups, again) or None, [(group, (worker, rows))],
-        nodes that wait)."""
+        Returns ((group_of, n_groups, again, the groups' trees) or None,
+        [(group, (worker, rows))], nodes that wait)."""
         if not local:
             return None, [], []
         groups = self._groups(local)
@@ -866,13 +866,15 @@ class _Fit:
             return None, [], local
         taken = groups[:len(placed)]
         group_of = np.full(len(batch.nodes), -1, dtype=np.int32)
+        trees = np.zeros(len(batch.roots), dtype=np.uint8)
         for g, group in enumerate(taken):
+            trees[group[0].tree] = 1  # a group is one tree's nodes
             for node in group:
                 group_of[node.id] = g
         self.stats["sent_bytes"] += group_of.nbytes
         waiting = [n for group in groups[len(placed):] for n in group]
         self.stats["deferred_nodes"] += len(waiting)
-        return (group_of, len(taken), again), list(zip(taken, placed)), waiting
+        return (group_of, len(taken), again, trees), list(zip(taken, placed)), waiting
 
     def _backlog(self):
         """Finishing tasks not done and their rows, per worker: {worker: [tasks, rows]}."""

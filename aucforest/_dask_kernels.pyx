@@ -139,13 +139,14 @@ def start_trees(const uint8_t[:, ::1] counts, const int64_t[::1] weights,
 
 
 def take_rows(int32_t[:, ::1] ids, const int32_t[::1] group_of, idx_t n_groups,
-              bint again=False):
+              bint again=False, const uint8_t[::1] trees=None):
     """Take out the rows of the nodes finished in memory: for every (tree t,
     row i) whose node d = ids[t, i] has group_of[d] >= 0 (ids beyond the
     table have none), record it in its group and set ids[t, i] to -2 - d (in
     place): out of the rounds, its node kept. With ``again``, the rows of
     nodes taken out before (ids -2 - d) are taken once more, ids unchanged
-    (a subtree grown again to a larger leaf bound).
+    (a subtree grown again to a larger leaf bound). ``trees``: the trees
+    (rows of ids) whose nodes have groups (1), the others not read; None: all.
 
     Returns
     -------
@@ -154,10 +155,15 @@ def take_rows(int32_t[:, ::1] ids, const int32_t[::1] group_of, idx_t n_groups,
     """
     cdef idx_t T = ids.shape[0], n = ids.shape[1], n_table = group_of.shape[0], t, i
     cdef int32_t d, g
+    cdef bint every_tree = trees is None
+    if not every_tree and trees.shape[0] != T:
+        raise ValueError("trees must have one entry per tree")
     sizes_array = np.zeros(max(n_groups, 1), dtype=np.intp)
     cdef idx_t[::1] sizes = sizes_array
     with nogil:
         for t in range(T):
+            if not every_tree and not trees[t]:
+                continue
             for i in range(n):
                 d = _taken_node(ids[t, i], again)
                 if 0 <= d < n_table and group_of[d] >= 0:
@@ -186,6 +192,8 @@ def take_rows(int32_t[:, ::1] ids, const int32_t[::1] group_of, idx_t n_groups,
         row_ptr[g] = &view[0]
     with nogil:
         for t in range(T):
+            if not every_tree and not trees[t]:
+                continue
             for i in range(n):
                 d = _taken_node(ids[t, i], again)
                 if d < 0 or d >= n_table:
@@ -272,27 +280,26 @@ def histograms(const uint8_t[:, ::1] codes, const int32_t[:, ::1] ids,
     Node id d has slots first_slot[d] .. first_slot[d + 1] - 1 (first_slot
     has one more entry than there are ids), slot s for feature
     slot_feature[s]. A row of tree t in node d adds weights[i] x counts[t, i]
-    (counts[t, i] without weights) to hist[s, code, y[i]] and 1 to cases[s,
-    code], the missing code at n_codes - 1.
+    (counts[t, i] without weights) to hist[s, code, y[i]] and 1 to hist[s,
+    code, n_classes] (its cases), the missing code at n_codes - 1: a row's
+    two additions to a slot in one cache line.
 
     Returns
     -------
-    hist : int64 (n_slots, n_codes, n_classes)
-    cases : int64 (n_slots, n_codes)
+    hist : int64 (n_slots, n_codes, n_classes + 1)
     """
     cdef idx_t T = ids.shape[0]
     cdef idx_t n = ids.shape[1], n_ids = first_slot.shape[0] - 1
     cdef idx_t n_slots = slot_feature.shape[0], t, i, s, K = n_classes
     cdef int32_t d
     cdef int64_t w
+    cdef int64_t* cell
     cdef idx_t code
     cdef bint weighted = weights is not None
-    hist_array = np.zeros((n_slots, n_codes, n_classes), dtype=np.int64)
-    cases_array = np.zeros((n_slots, n_codes), dtype=np.int64)
+    hist_array = np.zeros((n_slots, n_codes, n_classes + 1), dtype=np.int64)
     cdef int64_t[:, :, ::1] hist = hist_array
-    cdef int64_t[:, ::1] cases = cases_array
     if n_slots == 0:
-        return hist_array, cases_array
+        return hist_array
     with nogil:
         for t in range(T):
             for i in range(n):
@@ -308,9 +315,10 @@ def histograms(const uint8_t[:, ::1] codes, const int32_t[:, ::1] ids,
                     code = codes[i, slot_feature[s]]
                     if code == MISSING_CODE:
                         code = n_codes - 1
-                    hist[s, code, y[i]] += w
-                    cases[s, code] += 1
-    return hist_array, cases_array
+                    cell = &hist[s, code, 0]
+                    cell[y[i]] += w
+                    cell[K] += 1
+    return hist_array
 
 
 def node_impurity(const double[::1] counts, int criterion):
