@@ -163,6 +163,32 @@ def test_identical_forest_across_chunkings_and_workers(client, small_nodes, requ
         np.testing.assert_array_equal(other.predict_proba(X), reference.predict_proba(X))
 
 
+@pytest.mark.parametrize("predict_min_samples", ["oob", 4])
+def test_subtrees_grown_to_their_share_give_the_forest_of_subtrees_grown_to_the_bound(
+        client, small_nodes, monkeypatch, predict_min_samples):
+    """Subtrees finished in memory grow to their share of the bound, and again
+    to larger bounds when their tree may keep more of them: the forest (trees,
+    out-of-bag estimate, node size) is the one of subtrees grown to the bound."""
+    X, y = _data(n=2000, seed=6)
+    params = dict(n_estimators=4, random_state=3, max_leaf_nodes=40, oob_score=True,
+                  predict_min_samples=predict_min_samples)
+    chunks = chunked([900, 1100], X, y)
+    monkeypatch.setattr(dask_fit, "SUBTREE_LEAVES_MIN", 40)
+    reference = AUCForestClassifier(**params).fit(*chunks)
+    assert reference._dask_fit_stats["regrown_subtrees"] == 0
+    for least, share, growth in ((2, 0.5, 2), (3, 1, 3), (16, 4, 4)):
+        monkeypatch.setattr(dask_fit, "SUBTREE_LEAVES_MIN", least)
+        monkeypatch.setattr(dask_fit, "SUBTREE_LEAF_SHARE", share)
+        monkeypatch.setattr(dask_fit, "SUBTREE_LEAF_GROWTH", growth)
+        forest = AUCForestClassifier(**params).fit(*chunks)
+        if least == 2:
+            assert forest._dask_fit_stats["regrown_subtrees"] > 0
+        assert_same_trees(forest, reference)
+        assert forest.oob_score_ == reference.oob_score_
+        assert forest.predict_min_samples_ == reference.predict_min_samples_
+        np.testing.assert_array_equal(forest.predict_proba(X), reference.predict_proba(X))
+
+
 def test_a_bound_above_the_grown_leaves_gives_the_unbounded_forest(client, small_nodes):
     X, y = _data(seed=4)
     params = dict(n_estimators=3, random_state=1, predict_min_samples=1, oob_score=True)

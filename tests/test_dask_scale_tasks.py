@@ -194,12 +194,16 @@ def _node_arrays(obj, found):
     return found
 
 
+@pytest.mark.parametrize("max_leaf_nodes", [None, 30])
 @pytest.mark.parametrize("predict_min_samples", [50, "oob"])
-def test_the_client_receives_collapsed_subtrees_only(cluster, monkeypatch, predict_min_samples):
+def test_the_client_receives_collapsed_subtrees_only(cluster, monkeypatch, predict_min_samples,
+                                                     max_leaf_nodes):
     """Every gather of the fit, intercepted at `Client._gather`: the subtrees
     the client receives are collapsed to the node size the forest predicts
     from (no node below it is split), and all of them together are no larger
-    than the final model, which is much smaller than the grown trees."""
+    than the final model, which is much smaller than the grown trees. Under
+    ``max_leaf_nodes`` the subtrees are cut where they were grown: the client
+    reads their skeletons, never the grown subtrees."""
     monkeypatch.setattr(dask_fit, "LOCAL_ROWS", 500)
     X, y = _data(6000, seed=4)
     data = chunked([2000] * 3, X, y)
@@ -214,7 +218,8 @@ def test_the_client_receives_collapsed_subtrees_only(cluster, monkeypatch, predi
         return result
 
     monkeypatch.setattr(distributed.Client, "_gather", spying)
-    forest = AUCForestClassifier(predict_min_samples=predict_min_samples, **params).fit(*data)
+    forest = AUCForestClassifier(predict_min_samples=predict_min_samples,
+                                 max_leaf_nodes=max_leaf_nodes, **params).fit(*data)
     monkeypatch.undo()
     size = forest.predict_min_samples_
     subtrees = _node_arrays(gathered, [])
@@ -253,7 +258,7 @@ def test_grow_local_memory_matches_the_cost_model():
     ctx = {"edges": edges, "n_bins": np.full(p, 201, np.intp), "n_classes": K,
            "weight_scale": 1.0,
            "params": dict(tree_params(AUCForestClassifier()), max_bins=255)}
-    spec = [(d, 11 + d, 2, 0.0, None) for d in range(3)]
+    spec = [(d, 11 + d, 2, 0.0, None, None) for d in range(3)]
     tracemalloc.start()
     base = tracemalloc.get_traced_memory()[0]
     out = dask_fit._grow_local(takes, spec, ctx, (np.array([1], np.int32), None, True), None)
