@@ -123,8 +123,11 @@ from .tree import feature_attributes, fitted_tree
 
 
 # A node with at most this many distinct rows (of positive weight) in its tree is
-# finished in memory on one worker: the bound of the working set gathered there.
-LOCAL_ROWS = 65_536
+# finished in memory on one worker: the bound of the working set gathered there
+# (262,144 rows, about 16 MiB at p = 20: at 3e6 and 1e7 rows the level-wise rounds
+# over all rows cost more than growing larger nodes in memory; 65,536 before,
+# benchmarks/results/dask_rows.md).
+LOCAL_ROWS = 262_144
 # ... and up to n / LOCAL_FRACTION rows (at most LOCAL_ROWS_MAX) on larger data: fewer
 # open nodes, so fewer histograms (docs/evidence/dask.md, the cost model), while a
 # finishing task still holds a small share of the rows.
@@ -652,7 +655,7 @@ class _Fit:
         local = nodes
         while local:
             first_task = self.stats["tasks"]
-            finish, groups, local = self._take_out(batch, local, waiting=False, again=True)
+            finish, groups, local = self._take_out(batch, local, waiting=False)
             tables = self.submit(_identity, (None, None, finish), name="tables", priority=1)
             self.stats["table_bytes_to_workers"] += self.n_workers * finish[0].nbytes
             results = [self.submit(_round, b, s, tables, self.n_codes, self.K, name="retake",
@@ -840,7 +843,7 @@ class _Fit:
         """Count the round's tasks."""
         self.stats["tasks_per_round"].append(self.stats["tasks"] - first_task)
 
-    def _take_out(self, batch, local, waiting, again=False):
+    def _take_out(self, batch, local, waiting):
         """The nodes finished in memory whose rows this round takes out, in
         finishing groups, each placed on a worker (`_place`), and the nodes
         that wait (their rows stay in the node ids), so that taken-out rows do
@@ -849,9 +852,7 @@ class _Fit:
         finishing tasks to end instead, until the workers' backlog is down to
         half, so that such a round takes out many groups.
 
-        ``again``: the nodes' rows were taken out before (`take_rows`).
-
-        Returns ((group_of, n_groups, again, the groups' trees) or None,
+        Returns ((group_of, n_groups, the groups' trees) or None,
         [(group, (worker, rows))], nodes that wait)."""
         if not local:
             return None, [], []
@@ -874,7 +875,7 @@ class _Fit:
         self.stats["sent_bytes"] += group_of.nbytes
         waiting = [n for group in groups[len(placed):] for n in group]
         self.stats["deferred_nodes"] += len(waiting)
-        return (group_of, len(taken), again, trees), list(zip(taken, placed)), waiting
+        return (group_of, len(taken), trees), list(zip(taken, placed)), waiting
 
     def _backlog(self):
         """Finishing tasks not done and their rows, per worker: {worker: [tasks, rows]}."""

@@ -108,9 +108,7 @@ def _round(block, state, tables, n_codes, n_classes):
     (grouped per task), then add the histograms asked for. ``tables``
     (routes, request, finish) is one key of the round, sent to each worker
     once whatever the number of its partitions; finish is (group of each
-    node id, number of groups, again, trees): ``again`` takes the rows of
-    nodes taken out before once more, ``trees`` marks the trees of the
-    groups (`take_rows`)."""
+    node id, number of groups, the groups' trees) (`take_rows`)."""
     routes, request, finish = tables
     codes = block["codes"]
     ids = state["ids"]
@@ -118,12 +116,10 @@ def _round(block, state, tables, n_codes, n_classes):
         ids = route(codes, ids, *routes)
     parts = {}
     if finish is not None:
-        group_of, n_groups, again, trees = finish
-        if routes is None and (not again or not ids.flags.writeable):
-            ids = ids.copy()  # the input state stays as it was (a task may be rerun)
+        group_of, n_groups, trees = finish
         y = block["y"]
         y = y.astype(np.uint8) if n_classes <= 256 else y
-        for group, (node, tree_, row) in enumerate(take_rows(ids, group_of, n_groups, again, trees)):
+        for group, (node, tree_, row) in enumerate(take_rows(ids, group_of, n_groups, trees)):
             weight = state["counts"][tree_, row]
             if block["weights"] is not None:
                 weight = weight * block["weights"][row]

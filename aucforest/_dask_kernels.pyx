@@ -138,15 +138,15 @@ def start_trees(const uint8_t[:, ::1] counts, const int64_t[::1] weights,
     return ids_array, sums_array
 
 
-def take_rows(int32_t[:, ::1] ids, const int32_t[::1] group_of, idx_t n_groups,
-              bint again=False, const uint8_t[::1] trees=None):
-    """Take out the rows of the nodes finished in memory: for every (tree t,
-    row i) whose node d = ids[t, i] has group_of[d] >= 0 (ids beyond the
-    table have none), record it in its group and set ids[t, i] to -2 - d (in
-    place): out of the rounds, its node kept. With ``again``, the rows of
-    nodes taken out before (ids -2 - d) are taken once more, ids unchanged
-    (a subtree grown again to a larger leaf bound). ``trees``: the trees
-    (rows of ids) whose nodes have groups (1), the others not read; None: all.
+def take_rows(const int32_t[:, ::1] ids, const int32_t[::1] group_of, idx_t n_groups,
+              const uint8_t[::1] trees=None):
+    """The rows of the nodes finished in memory: every (tree t, row i) whose
+    node d = ids[t, i] has group_of[d] >= 0 (ids beyond the table have none),
+    in its group. The ids do not change: a node finished in memory is never
+    split nor asked histograms of, so its rows stay out of the rounds' work,
+    and can be taken again (a subtree grown again to a larger leaf bound).
+    ``trees``: the trees (rows of ids) whose nodes have groups (1), the others
+    not read; None: all.
 
     Returns
     -------
@@ -165,7 +165,7 @@ def take_rows(int32_t[:, ::1] ids, const int32_t[::1] group_of, idx_t n_groups,
             if not every_tree and not trees[t]:
                 continue
             for i in range(n):
-                d = _taken_node(ids[t, i], again)
+                d = ids[t, i]
                 if 0 <= d < n_table and group_of[d] >= 0:
                     sizes[group_of[d]] += 1
     out = [(np.empty(sizes[g], dtype=np.int32), np.empty(sizes[g], dtype=np.int32),
@@ -195,7 +195,7 @@ def take_rows(int32_t[:, ::1] ids, const int32_t[::1] group_of, idx_t n_groups,
             if not every_tree and not trees[t]:
                 continue
             for i in range(n):
-                d = _taken_node(ids[t, i], again)
+                d = ids[t, i]
                 if d < 0 or d >= n_table:
                     continue
                 g = group_of[d]
@@ -205,20 +205,10 @@ def take_rows(int32_t[:, ::1] ids, const int32_t[::1] group_of, idx_t n_groups,
                 tree_ptr[g][sizes[g]] = <int32_t> t
                 row_ptr[g][sizes[g]] = <int32_t> i
                 sizes[g] += 1
-                if not again:
-                    ids[t, i] = -2 - d
     free(node_ptr)
     free(tree_ptr)
     free(row_ptr)
     return out
-
-
-cdef inline int32_t _taken_node(int32_t d, bint again) noexcept nogil:
-    """The node whose rows `take_rows` may take: d itself (d >= 0), or, taking
-    again, the node a taken row left (-2 - d, d <= -2); -1: none."""
-    if not again:
-        return d
-    return -2 - d if d <= -2 else -1
 
 
 def route(const uint8_t[:, ::1] codes, const int32_t[:, ::1] ids, const int32_t[::1] feature,

@@ -291,7 +291,8 @@ def cost_model(n, partitions, workers, trees, p=FEATURES, m=5, K=2):
     """docs/user_guide.md section 9's predictions (default parameters,
     ``predict_min_samples="oob"``: C = 6 node-size candidates)."""
     r, B, C = 0.632, 256, 6
-    local = min(1 << 20, max(65_536, n // 256))
+    from aucforest._dask import local_rows
+    local = local_rows(n)
     R = max(131_072, local)
     T = int(np.clip((1 << 28) * workers // (5 * n), 1, 32))
     T = min(T, trees)

@@ -1,0 +1,87 @@
+"""The compiled kernels of the Dask fit's rounds (`aucforest._dask_kernels`)
+against naive loops over the same arrays: the histograms a partition adds,
+the routing of rows to children and the rows taken out for in-memory
+finishing."""
+import numpy as np
+import pytest
+
+from aucforest._binning import MISSING_CODE
+from aucforest._dask_kernels import histograms, route, take_rows
+
+
+def _state(seed, trees=3, rows=400, features=5, nodes=12):
+    rng = np.random.default_rng(seed)
+    codes = rng.integers(0, 6, (rows, features)).astype(np.uint8)
+    codes[rng.random(codes.shape) < 0.1] = MISSING_CODE
+    counts = rng.poisson(0.8, (trees, rows)).astype(np.uint8)
+    ids = rng.integers(-1, nodes, (trees, rows)).astype(np.int32)
+    y = rng.integers(0, 3, rows).astype(np.int32)
+    return rng, codes, counts, ids, y
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("seed", range(3))
+def test_histograms_are_the_naive_sums(seed, weighted):
+    rng, codes, counts, ids, y = _state(seed)
+    n_ids, n_codes, K = 14, 8, 3
+    weights = rng.integers(0, 1000, codes.shape[0]).astype(np.int64) if weighted else None
+    lengths = rng.integers(0, 3, n_ids)  # some nodes ask nothing
+    first_slot = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    slot_feature = rng.integers(0, codes.shape[1], first_slot[-1]).astype(np.int32)
+    hist = histograms(codes, ids, counts, weights, y, first_slot, slot_feature, n_codes, K)
+    expected = np.zeros((first_slot[-1], n_codes, K + 1), dtype=np.int64)
+    for t in range(ids.shape[0]):
+        for i in range(ids.shape[1]):
+            d = ids[t, i]
+            w = int(counts[t, i]) * (1 if weights is None else int(weights[i]))
+            if d < 0 or counts[t, i] == 0 or w == 0:
+                continue
+            for s in range(first_slot[d], first_slot[d + 1]):
+                code = codes[i, slot_feature[s]]
+                code = n_codes - 1 if code == MISSING_CODE else code
+                expected[s, code, y[i]] += w
+                expected[s, code, K] += 1
+    np.testing.assert_array_equal(hist, expected)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_route_moves_rows_as_the_naive_loop(seed):
+    rng, codes, counts, ids, y = _state(seed)
+    n_ids = 12
+    feature = rng.integers(-2, codes.shape[1], n_ids).astype(np.int32)
+    threshold = rng.integers(0, 6, n_ids).astype(np.int32)
+    missing_left = rng.integers(0, 2, n_ids).astype(np.uint8)
+    left = (100 + 2 * np.arange(n_ids)).astype(np.int32)
+    right = (left + 1).astype(np.int32)
+    routed = route(codes, ids, feature, threshold, missing_left, left, right)
+    expected = ids.copy()
+    for t in range(ids.shape[0]):
+        for i in range(ids.shape[1]):
+            d = ids[t, i]
+            if d < 0 or feature[d] == -1:
+                continue
+            if feature[d] == -2:
+                expected[t, i] = -1
+                continue
+            code = codes[i, feature[d]]
+            goes_left = missing_left[d] if code == MISSING_CODE else code <= threshold[d]
+            expected[t, i] = left[d] if goes_left else right[d]
+    np.testing.assert_array_equal(routed, expected)
+    assert routed is not ids
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_take_rows_groups_rows_and_leaves_the_ids(seed):
+    rng, codes, counts, ids, y = _state(seed)
+    n_groups = 3
+    group_of = rng.integers(-1, n_groups, 12).astype(np.int32)
+    before = ids.copy()
+    for trees in (None, np.array([1, 0, 1], dtype=np.uint8)):
+        taken = take_rows(ids, group_of, n_groups, trees)
+        np.testing.assert_array_equal(ids, before)  # read only: the rows can be taken again
+        for g, (node, tree_, row) in enumerate(taken):
+            expected = [(ids[t, i], t, i) for t in range(ids.shape[0]) for i in range(ids.shape[1])
+                        if ids[t, i] >= 0 and group_of[ids[t, i]] == g
+                        and (trees is None or trees[t])]
+            np.testing.assert_array_equal(np.column_stack([node, tree_, row]).reshape(-1, 3),
+                                          np.array(expected, dtype=np.int64).reshape(-1, 3))
