@@ -25,6 +25,14 @@ nodes can still be expanded; the others become leaves at once (their rows
 leave the rounds), so a bounded tree costs the rounds of its depth and the
 histograms of the nodes that can still be kept. The nodes kept are a superset
 of the L - 1 expansions, which `best_first` picks from the grown tree.
+
+Nor need a subtree be grown fully: grown best first to a few leaves, every
+node it did not expand has m at most that of its last expansion. If that m is
+below the tree's (L - 1)-th largest m among the nodes known, none of them can
+be expanded, and `expansions` on the tree's skeleton (children and d of the
+nodes known) expands what it would expand on the fully grown tree: a node
+never popped does not change the order of the others, and the tie rule counts
+the nodes made, known or not.
 """
 import bisect
 import heapq
