@@ -306,6 +306,7 @@ def cost_model(n, partitions, workers, trees, p=FEATURES, m=5, K=2):
         "L (in-memory node size)": local, "R (rows per finishing task)": R,
         "T (trees per batch)": T,
         "rounds per batch": rounds_per_batch,
+        "take-out rounds per batch (at most)": r * n * T * (p + 21) / (workers * (1 << 26)),
         "tasks per round (without finishing)": per_round,
         "finishing groups per tree": groups_per_tree,
         "tasks per tree": (per_round + partitions) * rounds_per_batch / T
