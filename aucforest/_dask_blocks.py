@@ -104,15 +104,21 @@ def _root_sums(state):
 
 def _round(block, state, tables, n_codes, n_classes):
     """One round where the rows are: move the rows of split nodes to their
-    children (`route`), take out the rows of nodes finished in memory
-    (grouped per task), then add the histograms asked for. ``tables``
+    children (`route`) and add the histograms asked for (one pass over the
+    rows when both), take out the rows of nodes finished in memory (grouped
+    per task). ``tables``
     (routes, request, finish) is one key of the round, sent to each worker
     once whatever the number of its partitions; finish is (group of each
     node id, number of groups, the groups' trees) (`take_rows`)."""
     routes, request, finish = tables
     codes = block["codes"]
     ids = state["ids"]
-    if routes is not None:
+    hist = None
+    if routes is not None and request is not None:  # one pass: route, then add
+        first_slot, slot_feature = request
+        hist, ids = histograms(codes, ids, state["counts"], block["weights"], block["y"],
+                               first_slot, slot_feature, n_codes, n_classes, routes)
+    elif routes is not None:
         ids = route(codes, ids, *routes)
     parts = {}
     if finish is not None:
@@ -125,8 +131,7 @@ def _round(block, state, tables, n_codes, n_classes):
                 weight = weight * block["weights"][row]
             parts[group] = {"node": node, "row": block["start"] + row, "codes": codes[row],
                             "y": y[row], "weight": weight}
-    hist = None
-    if request is not None:
+    if request is not None and hist is None:
         first_slot, slot_feature = request
         hist = histograms(codes, ids, state["counts"], block["weights"], block["y"],
                           first_slot, slot_feature, n_codes, n_classes)

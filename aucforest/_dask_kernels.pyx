@@ -211,6 +211,92 @@ def take_rows(const int32_t[:, ::1] ids, const int32_t[::1] group_of, idx_t n_gr
     return out
 
 
+cdef struct RouteTables:
+    # a round's routing tables (`route`), indexed by node id
+    idx_t n_table
+    const int32_t* feature
+    const int32_t* threshold_bin
+    const uint8_t* missing_left
+    const int32_t* left
+    const int32_t* right
+    const int32_t* level_set       # NULL: no categorical split
+    const uint64_t* left_levels    # 4 words per set
+
+
+cdef RouteTables _route_tables(const int32_t[::1] feature, const int32_t[::1] threshold_bin,
+                               const uint8_t[::1] missing_left, const int32_t[::1] left,
+                               const int32_t[::1] right, const int32_t[::1] level_set,
+                               const uint64_t[:, ::1] left_levels) except *:
+    """The tables checked (one entry per node id; level sets within left_levels)."""
+    cdef RouteTables tables
+    cdef idx_t n_table = feature.shape[0], d
+    if not (threshold_bin.shape[0] == missing_left.shape[0] == left.shape[0]
+            == right.shape[0] == n_table):
+        raise ValueError("the routing tables must have one entry per node id")
+    if level_set is not None:
+        if (level_set.shape[0] != n_table or left_levels is None
+                or left_levels.shape[1] != 4):
+            raise ValueError("level_set must have one entry per node id and left_levels 4 "
+                             "words per set")
+        for d in range(n_table):
+            if level_set[d] >= left_levels.shape[0]:
+                raise ValueError("level_set points beyond left_levels")
+    tables.n_table = n_table
+    tables.level_set = NULL
+    tables.left_levels = NULL
+    if n_table == 0:
+        return tables
+    tables.feature = &feature[0]
+    tables.threshold_bin = &threshold_bin[0]
+    tables.missing_left = &missing_left[0]
+    tables.left = &left[0]
+    tables.right = &right[0]
+    if level_set is not None:
+        tables.level_set = &level_set[0]
+        if left_levels.shape[0]:
+            tables.left_levels = &left_levels[0, 0]
+    return tables
+
+
+cdef inline int32_t _routed(int32_t d, const uint8_t* row, const RouteTables* tables) \
+        noexcept nogil:
+    """The node id after the round of a row in node d (``row``: its codes)."""
+    cdef int32_t f
+    cdef uint8_t code
+    cdef bint goes_left
+    if d < 0 or d >= tables.n_table:
+        return d
+    f = tables.feature[d]
+    if f == -1:
+        return d
+    if f == -2:
+        return -1
+    code = row[f]
+    if code == MISSING_CODE:
+        goes_left = tables.missing_left[d]
+    elif tables.level_set != NULL and tables.level_set[d] >= 0:
+        goes_left = level_goes_left(&tables.left_levels[4 * tables.level_set[d]], code)
+    else:
+        goes_left = code <= tables.threshold_bin[d]
+    return tables.left[d] if goes_left else tables.right[d]
+
+
+cdef inline void _add_to_slots(int64_t* hist, const int64_t* first_slot,
+                               const int32_t* slot_feature, int32_t d, const uint8_t* row,
+                               int32_t klass, int64_t w, idx_t n_codes,
+                               idx_t n_classes) noexcept nogil:
+    """Add a row of node d (codes ``row``, class, weight w) to the node's slots."""
+    cdef idx_t s, code
+    cdef int64_t* cell
+    for s in range(first_slot[d], first_slot[d + 1]):
+        code = row[slot_feature[s]]
+        if code == MISSING_CODE:
+            code = n_codes - 1
+        cell = hist + (s * n_codes + code) * (n_classes + 1)
+        cell[klass] += w
+        cell[n_classes] += 1
+
+
 def route(const uint8_t[:, ::1] codes, const int32_t[:, ::1] ids, const int32_t[::1] feature,
           const int32_t[::1] threshold_bin, const uint8_t[::1] missing_left,
           const int32_t[::1] left, const int32_t[::1] right,
@@ -224,47 +310,25 @@ def route(const uint8_t[:, ::1] codes, const int32_t[:, ::1] ids, const int32_t[
     0) sends a level code c left when bit c of left_levels[level_set[d]] (4
     words, 256 bits) is set, missing values by missing_left[d].
     """
-    cdef idx_t T = ids.shape[0], n = ids.shape[1], n_table = feature.shape[0], t, i
-    cdef int32_t d, f
-    cdef uint8_t code
-    cdef bint goes_left, sets = level_set is not None
-    if sets and (level_set.shape[0] != n_table or left_levels is None
-                 or left_levels.shape[1] != 4):
-        raise ValueError("level_set must have one entry per node id and left_levels 4 words "
-                         "per set")
-    if sets:
-        for t in range(n_table):
-            if level_set[t] >= left_levels.shape[0]:
-                raise ValueError("level_set points beyond left_levels")
+    cdef RouteTables tables = _route_tables(feature, threshold_bin, missing_left, left, right,
+                                            level_set, left_levels)
+    cdef idx_t T = ids.shape[0], n = ids.shape[1], t, i
     out = np.array(ids, dtype=np.int32, copy=True)
     cdef int32_t[:, ::1] new = out
+    if n == 0:
+        return out
     with nogil:
         for t in range(T):
             for i in range(n):
-                d = new[t, i]
-                if d < 0 or d >= n_table:
-                    continue
-                f = feature[d]
-                if f == -1:
-                    continue
-                if f == -2:
-                    new[t, i] = -1
-                    continue
-                code = codes[i, f]
-                if code == MISSING_CODE:
-                    goes_left = missing_left[d]
-                elif sets and level_set[d] >= 0:
-                    goes_left = level_goes_left(&left_levels[level_set[d], 0], code)
-                else:
-                    goes_left = code <= threshold_bin[d]
-                new[t, i] = left[d] if goes_left else right[d]
+                new[t, i] = _routed(new[t, i], &codes[i, 0], &tables)
     return out
 
 
 def histograms(const uint8_t[:, ::1] codes, const int32_t[:, ::1] ids,
                const uint8_t[:, ::1] counts, const int64_t[::1] weights,
                const int32_t[::1] y, const int64_t[::1] first_slot,
-               const int32_t[::1] slot_feature, idx_t n_codes, idx_t n_classes):
+               const int32_t[::1] slot_feature, idx_t n_codes, idx_t n_classes,
+               routes=None):
     """Integer class-weight and case histograms of the requested (node, feature) slots.
 
     Node id d has slots first_slot[d] .. first_slot[d + 1] - 1 (first_slot
@@ -274,26 +338,43 @@ def histograms(const uint8_t[:, ::1] codes, const int32_t[:, ::1] ids,
     code, n_classes] (its cases), the missing code at n_codes - 1: a row's
     two additions to a slot in one cache line.
 
+    With ``routes`` (`route`'s tables after ids), the rows are first moved as
+    `route` moves them, in the same pass, and the histograms are those of
+    the nodes they reach.
+
     Returns
     -------
     hist : int64 (n_slots, n_codes, n_classes + 1)
+    ids : int32 (trees, rows), the node ids after routing (with ``routes`` only)
     """
     cdef idx_t T = ids.shape[0]
     cdef idx_t n = ids.shape[1], n_ids = first_slot.shape[0] - 1
-    cdef idx_t n_slots = slot_feature.shape[0], t, i, s, K = n_classes
+    cdef idx_t n_slots = slot_feature.shape[0], t, i
     cdef int32_t d
     cdef int64_t w
-    cdef int64_t* cell
-    cdef idx_t code
-    cdef bint weighted = weights is not None
+    cdef bint weighted = weights is not None, routing = routes is not None
+    cdef RouteTables tables
     hist_array = np.zeros((n_slots, n_codes, n_classes + 1), dtype=np.int64)
     cdef int64_t[:, :, ::1] hist = hist_array
-    if n_slots == 0:
-        return hist_array
+    out = np.array(ids, dtype=np.int32, copy=True) if routing else None
+    cdef int32_t[:, ::1] new
+    if routing:
+        routes = tuple(routes) + (None, None) * (len(routes) == 5)
+        tables = _route_tables(routes[0], routes[1], routes[2], routes[3], routes[4],
+                               routes[5], routes[6])
+        new = out
+    if n == 0 or (n_slots == 0 and not routing):
+        return (hist_array, out) if routing else hist_array
+    cdef int64_t* base = &hist[0, 0, 0] if n_slots else NULL
+    cdef const int32_t* features = &slot_feature[0] if n_slots else NULL
     with nogil:
         for t in range(T):
             for i in range(n):
-                d = ids[t, i]
+                if routing:
+                    d = _routed(new[t, i], &codes[i, 0], &tables)
+                    new[t, i] = d
+                else:
+                    d = ids[t, i]
                 if d < 0 or d >= n_ids or counts[t, i] == 0:
                     continue
                 if first_slot[d] == first_slot[d + 1]:
@@ -301,14 +382,9 @@ def histograms(const uint8_t[:, ::1] codes, const int32_t[:, ::1] ids,
                 w = counts[t, i] * weights[i] if weighted else counts[t, i]
                 if w == 0:
                     continue
-                for s in range(first_slot[d], first_slot[d + 1]):
-                    code = codes[i, slot_feature[s]]
-                    if code == MISSING_CODE:
-                        code = n_codes - 1
-                    cell = &hist[s, code, 0]
-                    cell[y[i]] += w
-                    cell[K] += 1
-    return hist_array
+                _add_to_slots(base, &first_slot[0], features, d, &codes[i, 0], y[i], w,
+                              n_codes, n_classes)
+    return (hist_array, out) if routing else hist_array
 
 
 def node_impurity(const double[::1] counts, int criterion):

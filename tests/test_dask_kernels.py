@@ -85,3 +85,28 @@ def test_take_rows_groups_rows_and_leaves_the_ids(seed):
                         and (trees is None or trees[t])]
             np.testing.assert_array_equal(np.column_stack([node, tree_, row]).reshape(-1, 3),
                                           np.array(expected, dtype=np.int64).reshape(-1, 3))
+
+
+@pytest.mark.parametrize("sets", [False, True])
+@pytest.mark.parametrize("seed", range(3))
+def test_routing_and_histograms_in_one_pass_equal_the_two_passes(seed, sets):
+    rng, codes, counts, ids, y = _state(seed)
+    n_ids = 12
+    routes = [rng.integers(-2, codes.shape[1], n_ids).astype(np.int32),
+              rng.integers(0, 6, n_ids).astype(np.int32),
+              rng.integers(0, 2, n_ids).astype(np.uint8),
+              (12 + 2 * np.arange(n_ids)).astype(np.int32),
+              (13 + 2 * np.arange(n_ids)).astype(np.int32)]
+    if sets:  # categorical splits: a level set per split, drawn at random
+        routes += [np.where(rng.random(n_ids) < 0.5, np.arange(n_ids) % 3, -1).astype(np.int32),
+                   rng.integers(0, 2**63, (3, 4), dtype=np.uint64)]
+    lengths = rng.integers(0, 3, 12 + 2 * n_ids)
+    first_slot = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    slot_feature = rng.integers(0, codes.shape[1], first_slot[-1]).astype(np.int32)
+    weights = rng.integers(1, 50, codes.shape[0]).astype(np.int64)
+    hist, routed = histograms(codes, ids, counts, weights, y, first_slot, slot_feature, 8, 3,
+                              tuple(routes))
+    expected_ids = route(codes, ids, *routes)
+    np.testing.assert_array_equal(routed, expected_ids)
+    np.testing.assert_array_equal(
+        hist, histograms(codes, expected_ids, counts, weights, y, first_slot, slot_feature, 8, 3))
