@@ -112,8 +112,8 @@ from ._dask_inputs import _as_rows, _check_supported, _client, _frame_categories
 from ._dask_kernels import HistogramSplitter, draw_counts, feature_order, hash_key, node_impurity
 from ._dask_model import _DrawsOnWorkers
 from ._decision import validate_decision
-from ._leaf_budget import (LeafBudget, bottlenecks, expansions, risks, split_priorities,
-                           split_priority)
+from ._leaf_budget import (LeafBudget, bottlenecks, expansions, kept_nodes, risks,
+                           split_priorities, split_priority)
 from ._oob import OOB_CHOICE_MAX_CASES, OutOfBagSums, node_size_candidates
 from ._prior_shift import draw_class_weights_of_sums
 from ._sampling import CaseDraws, class_weights_of_counts
@@ -565,10 +565,7 @@ class _Fit:
                 self.stats["regrown_subtrees"] += len(again)
                 return again
         expanded = expansions(left, right, priority, bound)
-        in_tree = np.zeros(expanded.shape[0], dtype=bool)
-        in_tree[0] = True
-        in_tree[left[expanded]] = True
-        in_tree[right[expanded]] = True
+        in_tree = kept_nodes(left, right, expanded)
         index = {node.id: s for s, node in top}
         stack = [root] if root.kind != "local" else []
         while stack:  # the top: splits not kept become leaves, their OOB rows with them
@@ -658,12 +655,7 @@ class _Fit:
         while local:
             first_task = self.stats["tasks"]
             finish, groups, local = self._take_out(batch, local, waiting=False)
-            tables = self.submit(_identity, (None, None, finish), name="tables", priority=1)
-            self.stats["table_bytes_to_workers"] += self.n_workers * finish[0].nbytes
-            results = [self.submit(_round, b, s, tables, self.n_codes, self.K, name="retake",
-                                   priority=1, worker=w)
-                       for b, s, w in zip(self.blocks, batch.states, self.block_worker)]
-            del tables
+            results = self._submit_round(batch.states, None, None, finish, name="retake")
             self.stats["retake_rounds"] += 1
             self._submit_finishing(batch, results, groups)
             del results
@@ -789,15 +781,7 @@ class _Fit:
             first_task = self.stats["tasks"]
             request, asked = self._request(pending)
             finish, groups, local = self._take_out(batch, local, waiting=bool(pending))
-            # the round's tables: one key, fetched once by each worker
-            tables = self.submit(_identity, (routes, request, finish), name="tables",
-                                 priority=1)
-            self.stats["table_bytes_to_workers"] += self.n_workers * (
-                _payload((routes, request))[0] + (0 if finish is None else finish[0].nbytes))
-            results = [self.submit(_round, b, s, tables, self.n_codes, K,
-                                   name="round", priority=1, worker=w)
-                       for b, s, w in zip(self.blocks, states, where)]
-            del tables
+            results = self._submit_round(states, routes, request, finish)
             self.stats["rounds"] += 1
             states = [self.submit(operator.getitem, r, "state", name="state", priority=1,
                                   worker=w) for r, w in zip(results, where)]
@@ -840,6 +824,16 @@ class _Fit:
             self._round_done(first_task)
         if self.bounded:  # the rows of subtrees grown again are taken from it
             batch.states = states
+
+    def _submit_round(self, states, routes, request, finish, name="round"):
+        """A round's tasks, one per partition on the worker holding it; its
+        tables (routes, histogram request, finishing groups) one key that each
+        worker fetches once."""
+        tables = self.submit(_identity, (routes, request, finish), name="tables", priority=1)
+        self.stats["table_bytes_to_workers"] += self.n_workers * (
+            _payload((routes, request))[0] + (0 if finish is None else finish[0].nbytes))
+        return [self.submit(_round, b, s, tables, self.n_codes, self.K, name=name, priority=1,
+                            worker=w) for b, s, w in zip(self.blocks, states, self.block_worker)]
 
     def _round_done(self, first_task):
         """Count the round's tasks."""

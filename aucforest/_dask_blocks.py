@@ -10,8 +10,7 @@ from ._base import check_categorical_codes, grow_tree
 from ._binning import MISSING_CODE, BinnedData, _codes, _level_codes
 from ._compat import check_sample_weight
 from ._dask_kernels import draw_counts, histograms, route, row_uniforms, start_trees, take_rows
-from ._leaf_budget import risks
-from ._pruning import cut
+from ._leaf_budget import cut_to_expansions, risks
 from ._tree import Tree, accumulate_oob_proba
 
 # Trees whose draws of the out-of-bag rows are made together (`_add_oob`).
@@ -114,10 +113,12 @@ def _round(block, state, tables, n_codes, n_classes):
     codes = block["codes"]
     ids = state["ids"]
     hist = None
-    if routes is not None and request is not None:  # one pass: route, then add
+    if request is not None:  # routed in the same pass (`take_rows` reads the ids only)
         first_slot, slot_feature = request
-        hist, ids = histograms(codes, ids, state["counts"], block["weights"], block["y"],
-                               first_slot, slot_feature, n_codes, n_classes, routes)
+        hist = histograms(codes, ids, state["counts"], block["weights"], block["y"],
+                          first_slot, slot_feature, n_codes, n_classes, routes)
+        if routes is not None:
+            hist, ids = hist
     elif routes is not None:
         ids = route(codes, ids, *routes)
     parts = {}
@@ -131,10 +132,6 @@ def _round(block, state, tables, n_codes, n_classes):
                 weight = weight * block["weights"][row]
             parts[group] = {"node": node, "row": block["start"] + row, "codes": codes[row],
                             "y": y[row], "weight": weight}
-    if request is not None and hist is None:
-        first_slot, slot_feature = request
-        hist = histograms(codes, ids, state["counts"], block["weights"], block["y"],
-                          first_slot, slot_feature, n_codes, n_classes)
     return {"state": {"ids": ids, "counts": state["counts"]}, "hist": hist, "parts": parts}
 
 
@@ -267,8 +264,8 @@ def _skeleton_of(result, ctx, root_weight):
 def _cut_group(result, cuts, ctx, finishing, oob_x):
     """The subtrees of a finishing task cut to the expansions the client chose
     (``cuts``: (node id, indices of its expanded nodes, out-of-bag rows or
-    None), as `aucforest._leaf_budget.best_first` cuts the whole tree), then
-    finished as `_grow_local` finishes its subtrees (`_finish_subtree`).
+    None; `aucforest._leaf_budget.cut_to_expansions`), then finished as
+    `_grow_local` finishes its subtrees (`_finish_subtree`).
 
     Returns {"subtrees": {...}, "oob": {...}} as `_grow_local`."""
     p, K = ctx["edges"].shape[0], ctx["n_classes"]
@@ -278,11 +275,7 @@ def _cut_group(result, cuts, ctx, finishing, oob_x):
         tree_ = Tree(p, K, max_depth=depth, **arrays)
         expanded = np.zeros(tree_.node_count, dtype=bool)
         expanded[expanded_nodes] = True
-        in_tree = np.zeros(tree_.node_count, dtype=bool)
-        in_tree[0] = True
-        in_tree[tree_.children_left[expanded]] = True
-        in_tree[tree_.children_right[expanded]] = True
-        tree_ = cut(tree_, in_tree, ~expanded, ctx["params"]["criterion"])
+        tree_ = cut_to_expansions(tree_, expanded, ctx["params"]["criterion"])
         out[node_id], found = _finish_subtree((tree_.node_arrays(), tree_.max_depth), ctx,
                                               finishing, oob_x, oob_rows)
         if found is not None:

@@ -11,7 +11,7 @@ of the root's weight, i the Gini impurity, or the entropy under "entropy" and
 "log_loss"; Gini under the AUC criteria), ties to the node made first, until
 the tree has max_leaf_nodes leaves. Each node's split depends on the node
 only, so the tree it grows is the first L - 1 expansions of this rule on the
-fully grown tree: `best_first` selects them from a grown tree.
+fully grown tree: `expansions` selects them from a grown tree's children and d.
 
 A tree grown level by level need not be grown fully for that. Let m(t) be the
 smallest d on the path from the root to t (t included). The rule expands nodes
@@ -24,7 +24,7 @@ children only if fewer than L - 2 do, t itself coming before them.
 nodes can still be expanded; the others become leaves at once (their rows
 leave the rounds), so a bounded tree costs the rounds of its depth and the
 histograms of the nodes that can still be kept. The nodes kept are a superset
-of the L - 1 expansions, which `best_first` picks from the grown tree.
+of the L - 1 expansions, which `expansions` picks from the grown tree.
 
 Nor need a subtree be grown fully: grown best first to a few leaves, every
 node it did not expand has m at most that of its last expansion. If that m is
@@ -47,7 +47,7 @@ def risks(proba, weight, root_weight, criterion):
 
     Elementwise operations only, classes added in class order, so that a node's
     value does not depend on the other rows: the client's value of a node
-    while it grows equals the value `best_first` computes on the whole tree.
+    while it grows equals the value computed on the whole tree (`_Fit._skeleton`).
     """
     proba = np.asarray(proba, dtype=np.float64)
     entropy = criterion in ("entropy", "log_loss")
@@ -133,20 +133,18 @@ def bottlenecks(priority, children_left, children_right):
     return m
 
 
-def best_first(tree_, max_leaf_nodes, criterion):
-    """The tree the best-first rule grows to at most ``max_leaf_nodes`` leaves
-    from the grown ``tree_`` (its first max_leaf_nodes - 1 expansions, largest
-    d first, ties to the node made first); ``tree_`` itself when it has no
-    more leaves."""
-    right = tree_.children_right
-    left = tree_.children_left
-    if np.count_nonzero(right >= 0) < max_leaf_nodes:
-        return tree_
-    weight = tree_.weighted_n_node_samples
-    priority = split_priorities(risks(tree_.proba, weight, weight[0], criterion), left, right)
-    expanded = expansions(left, right, priority, max_leaf_nodes)
-    in_tree = np.zeros(tree_.node_count, dtype=bool)
+def kept_nodes(children_left, children_right, expanded):
+    """The nodes a tree keeps once cut to its ``expanded`` nodes: the root and
+    the children of each expanded node (a boolean mask)."""
+    in_tree = np.zeros(expanded.shape[0], dtype=bool)
     in_tree[0] = True
-    in_tree[left[expanded]] = True
-    in_tree[right[expanded]] = True
+    in_tree[children_left[expanded]] = True
+    in_tree[children_right[expanded]] = True
+    return in_tree
+
+
+def cut_to_expansions(tree_, expanded, criterion):
+    """``tree_`` cut to its ``expanded`` nodes (`expansions`): the others it
+    keeps become leaves (`aucforest._pruning.cut`)."""
+    in_tree = kept_nodes(tree_.children_left, tree_.children_right, expanded)
     return cut(tree_, in_tree, ~expanded, criterion)
