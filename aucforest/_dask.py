@@ -34,9 +34,10 @@ process holding all rows, on the ``dask.distributed`` client in scope:
    builder would keep of it (`aucforest._leaf_budget`): nodes that cannot
    be among them become leaves during the growth; a node finished in memory
    grows best first to about its share of the bound (``SUBTREE_LEAF_SHARE``
-   times the bound times its share of the tree's rows), and again to a
-   larger bound, from its rows taken once more from the node state, while
-   its tree may keep more of it (`_Fit._cut_trees`); the client then reads
+   times the bound times its share of the tree's rows); one that may hold
+   more of its tree's expansions is grown once more, from its rows taken
+   again from the node state, to the bound with the smallest decrease its
+   tree can still keep as a floor (`_Fit._cut_trees`); the client then reads
    each tree's skeleton (children and risks, 16 bytes a node), chooses the
    max_leaf_nodes - 1 splits of largest weighted impurity decrease, cuts
    the top and has each subtree cut where it was grown. The subtrees then
@@ -159,12 +160,11 @@ FINISH_ROW_BYTES = 21
 # SUBTREE_LEAF_SHARE x max_leaf_nodes x (its rows / its tree's rows) leaves (at least
 # SUBTREE_LEAVES_MIN), not to max_leaf_nodes: its tree keeps about its share. A subtree
 # that may hold more of its tree's expansions than it grew is grown again from the same
-# rows (taken again from the node state) to SUBTREE_LEAF_GROWTH times its bound, up to
-# max_leaf_nodes (`_Fit._cut_trees`): the trees are those of subtrees grown to
-# max_leaf_nodes.
+# rows (taken again from the node state) to max_leaf_nodes, splits of decrease below
+# the tree's (max_leaf_nodes - 1)-th largest known m left unmade (`_Fit._cut_trees`):
+# the trees are those of subtrees grown to max_leaf_nodes, after one regrowth at most.
 SUBTREE_LEAF_SHARE = 4
 SUBTREE_LEAVES_MIN = 16
-SUBTREE_LEAF_GROWTH = 4
 # Partial sums one reducing task receives (histograms and root sums summed as a tree).
 REDUCE_FAN_IN = 8
 # A drawn multiplicity is at most 255 (uint8), and weights are rounded to
@@ -183,8 +183,10 @@ class _Node:
     """A node of a tree being grown (on the client)."""
     __slots__ = ("id", "tree", "key", "depth", "counts", "n_cases", "constant", "order",
                  "hists", "kind", "split", "children", "subtree", "weight", "dcounts",
-                 "above", "leaves")  # above: m of the parent (`aucforest._leaf_budget`), inf
-    # at a root; leaves: the leaf bound its subtree is grown to (max_leaf_nodes)
+                 "above", "leaves", "min_decrease")
+    # above: m of the parent (`aucforest._leaf_budget`), inf at a root; leaves: the leaf
+    # bound its subtree is grown to (max_leaf_nodes); min_decrease: the weighted impurity
+    # decrease (p(t) i(t) - ... times the tree's weight) below which it makes no split
 
 
 @dataclass(eq=False)
@@ -216,7 +218,7 @@ class _Fit:
                       "tasks": 0, "tasks_per_round": [], "finishing_groups": 0,
                       "table_bytes_to_workers": 0, "finishing_waits": 0,
                       "deferred_nodes": 0, "regrown_subtrees": 0, "retake_rounds": 0,
-                      "skeleton_bytes": 0}
+                      "regrowth_passes": 0, "batches": 0, "skeleton_bytes": 0}
         self.inputs = (X, y, sample_weight)
 
     # -- plumbing
@@ -504,13 +506,16 @@ class _Fit:
         finishing futures become the cut subtrees'.
 
         A subtree grown to less than max_leaf_nodes that stopped at its bound
-        is grown again to SUBTREE_LEAF_GROWTH times it while the m of its last
-        expansion (all its nodes not grown have at most that m,
-        `aucforest._leaf_budget`) is not below the tree's (max_leaf_nodes -
-        1)-th largest known m (up to rounding: the in-memory builder orders by
-        the same decrease, computed otherwise): then the tree keeps no node it
-        did not grow, and the expansions are those of subtrees grown to
-        max_leaf_nodes."""
+        is grown again when the m of its last expansion (all its nodes not
+        grown have at most that m, `aucforest._leaf_budget`) is not below the
+        tree's (max_leaf_nodes - 1)-th largest known m, tau (up to rounding:
+        the in-memory builder orders by the same decrease, computed
+        otherwise): to max_leaf_nodes, no split of decrease below tau made.
+        tau is at most the m of the tree's last expansion (the nodes known
+        are some of the tree's), so such a split is never kept: the subtree
+        holds what one grown to max_leaf_nodes would give its tree, and a
+        later, larger tau asks nothing more of it. So one regrowth at most,
+        and the expansions are those of subtrees grown to max_leaf_nodes."""
         skeletons, latest, read = {}, {}, set()
         todo = list(range(len(batch.roots)))
         cut_groups = {t: [] for t in todo}
@@ -533,6 +538,7 @@ class _Fit:
                 regrow.extend(self._cut_tree(batch, t, skeletons, latest, cut_groups[t]))
             todo = sorted({node.tree for node in regrow})
             if regrow:
+                self.stats["regrowth_passes"] += 1
                 self._regrow(batch, regrow)
         for t in range(len(batch.roots)):
             batch.groups[t] = cut_groups[t]
@@ -559,7 +565,9 @@ class _Fit:
             for s, node in truncated:
                 size = skeletons[node.id][0].shape[0]
                 if m[s:s + size][internal[s:s + size]].min() >= threshold:
-                    node.leaves = min(bound, node.leaves * SUBTREE_LEAF_GROWTH)
+                    node.leaves = bound
+                    # tau -inf (fewer than L - 1 splits known): no floor
+                    node.min_decrease = max(0.0, threshold) * batch.tree_weight[t]
                     again.append(node)
             if again:
                 self.stats["regrown_subtrees"] += len(again)
@@ -649,8 +657,9 @@ class _Fit:
         node.kind, node.children = "leaf", ()
 
     def _regrow(self, batch, nodes):
-        """Grow the subtrees of ``nodes`` again (their raised leaf bounds) from
-        their rows, taken once more from the batch's node state."""
+        """Grow the subtrees of ``nodes`` again (to max_leaf_nodes, above their
+        decrease floors) from their rows, taken once more from the batch's node
+        state."""
         local = nodes
         while local:
             first_task = self.stats["tasks"]
@@ -749,6 +758,7 @@ class _Fit:
         (its roots, the futures of its subtrees finished in memory) joins
         ``self.unfinished``."""
         K = self.K
+        self.stats["batches"] += 1
         keys = self.draw_keys[list(tree_indices)]
         rates = self.rates[list(tree_indices)]
         where = self.block_worker
@@ -797,7 +807,9 @@ class _Fit:
                 split_now, still = [], []
                 for node, slots in asked.items():
                     for f, s in slots:
-                        node.hists[f] = (hist[s, :, :K], hist[s, :, K])
+                        # without a case column every weight is 1: the cases are their sum
+                        node.hists[f] = (hist[s, :, :K], hist[s, :, K] if hist.shape[2] > K
+                                         else hist[s].sum(axis=1))
                 for node in pending:
                     if node not in asked:
                         still.append(node)
@@ -930,7 +942,7 @@ class _Fit:
             oob_at = batch.oob_at
             spec = [(n.id, n.key, n.depth, self._min_weight_leaf(n),
                      oob_at.get(n.id) if self.oob is not None and not self.bounded else None,
-                     self._leaf_bound(n)) for n in group]
+                     self._leaf_bound(n), n.min_decrease) for n in group]
             self.stats["sent_bytes"] += 40 * len(spec) + sum(
                 0 if spec_[4] is None else spec_[4].nbytes for spec_ in spec)
             grown = self.submit(_grow_local, takes, spec, self.ctx_f, self.finishing_spec,
@@ -953,7 +965,7 @@ class _Fit:
         node.dcounts, node.weight = self._weighted(node.counts)
         node.n_cases, node.constant = n_cases, constant
         node.order, node.hists, node.split, node.children, node.subtree = None, {}, None, (), None
-        node.leaves = None
+        node.leaves, node.min_decrease = None, 0.0
         forest = self.forest
         n_present = np.count_nonzero(node.dcounts > 0)
         min_weight_leaf = self._min_weight_leaf(node) if depth > 0 else 0.0

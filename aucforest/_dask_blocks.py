@@ -89,12 +89,15 @@ def _block_prior(block):
 def _init_state(block, tree_keys, rates, poisson, n_classes):
     """Node ids (the root, id t, for each drawn row of positive weight) and
     multiplicities of the partition's rows in a batch of trees, and the roots'
-    sums (class weights and distinct cases per tree)."""
+    sums (class weights and distinct cases per tree). "unit": every row's
+    weight in a tree is 0 or 1 (no weights, drawn without replacement), so
+    that histograms need no case column (`histograms`)."""
     n = block["y"].shape[0]
     rows = block["start"] + np.arange(n, dtype=np.int64)
     counts = draw_counts(tree_keys, rows, block["draw_y"], rates, poisson)
     ids, sums = start_trees(counts, block["weights"], block["y"], n_classes)
-    return {"ids": ids, "counts": counts, "sums": sums}
+    return {"ids": ids, "counts": counts, "sums": sums,
+            "unit": block["weights"] is None and not poisson}
 
 
 def _root_sums(state):
@@ -115,8 +118,11 @@ def _round(block, state, tables, n_codes, n_classes):
     hist = None
     if request is not None:  # routed in the same pass (`take_rows` reads the ids only)
         first_slot, slot_feature = request
+        # int32 sums when no cell can reach 2**31 (widened when summed)
+        narrow = block["weights"] is None and codes.shape[0] * 255 < 2 ** 31
         hist = histograms(codes, ids, state["counts"], block["weights"], block["y"],
-                          first_slot, slot_feature, n_codes, n_classes, routes)
+                          first_slot, slot_feature, n_codes, n_classes, routes, narrow,
+                          not state["unit"])
         if routes is not None:
             hist, ids = hist
     elif routes is not None:
@@ -124,20 +130,17 @@ def _round(block, state, tables, n_codes, n_classes):
     parts = {}
     if finish is not None:
         group_of, n_groups, trees = finish
-        y = block["y"]
-        y = y.astype(np.uint8) if n_classes <= 256 else y
-        for group, (node, tree_, row) in enumerate(take_rows(ids, group_of, n_groups, trees)):
-            weight = state["counts"][tree_, row]
-            if block["weights"] is not None:
-                weight = weight * block["weights"][row]
-            parts[group] = {"node": node, "row": block["start"] + row, "codes": codes[row],
-                            "y": y[row], "weight": weight}
-    return {"state": {"ids": ids, "counts": state["counts"]}, "hist": hist, "parts": parts}
+        parts = dict(enumerate(take_rows(ids, group_of, n_groups, trees, codes, state["counts"],
+                                         block["weights"], block["y"], block["start"],
+                                         n_classes <= 256)))
+    return {"state": {"ids": ids, "counts": state["counts"], "unit": state["unit"]},
+            "hist": hist, "parts": parts}
 
 
 def _sum_histograms(*parts):
-    """Sum of the partitions' integer histograms (exact: any order gives the same)."""
-    hist = parts[0].copy()
+    """Sum of the partitions' integer histograms as int64 (exact: any order
+    gives the same)."""
+    hist = parts[0].astype(np.int64)
     for h in parts[1:]:
         hist += h
     return hist
@@ -148,13 +151,25 @@ def _take_group(group, *taken):
     partitions took out (``taken``, the "parts" of their round results),
     sorted by (node, global row index). One task per (worker, group), where
     the rows are."""
-    parts = [t[group] for t in taken]
-    node = np.concatenate([p["node"] for p in parts])
-    row = np.concatenate([p["row"] for p in parts])
-    order = np.lexsort((row, node))
-    return {"node": node[order], "row": row[order],
-            **{name: np.concatenate([p[name] for p in parts])[order]
-               for name in ("codes", "y", "weight")}}
+    # each part sorted by (node, row), its partition's rows a range of their own: a
+    # node's rows are its slices of the parts in the order of those ranges
+    parts = sorted((t[group] for t in taken if t[group]["row"].shape[0]),
+                   key=lambda part: part["row"][0])
+    if not parts:
+        return taken[0][group]
+    if len(parts) == 1:
+        return parts[0]
+    nodes = np.unique(np.concatenate([_sorted_unique(p["node"]) for p in parts]))
+    bounds = [np.searchsorted(p["node"], np.append(nodes, nodes[-1] + 1)) for p in parts]
+    pieces = [(p, at[j], at[j + 1]) for j in range(nodes.shape[0])
+              for p, at in zip(parts, bounds) if at[j + 1] > at[j]]
+    return {name: np.concatenate([p[name][lo:hi] for p, lo, hi in pieces])
+            for name in ("node", "row", "codes", "y", "weight")}
+
+
+def _sorted_unique(values):
+    """The distinct values of a sorted nonempty array."""
+    return values[np.concatenate([[True], values[1:] != values[:-1]])]
 
 
 def _grow_local(takes, nodes, ctx, finishing, oob_x):
@@ -163,7 +178,9 @@ def _grow_local(takes, nodes, ctx, finishing, oob_x):
     by global row index, the in-memory binned splitter (`grow_tree`) seeded
     from the node's key, best first to the node's leaf bound when it has one
     (``max_leaf_nodes``: a prefix of the expansions of a larger bound, the
-    splitter's draws being keyed by node).
+    splitter's draws being keyed by node), making no split whose weighted
+    impurity decrease is below the node's floor (``min_decrease``, in weight:
+    scikit-learn's ``min_impurity_decrease`` times the subtree's weight).
 
     ``finishing`` is (candidate node sizes, size to collapse to or None,
     split_impurity): see `_finish_subtree`, given each node's out-of-bag rows.
@@ -173,25 +190,31 @@ def _grow_local(takes, nodes, ctx, finishing, oob_x):
     """
     params = ctx["params"]
     out, oob = {}, {}
-    for node_id, key, depth, min_weight_leaf, oob_rows, leaves in nodes:
+    for node_id, key, depth, min_weight_leaf, oob_rows, leaves, min_decrease in nodes:
         pieces = [(t, np.searchsorted(t["node"], node_id),
                    np.searchsorted(t["node"], node_id, side="right")) for t in takes]
         pieces = [(t, lo, hi) for t, lo, hi in pieces if hi > lo]
-        # each piece's rows ascending: their places in the node's rows, by global index
-        place = np.argsort(np.argsort(np.concatenate([t["row"][lo:hi] for t, lo, hi in pieces]),
-                                      kind="stable"))
-        n_rows = place.shape[0]
+        n_rows = sum(hi - lo for _, lo, hi in pieces)
         codes = np.empty((n_rows, pieces[0][0]["codes"].shape[1]), dtype=np.uint8, order="F")
         y = np.empty(n_rows, dtype=np.intp)
         w = np.empty(n_rows, dtype=np.float64)
-        start = 0
-        for t, lo, hi in pieces:  # each piece written in place: no copy of the node's rows
-            at = place[start:start + hi - lo]
-            codes[at] = t["codes"][lo:hi]
-            y[at] = t["y"][lo:hi]
-            w[at] = t["weight"][lo:hi]
-            start += hi - lo
-        del place
+        if len(pieces) == 1:
+            t, lo, hi = pieces[0]
+            codes[:], y[:], w[:] = t["codes"][lo:hi], t["y"][lo:hi], t["weight"][lo:hi]
+        else:
+            # each piece's rows ascending: their places in the node's rows, by global index
+            order = np.argsort(np.concatenate([t["row"][lo:hi] for t, lo, hi in pieces]),
+                               kind="stable")
+            place = np.empty_like(order)
+            place[order] = np.arange(n_rows)
+            start = 0
+            for t, lo, hi in pieces:  # each piece written in place: no copy of the node's rows
+                at = place[start:start + hi - lo]
+                codes[at] = t["codes"][lo:hi]
+                y[at] = t["y"][lo:hi]
+                w[at] = t["weight"][lo:hi]
+                start += hi - lo
+            del place, order
         w *= ctx["weight_scale"]
         binned = BinnedData(codes, ctx["edges"], ctx["n_bins"], ctx.get("is_categorical"))
         max_depth = None if params["max_depth"] is None else params["max_depth"] - depth
@@ -202,7 +225,8 @@ def _grow_local(takes, nodes, ctx, finishing, oob_x):
                               max_leaf_nodes=params["max_leaf_nodes"] if leaves is None
                               else leaves,
                               min_weight_fraction_leaf=min_weight_leaf / total
-                              if min_weight_leaf > 0 else 0.0))
+                              if min_weight_leaf > 0 else 0.0,
+                              min_impurity_decrease=min_decrease / total))
         del binned, codes, y
         arrays = tree_.node_arrays()
         top = w.max()

@@ -18,7 +18,7 @@
 from libc.math cimport INFINITY, exp
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
-from libc.string cimport memset
+from libc.string cimport memcpy, memset
 
 import numpy as np
 
@@ -139,27 +139,48 @@ def start_trees(const uint8_t[:, ::1] counts, const int64_t[::1] weights,
 
 
 def take_rows(const int32_t[:, ::1] ids, const int32_t[::1] group_of, idx_t n_groups,
-              const uint8_t[::1] trees=None):
-    """The rows of the nodes finished in memory: every (tree t, row i) whose
-    node d = ids[t, i] has group_of[d] >= 0 (ids beyond the table have none),
-    in its group. The ids do not change: a node finished in memory is never
-    split nor asked histograms of, so its rows stay out of the rounds' work,
-    and can be taken again (a subtree grown again to a larger leaf bound).
-    ``trees``: the trees (rows of ids) whose nodes have groups (1), the others
-    not read; None: all.
+              const uint8_t[::1] trees, const uint8_t[:, ::1] codes,
+              const uint8_t[:, ::1] counts, const int64_t[::1] weights, const int32_t[::1] y,
+              int64_t start, bint byte_classes):
+    """The rows of the nodes finished in memory, grouped per finishing task:
+    every (tree t, row i) whose node d = ids[t, i] has group_of[d] >= 0 (ids
+    beyond the table have none), in group group_of[d]. The ids do not change:
+    a node finished in memory is never split nor asked histograms of, so its
+    rows stay out of the rounds' work, and can be taken again (a subtree grown
+    again to a larger leaf bound). ``trees``: the trees (rows of ids) whose
+    nodes have groups (1), the others not read; None: all.
+
+    Parameters
+    ----------
+    codes : uint8 (rows, features); counts : uint8 (trees, rows), multiplicities
+    weights : int64 (rows,) or None; y : int32 (rows,)
+    start : global index of the partition's first row
+    byte_classes : y as uint8 (fewer than 257 classes), else int32
 
     Returns
     -------
-    list of (node, tree, row) int32 arrays, one triple per group, in (tree, row) order
-        (each node lies in one tree: its rows come out ascending).
+    list of dicts, one per group, sorted by (node, global row): "node" (int32),
+        "row" (int64 global index), "codes" (uint8 (taken, features)), "y",
+        "weight" (counts[t, i] as uint8 without weights, else times weights[i]
+        as int64). Each node lies in one tree, whose rows are read ascending.
     """
-    cdef idx_t T = ids.shape[0], n = ids.shape[1], n_table = group_of.shape[0], t, i
-    cdef int32_t d, g
-    cdef bint every_tree = trees is None
+    cdef idx_t T = ids.shape[0], n = ids.shape[1], n_table = group_of.shape[0], t, i, g
+    cdef idx_t p = codes.shape[1], pos
+    cdef int32_t d
+    cdef bint every_tree = trees is None, weighted = weights is not None
     if not every_tree and trees.shape[0] != T:
         raise ValueError("trees must have one entry per tree")
+    if (codes.shape[0] != n or y.shape[0] != n or counts.shape[0] != T
+            or counts.shape[1] != n or (weighted and weights.shape[0] != n)):
+        raise ValueError("codes, counts, weights and y must have one entry per row")
+    for d in range(n_table):
+        if group_of[d] >= n_groups:
+            raise ValueError("group_of points beyond n_groups")
+    # places: rows per node, then each node's first place in its group (nodes ascending)
+    at_array = np.zeros(max(n_table, 1), dtype=np.intp)
     sizes_array = np.zeros(max(n_groups, 1), dtype=np.intp)
-    cdef idx_t[::1] sizes = sizes_array
+    cdef idx_t[::1] at = at_array, sizes = sizes_array
+    cdef idx_t count
     with nogil:
         for t in range(T):
             if not every_tree and not trees[t]:
@@ -167,29 +188,50 @@ def take_rows(const int32_t[:, ::1] ids, const int32_t[::1] group_of, idx_t n_gr
             for i in range(n):
                 d = ids[t, i]
                 if 0 <= d < n_table and group_of[d] >= 0:
-                    sizes[group_of[d]] += 1
-    out = [(np.empty(sizes[g], dtype=np.int32), np.empty(sizes[g], dtype=np.int32),
-            np.empty(sizes[g], dtype=np.int32)) for g in range(n_groups)]
-    cdef int32_t** node_ptr = <int32_t**> malloc(max(n_groups, 1) * sizeof(int32_t*))
-    cdef int32_t** tree_ptr = <int32_t**> malloc(max(n_groups, 1) * sizeof(int32_t*))
-    cdef int32_t** row_ptr = <int32_t**> malloc(max(n_groups, 1) * sizeof(int32_t*))
-    cdef int32_t[::1] view
-    if node_ptr == NULL or tree_ptr == NULL or row_ptr == NULL:
+                    at[d] += 1
+        for d in range(n_table):
+            g = group_of[d]
+            if g >= 0:
+                count = at[d]
+                at[d] = sizes[g]
+                sizes[g] += count
+    out = []
+    for g in range(n_groups):
+        out.append({"node": np.empty(sizes[g], dtype=np.int32),
+                    "row": np.empty(sizes[g], dtype=np.int64),
+                    "codes": np.empty((sizes[g], p), dtype=np.uint8),
+                    "y": np.empty(sizes[g], dtype=np.uint8 if byte_classes else np.int32),
+                    "weight": np.empty(sizes[g], dtype=np.int64 if weighted else np.uint8)})
+    cdef idx_t n_ptrs = max(n_groups, 1)
+    cdef int32_t** node_ptr = <int32_t**> calloc(n_ptrs, sizeof(int32_t*))
+    cdef int64_t** row_ptr = <int64_t**> calloc(n_ptrs, sizeof(int64_t*))
+    cdef uint8_t** codes_ptr = <uint8_t**> calloc(n_ptrs, sizeof(uint8_t*))
+    cdef void** y_ptr = <void**> calloc(n_ptrs, sizeof(void*))
+    cdef void** weight_ptr = <void**> calloc(n_ptrs, sizeof(void*))
+    cdef int32_t[::1] node_view
+    cdef int64_t[::1] row_view
+    cdef uint8_t[:, ::1] codes_view
+    cdef int64_t w
+    if (node_ptr == NULL or row_ptr == NULL or codes_ptr == NULL or y_ptr == NULL
+            or weight_ptr == NULL):
         free(node_ptr)
-        free(tree_ptr)
         free(row_ptr)
+        free(codes_ptr)
+        free(y_ptr)
+        free(weight_ptr)
         raise MemoryError("cannot allocate the group tables")
     for g in range(n_groups):
-        sizes[g] = 0
-        if out[g][0].shape[0] == 0:
-            node_ptr[g] = tree_ptr[g] = row_ptr[g] = NULL
+        if sizes[g] == 0:
             continue
-        view = out[g][0]
-        node_ptr[g] = &view[0]
-        view = out[g][1]
-        tree_ptr[g] = &view[0]
-        view = out[g][2]
-        row_ptr[g] = &view[0]
+        node_view = out[g]["node"]
+        node_ptr[g] = &node_view[0]
+        row_view = out[g]["row"]
+        row_ptr[g] = &row_view[0]
+        if p:
+            codes_view = out[g]["codes"]
+            codes_ptr[g] = &codes_view[0, 0]
+        y_ptr[g] = <void*> <size_t> out[g]["y"].ctypes.data
+        weight_ptr[g] = <void*> <size_t> out[g]["weight"].ctypes.data
     with nogil:
         for t in range(T):
             if not every_tree and not trees[t]:
@@ -201,13 +243,25 @@ def take_rows(const int32_t[:, ::1] ids, const int32_t[::1] group_of, idx_t n_gr
                 g = group_of[d]
                 if g < 0:
                     continue
-                node_ptr[g][sizes[g]] = d
-                tree_ptr[g][sizes[g]] = <int32_t> t
-                row_ptr[g][sizes[g]] = <int32_t> i
-                sizes[g] += 1
+                pos = at[d]
+                at[d] += 1
+                node_ptr[g][pos] = d
+                row_ptr[g][pos] = start + i
+                if p:
+                    memcpy(codes_ptr[g] + pos * p, &codes[i, 0], p)
+                if byte_classes:
+                    (<uint8_t*> y_ptr[g])[pos] = <uint8_t> y[i]
+                else:
+                    (<int32_t*> y_ptr[g])[pos] = y[i]
+                if weighted:
+                    (<int64_t*> weight_ptr[g])[pos] = counts[t, i] * weights[i]
+                else:
+                    (<uint8_t*> weight_ptr[g])[pos] = counts[t, i]
     free(node_ptr)
-    free(tree_ptr)
     free(row_ptr)
+    free(codes_ptr)
+    free(y_ptr)
+    free(weight_ptr)
     return out
 
 
@@ -281,20 +335,27 @@ cdef inline int32_t _routed(int32_t d, const uint8_t* row, const RouteTables* ta
     return tables.left[d] if goes_left else tables.right[d]
 
 
-cdef inline void _add_to_slots(int64_t* hist, const int64_t* first_slot,
+ctypedef fused hist_t:
+    int32_t
+    int64_t
+
+
+cdef inline void _add_to_slots(hist_t* hist, const int64_t* first_slot,
                                const int32_t* slot_feature, int32_t d, const uint8_t* row,
-                               int32_t klass, int64_t w, idx_t n_codes,
-                               idx_t n_classes) noexcept nogil:
-    """Add a row of node d (codes ``row``, class, weight w) to the node's slots."""
-    cdef idx_t s, code
-    cdef int64_t* cell
+                               int32_t klass, int64_t w, idx_t n_codes, idx_t n_classes,
+                               bint with_cases) noexcept nogil:
+    """Add a row of node d (codes ``row``, class, weight w) to the node's slots
+    (cells of n_classes + 1 entries with its case, of n_classes without)."""
+    cdef idx_t s, code, width = n_classes + 1 if with_cases else n_classes
+    cdef hist_t* cell
     for s in range(first_slot[d], first_slot[d + 1]):
         code = row[slot_feature[s]]
         if code == MISSING_CODE:
             code = n_codes - 1
-        cell = hist + (s * n_codes + code) * (n_classes + 1)
-        cell[klass] += w
-        cell[n_classes] += 1
+        cell = hist + (s * n_codes + code) * width
+        cell[klass] += <hist_t> w
+        if with_cases:
+            cell[n_classes] += 1
 
 
 def route(const uint8_t[:, ::1] codes, const int32_t[:, ::1] ids, const int32_t[::1] feature,
@@ -328,7 +389,7 @@ def histograms(const uint8_t[:, ::1] codes, const int32_t[:, ::1] ids,
                const uint8_t[:, ::1] counts, const int64_t[::1] weights,
                const int32_t[::1] y, const int64_t[::1] first_slot,
                const int32_t[::1] slot_feature, idx_t n_codes, idx_t n_classes,
-               routes=None):
+               routes=None, bint narrow=False, bint with_cases=True):
     """Integer class-weight and case histograms of the requested (node, feature) slots.
 
     Node id d has slots first_slot[d] .. first_slot[d + 1] - 1 (first_slot
@@ -342,36 +403,62 @@ def histograms(const uint8_t[:, ::1] codes, const int32_t[:, ::1] ids,
     `route` moves them, in the same pass, and the histograms are those of
     the nodes they reach.
 
+    ``narrow``: int32 sums (half the cache lines), for the caller to choose
+    when no sum can exceed 2**31 - 1 (without weights: fewer than 2**31 / 255
+    rows); ``with_cases`` False: no case column, for the caller to choose when
+    every weight is 1 (no weights, multiplicities 0 or 1), the class weights
+    then summing to the cases.
+
     Returns
     -------
-    hist : int64 (n_slots, n_codes, n_classes + 1)
+    hist : int64, or int32 when narrow (n_slots, n_codes, n_classes + with_cases)
     ids : int32 (trees, rows), the node ids after routing (with ``routes`` only)
     """
-    cdef idx_t T = ids.shape[0]
-    cdef idx_t n = ids.shape[1], n_ids = first_slot.shape[0] - 1
-    cdef idx_t n_slots = slot_feature.shape[0], t, i
-    cdef int32_t d
-    cdef int64_t w
-    cdef bint weighted = weights is not None, routing = routes is not None
+    cdef idx_t n_slots = slot_feature.shape[0]
+    cdef bint routing = routes is not None
     cdef RouteTables tables
-    hist_array = np.zeros((n_slots, n_codes, n_classes + 1), dtype=np.int64)
-    cdef int64_t[:, :, ::1] hist = hist_array
+    hist_array = np.zeros((n_slots, n_codes, n_classes + 1 if with_cases else n_classes),
+                          dtype=np.int32 if narrow else np.int64)
     out = np.array(ids, dtype=np.int32, copy=True) if routing else None
-    cdef int32_t[:, ::1] new
     if routing:
         routes = tuple(routes) + (None, None) * (len(routes) == 5)
         tables = _route_tables(routes[0], routes[1], routes[2], routes[3], routes[4],
                                routes[5], routes[6])
-        new = out
-    if n == 0 or (n_slots == 0 and not routing):
+    if ids.shape[1] == 0 or (n_slots == 0 and not routing):
         return (hist_array, out) if routing else hist_array
-    cdef int64_t* base = &hist[0, 0, 0] if n_slots else NULL
-    cdef const int32_t* features = &slot_feature[0] if n_slots else NULL
+    cdef int32_t[:, :, ::1] hist32
+    cdef int64_t[:, :, ::1] hist64
+    cdef int32_t[:, ::1] new = out if routing else None
+    if narrow:
+        hist32 = hist_array
+        _histogram_pass(&hist32[0, 0, 0] if n_slots else <int32_t*> NULL, codes, ids, new,
+                        counts, weights, y, first_slot, slot_feature, n_codes, n_classes,
+                        with_cases, &tables if routing else NULL)
+    else:
+        hist64 = hist_array
+        _histogram_pass(&hist64[0, 0, 0] if n_slots else <int64_t*> NULL, codes, ids, new,
+                        counts, weights, y, first_slot, slot_feature, n_codes, n_classes,
+                        with_cases, &tables if routing else NULL)
+    return (hist_array, out) if routing else hist_array
+
+
+cdef void _histogram_pass(hist_t* base, const uint8_t[:, ::1] codes,
+                          const int32_t[:, ::1] ids, int32_t[:, ::1] new,
+                          const uint8_t[:, ::1] counts, const int64_t[::1] weights,
+                          const int32_t[::1] y, const int64_t[::1] first_slot,
+                          const int32_t[::1] slot_feature, idx_t n_codes, idx_t n_classes,
+                          bint with_cases, const RouteTables* tables) noexcept:
+    """`histograms`' pass over the rows (routing them first when ``tables``)."""
+    cdef idx_t T = ids.shape[0], n = ids.shape[1], n_ids = first_slot.shape[0] - 1, t, i
+    cdef int32_t d
+    cdef int64_t w
+    cdef bint weighted = weights is not None
+    cdef const int32_t* features = &slot_feature[0] if slot_feature.shape[0] else NULL
     with nogil:
         for t in range(T):
             for i in range(n):
-                if routing:
-                    d = _routed(new[t, i], &codes[i, 0], &tables)
+                if tables != NULL:
+                    d = _routed(new[t, i], &codes[i, 0], tables)
                     new[t, i] = d
                 else:
                     d = ids[t, i]
@@ -383,8 +470,7 @@ def histograms(const uint8_t[:, ::1] codes, const int32_t[:, ::1] ids,
                 if w == 0:
                     continue
                 _add_to_slots(base, &first_slot[0], features, d, &codes[i, 0], y[i], w,
-                              n_codes, n_classes)
-    return (hist_array, out) if routing else hist_array
+                              n_codes, n_classes, with_cases)
 
 
 def node_impurity(const double[::1] counts, int criterion):

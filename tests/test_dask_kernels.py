@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from aucforest._binning import MISSING_CODE
+from aucforest._dask_blocks import _take_group
 from aucforest._dask_kernels import histograms, route, take_rows
 
 
@@ -14,21 +15,26 @@ def _state(seed, trees=3, rows=400, features=5, nodes=12):
     codes = rng.integers(0, 6, (rows, features)).astype(np.uint8)
     codes[rng.random(codes.shape) < 0.1] = MISSING_CODE
     counts = rng.poisson(0.8, (trees, rows)).astype(np.uint8)
-    ids = rng.integers(-1, nodes, (trees, rows)).astype(np.int32)
+    per_tree = nodes // trees  # each node id in one tree, as node ids are
+    ids = rng.integers(0, per_tree, (trees, rows)) + per_tree * np.arange(trees)[:, None]
+    ids = np.where(rng.random((trees, rows)) < 0.1, -1, ids).astype(np.int32)
     y = rng.integers(0, 3, rows).astype(np.int32)
     return rng, codes, counts, ids, y
 
 
+@pytest.mark.parametrize("narrow", [False, True])
 @pytest.mark.parametrize("weighted", [False, True])
 @pytest.mark.parametrize("seed", range(3))
-def test_histograms_are_the_naive_sums(seed, weighted):
+def test_histograms_are_the_naive_sums(seed, weighted, narrow):
     rng, codes, counts, ids, y = _state(seed)
     n_ids, n_codes, K = 14, 8, 3
     weights = rng.integers(0, 1000, codes.shape[0]).astype(np.int64) if weighted else None
     lengths = rng.integers(0, 3, n_ids)  # some nodes ask nothing
     first_slot = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
     slot_feature = rng.integers(0, codes.shape[1], first_slot[-1]).astype(np.int32)
-    hist = histograms(codes, ids, counts, weights, y, first_slot, slot_feature, n_codes, K)
+    hist = histograms(codes, ids, counts, weights, y, first_slot, slot_feature, n_codes, K,
+                      narrow=narrow)
+    assert hist.dtype == (np.int32 if narrow else np.int64)
     expected = np.zeros((first_slot[-1], n_codes, K + 1), dtype=np.int64)
     for t in range(ids.shape[0]):
         for i in range(ids.shape[1]):
@@ -70,26 +76,88 @@ def test_route_moves_rows_as_the_naive_loop(seed):
     assert routed is not ids
 
 
+def _naive_take(ids, group_of, g, trees, codes, counts, weights, y, start):
+    """Group g's rows as (node, global row, codes, class, weight), sorted by (node, row)."""
+    found = sorted((int(ids[t, i]), start + i, tuple(codes[i]), int(y[i]),
+                    int(counts[t, i]) * (1 if weights is None else int(weights[i])))
+                   for t in range(ids.shape[0]) for i in range(ids.shape[1])
+                   if 0 <= ids[t, i] < group_of.shape[0] and group_of[ids[t, i]] == g
+                   and (trees is None or trees[t]))
+    return found
+
+
+def _as_rows(part):
+    return [(int(d), int(r), tuple(c), int(k), int(w)) for d, r, c, k, w in
+            zip(part["node"], part["row"], part["codes"], part["y"], part["weight"])]
+
+
+@pytest.mark.parametrize("narrow", [False, True])
 @pytest.mark.parametrize("seed", range(3))
-def test_take_rows_groups_rows_and_leaves_the_ids(seed):
+def test_histograms_of_unit_weights_without_cases_are_the_class_columns(seed, narrow):
+    """Multiplicities 0 or 1 and no weights: the class weights are the cases,
+    and the histograms without the case column are those with it, less it."""
+    rng, codes, counts, ids, y = _state(seed)
+    counts = np.minimum(counts, 1)
+    n_ids, n_codes, K = 14, 8, 3
+    first_slot = np.concatenate([[0], np.cumsum(rng.integers(0, 3, n_ids))]).astype(np.int64)
+    slot_feature = rng.integers(0, codes.shape[1], first_slot[-1]).astype(np.int32)
+    full = histograms(codes, ids, counts, None, y, first_slot, slot_feature, n_codes, K)
+    bare = histograms(codes, ids, counts, None, y, first_slot, slot_feature, n_codes, K,
+                      narrow=narrow, with_cases=False)
+    assert bare.shape == full.shape[:2] + (K,)
+    np.testing.assert_array_equal(bare, full[:, :, :K])
+    np.testing.assert_array_equal(bare.sum(axis=2), full[:, :, K])
+    assert full[:, :, K].sum() > 0
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("seed", range(3))
+def test_take_rows_gives_each_group_its_rows_sorted_and_leaves_the_ids(seed, weighted):
     rng, codes, counts, ids, y = _state(seed)
     n_groups = 3
-    group_of = rng.integers(-1, n_groups, 12).astype(np.int32)
+    group_of = rng.integers(-1, n_groups, 10).astype(np.int32)  # ids 10, 11: beyond the table
+    weights = rng.integers(0, 1000, codes.shape[0]).astype(np.int64) if weighted else None
     before = ids.copy()
     for trees in (None, np.array([1, 0, 1], dtype=np.uint8)):
-        taken = take_rows(ids, group_of, n_groups, trees)
+        taken = take_rows(ids, group_of, n_groups, trees, codes, counts, weights, y, 1000, True)
         np.testing.assert_array_equal(ids, before)  # read only: the rows can be taken again
-        for g, (node, tree_, row) in enumerate(taken):
-            expected = [(ids[t, i], t, i) for t in range(ids.shape[0]) for i in range(ids.shape[1])
-                        if ids[t, i] >= 0 and group_of[ids[t, i]] == g
-                        and (trees is None or trees[t])]
-            np.testing.assert_array_equal(np.column_stack([node, tree_, row]).reshape(-1, 3),
-                                          np.array(expected, dtype=np.int64).reshape(-1, 3))
+        assert len(taken) == n_groups
+        for g, part in enumerate(taken):
+            assert part["y"].dtype == np.uint8
+            assert part["weight"].dtype == (np.int64 if weighted else np.uint8)
+            assert _as_rows(part) == _naive_take(ids, group_of, g, trees, codes, counts,
+                                                 weights, y, 1000)
 
 
+def test_take_rows_refuses_a_group_beyond_the_groups():
+    rng, codes, counts, ids, y = _state(0)
+    group_of = np.array([0, 3], dtype=np.int32)
+    with pytest.raises(ValueError, match="beyond n_groups"):
+        take_rows(ids, group_of, 2, None, codes, counts, None, y, 0, True)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_workers_take_merges_its_partitions_by_node_and_row(seed):
+    """`_take_group` on the parts of partitions given in any order: the
+    group's rows of all of them, sorted by (node, global row)."""
+    rng, codes, counts, ids, y = _state(seed, rows=600)
+    group_of = rng.integers(-1, 2, 12).astype(np.int32)
+    bounds = [0, 150, 151, 380, 600]  # one partition of one row
+    parts = [take_rows(np.ascontiguousarray(ids[:, a:b]), group_of, 2, None, codes[a:b],
+                       np.ascontiguousarray(counts[:, a:b]), None, y[a:b], a, False)
+             for a, b in zip(bounds, bounds[1:])]
+    order = rng.permutation(len(parts))
+    for g in range(2):
+        merged = _take_group(g, *[parts[i] for i in order])
+        assert merged["y"].dtype == np.int32
+        assert _as_rows(merged) == _naive_take(ids, group_of, g, None, codes, counts, None,
+                                               y, 0)
+
+
+@pytest.mark.parametrize("narrow", [False, True])
 @pytest.mark.parametrize("sets", [False, True])
 @pytest.mark.parametrize("seed", range(3))
-def test_routing_and_histograms_in_one_pass_equal_the_two_passes(seed, sets):
+def test_routing_and_histograms_in_one_pass_equal_the_two_passes(seed, sets, narrow):
     rng, codes, counts, ids, y = _state(seed)
     n_ids = 12
     routes = [rng.integers(-2, codes.shape[1], n_ids).astype(np.int32),
@@ -105,7 +173,7 @@ def test_routing_and_histograms_in_one_pass_equal_the_two_passes(seed, sets):
     slot_feature = rng.integers(0, codes.shape[1], first_slot[-1]).astype(np.int32)
     weights = rng.integers(1, 50, codes.shape[0]).astype(np.int64)
     hist, routed = histograms(codes, ids, counts, weights, y, first_slot, slot_feature, 8, 3,
-                              tuple(routes))
+                              tuple(routes), narrow)
     expected_ids = route(codes, ids, *routes)
     np.testing.assert_array_equal(routed, expected_ids)
     np.testing.assert_array_equal(

@@ -100,11 +100,10 @@ def _assert_is_best_first_of(bounded, grown, max_leaf_nodes, criterion):
 @pytest.fixture
 def small_subtrees(monkeypatch):
     """Subtrees finished in memory first grow to a few leaves (2 at least, half
-    their share of the bound), then twice as many when they may hold more of
-    their tree's expansions: many are grown again (`_Fit._cut_trees`)."""
+    their share of the bound): many may hold more of their tree's expansions
+    and are grown again (`_Fit._cut_trees`)."""
     monkeypatch.setattr(dask_fit, "SUBTREE_LEAVES_MIN", 2)
     monkeypatch.setattr(dask_fit, "SUBTREE_LEAF_SHARE", 0.5)
-    monkeypatch.setattr(dask_fit, "SUBTREE_LEAF_GROWTH", 2)
 
 
 @pytest.mark.parametrize("subtrees", ["default", "small"])
@@ -121,9 +120,11 @@ def test_bounded_trees_are_the_best_first_cut_of_the_grown_trees(client, small_n
     for bound in (2, 7, 30):
         bounded = AUCForestClassifier(max_leaf_nodes=bound, **params).fit(*chunks)
         assert bounded._dask_fit_stats["rounds"] >= 2
+        stats = bounded._dask_fit_stats
         if subtrees == "small" and bound == 30:  # subtrees grown again, from retaken rows
-            assert bounded._dask_fit_stats["regrown_subtrees"] > 0
-            assert bounded._dask_fit_stats["retake_rounds"] > 0
+            assert stats["regrown_subtrees"] > 0
+            assert stats["retake_rounds"] > 0
+        assert stats["regrowth_passes"] <= stats["batches"]  # once at most: decrease floors
         for b, g in zip(bounded.estimators_, grown.estimators_):
             assert _n_leaves(b.tree_) == bound
             _assert_is_best_first_of(b.tree_, g.tree_, bound, criterion)
@@ -167,8 +168,9 @@ def test_identical_forest_across_chunkings_and_workers(client, small_nodes, requ
 def test_subtrees_grown_to_their_share_give_the_forest_of_subtrees_grown_to_the_bound(
         client, small_nodes, monkeypatch, predict_min_samples):
     """Subtrees finished in memory grow to their share of the bound, and again
-    to larger bounds when their tree may keep more of them: the forest (trees,
-    out-of-bag estimate, node size) is the one of subtrees grown to the bound."""
+    to the bound above a decrease floor when their tree may keep more of them:
+    the forest (trees, out-of-bag estimate, node size) is the one of subtrees
+    grown to the bound, after one regrowth at most."""
     X, y = _data(n=2000, seed=6)
     params = dict(n_estimators=4, random_state=3, max_leaf_nodes=40, oob_score=True,
                   predict_min_samples=predict_min_samples)
@@ -176,13 +178,14 @@ def test_subtrees_grown_to_their_share_give_the_forest_of_subtrees_grown_to_the_
     monkeypatch.setattr(dask_fit, "SUBTREE_LEAVES_MIN", 40)
     reference = AUCForestClassifier(**params).fit(*chunks)
     assert reference._dask_fit_stats["regrown_subtrees"] == 0
-    for least, share, growth in ((2, 0.5, 2), (3, 1, 3), (16, 4, 4)):
+    for least, share in ((2, 0.5), (3, 1), (16, 4)):
         monkeypatch.setattr(dask_fit, "SUBTREE_LEAVES_MIN", least)
         monkeypatch.setattr(dask_fit, "SUBTREE_LEAF_SHARE", share)
-        monkeypatch.setattr(dask_fit, "SUBTREE_LEAF_GROWTH", growth)
         forest = AUCForestClassifier(**params).fit(*chunks)
+        stats = forest._dask_fit_stats
         if least == 2:
-            assert forest._dask_fit_stats["regrown_subtrees"] > 0
+            assert stats["regrown_subtrees"] > 0
+        assert stats["regrowth_passes"] <= stats["batches"]
         assert_same_trees(forest, reference)
         assert forest.oob_score_ == reference.oob_score_
         assert forest.predict_min_samples_ == reference.predict_min_samples_

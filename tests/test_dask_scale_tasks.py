@@ -258,7 +258,7 @@ def test_grow_local_memory_matches_the_cost_model():
     ctx = {"edges": edges, "n_bins": np.full(p, 201, np.intp), "n_classes": K,
            "weight_scale": 1.0,
            "params": dict(tree_params(AUCForestClassifier()), max_bins=255)}
-    spec = [(d, 11 + d, 2, 0.0, None, None) for d in range(3)]
+    spec = [(d, 11 + d, 2, 0.0, None, None, 0.0) for d in range(3)]
     tracemalloc.start()
     base = tracemalloc.get_traced_memory()[0]
     out = dask_fit._grow_local(takes, spec, ctx, (np.array([1], np.int32), None, True), None)
