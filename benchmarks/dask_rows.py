@@ -300,7 +300,7 @@ def cost_model(n, partitions, workers, trees, p=FEATURES, m=5, K=2):
     per_round = 1 + 3 * partitions + partitions / 7
     groups_per_tree = r * n / R
     O = 2 * r * n / local
-    H = O * m * B * (K + 1) * 8
+    H = O * m * B * K * 8  # no case column: no weights, drawn without replacement
     grown_nodes_per_tree = 0.16 * n
     return {
         "L (in-memory node size)": local, "R (rows per finishing task)": R,
