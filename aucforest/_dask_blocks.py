@@ -9,7 +9,8 @@ import numpy as np
 from ._base import check_categorical_codes, grow_tree
 from ._binning import MISSING_CODE, BinnedData, _codes, _level_codes
 from ._compat import check_sample_weight
-from ._dask_kernels import draw_counts, histograms, route, row_uniforms, start_trees, take_rows
+from ._dask_kernels import (MAX_MULTIPLICITY, draw_counts, histograms, route, row_uniforms,
+                             start_trees, take_rows)
 from ._leaf_budget import cut_to_expansions, risks
 from ._tree import Tree, accumulate_oob_proba
 
@@ -119,7 +120,7 @@ def _round(block, state, tables, n_codes, n_classes):
     if request is not None:  # routed in the same pass (`take_rows` reads the ids only)
         first_slot, slot_feature = request
         # int32 sums when no cell can reach 2**31 (widened when summed)
-        narrow = block["weights"] is None and codes.shape[0] * 255 < 2 ** 31
+        narrow = block["weights"] is None and codes.shape[0] * MAX_MULTIPLICITY < 2 ** 31
         hist = histograms(codes, ids, state["counts"], block["weights"], block["y"],
                           first_slot, slot_feature, n_codes, n_classes, routes, narrow,
                           not state["unit"])

@@ -34,6 +34,7 @@ cdef enum:
     MAX_COUNT = 255           # a drawn multiplicity is at most this (uint8)
 
 GOLDEN = 0x9E3779B97F4A7C15
+MAX_MULTIPLICITY = MAX_COUNT  # for callers sizing sums of multiplicities (`histograms`)
 
 
 cdef inline uint64_t _mix(uint64_t z) noexcept nogil:
@@ -211,7 +212,6 @@ def take_rows(const int32_t[:, ::1] ids, const int32_t[::1] group_of, idx_t n_gr
     cdef int32_t[::1] node_view
     cdef int64_t[::1] row_view
     cdef uint8_t[:, ::1] codes_view
-    cdef int64_t w
     if (node_ptr == NULL or row_ptr == NULL or codes_ptr == NULL or y_ptr == NULL
             or weight_ptr == NULL):
         free(node_ptr)
