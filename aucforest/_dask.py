@@ -41,7 +41,9 @@ process holding all rows, on the ``dask.distributed`` client in scope:
    each tree's skeleton (children and risks, 16 bytes a node), chooses the
    max_leaf_nodes - 1 splits of largest weighted impurity decrease, cuts
    the top and has each subtree cut where it was grown. The subtrees then
-   go on as without the bound (out-of-bag sums, collapse).
+   go on as without the bound (out-of-bag sums, collapse). A tree of at most
+   ``WHOLE_TREE_ROWS`` rows is grown whole on one worker, best first to the
+   bound, and finished there as without the bound: nothing to cut.
    The tasks of a round do not depend on the number of nodes: the round's
    tables (routes, histogram request, finishing groups) are one key that
    each worker fetches once; per partition a round task, its state and its
@@ -134,6 +136,12 @@ LOCAL_ROWS = 262_144
 # finishing task still holds a small share of the rows.
 LOCAL_FRACTION = 256
 LOCAL_ROWS_MAX = 1 << 20
+# max_leaf_nodes: a tree of at most this many distinct rows is grown whole in memory
+# on one worker, best first to the bound, instead of subtrees grown past their share
+# of it, cut and some grown again (at 1e6 rows, 20 trees: 0.6-0.7x the time with 255
+# or 4,095 leaves; without the bound whole trees are slower than the level-wise top
+# and subtrees, whose rows are packed together: benchmarks/results/dask_rows.md).
+WHOLE_TREE_ROWS = 1 << 20
 # Rows gathered by one in-memory finishing task (several small nodes share a task):
 # at least this many, and at least the largest node finished in memory.
 LOCAL_ROWS_PER_TASK = 131_072
@@ -218,7 +226,8 @@ class _Fit:
                       "tasks": 0, "tasks_per_round": [], "finishing_groups": 0,
                       "table_bytes_to_workers": 0, "finishing_waits": 0,
                       "deferred_nodes": 0, "regrown_subtrees": 0, "retake_rounds": 0,
-                      "regrowth_passes": 0, "batches": 0, "skeleton_bytes": 0}
+                      "regrowth_passes": 0, "batches": 0, "skeleton_bytes": 0,
+                      "whole_trees": 0}
         self.inputs = (X, y, sample_weight)
 
     # -- plumbing
@@ -428,14 +437,12 @@ class _Fit:
         # the node size: known now (one candidate: the finishing tasks collapse their
         # subtrees), or chosen at the end (the grown subtrees wait on the workers)
         self.collapse_to = self.candidates[0] if len(self.candidates) == 1 else None
-        # max_leaf_nodes: a tree is cut once assembled, so its subtrees come back grown and
-        # its out-of-bag sums are added on the client, from the cut tree
+        # max_leaf_nodes: a tree is cut once assembled, so its subtrees come back grown
+        # (`uncut_spec`) and its out-of-bag sums are added on the client, from the cut tree
         self.bounded = forest.max_leaf_nodes is not None
         self.finishing_spec = (np.asarray(self.candidates, dtype=np.int32), self.collapse_to,
                                forest.criterion in SPLIT_STATISTIC_CRITERIA)
-        if self.bounded:  # grown subtrees are cut first (`_cut_trees`), then finished
-            self.cut_spec = self.finishing_spec
-            self.finishing_spec = (self.finishing_spec[0], None, self.finishing_spec[2])
+        self.uncut_spec = (self.finishing_spec[0], None, self.finishing_spec[2])
         self.oob_x_f = None
         if self.oob is not None:  # the node-size choice's rows, sent to each worker once
             self.oob_x_f = self.submit(_identity, self.oob["X"], name="oobrows")
@@ -517,13 +524,14 @@ class _Fit:
         later, larger tau asks nothing more of it. So one regrowth at most,
         and the expansions are those of subtrees grown to max_leaf_nodes."""
         skeletons, latest, read = {}, {}, set()
-        todo = list(range(len(batch.roots)))
+        # a tree grown whole in memory was grown to the bound and finished so
+        # (`_submit_finishing`): nothing to cut
+        todo = [t for t, root in enumerate(batch.roots) if _cut_later([root])]
         cut_groups = {t: [] for t in todo}
         while todo:
             reading = {t: [f for f, _ in batch.groups[t] if f.key not in read] for t in todo}
-            asked = {t: [self.submit(_skeleton_of, f, self.ctx_f, None if batch.roots[t].kind ==
-                                     "local" else batch.tree_weight[t], name="skeleton",
-                                     worker=self.grown_on.get(f.key))
+            asked = {t: [self.submit(_skeleton_of, f, self.ctx_f, batch.tree_weight[t],
+                                     name="skeleton", worker=self.grown_on.get(f.key))
                          for f in futures] for t, futures in reading.items()}
             # every tree's skeletons in one gather (16 bytes a node grown), then tree by tree
             parts = iter(self.gather([f for t in todo for f in asked[t]], what="skeleton"))
@@ -540,8 +548,8 @@ class _Fit:
             if regrow:
                 self.stats["regrowth_passes"] += 1
                 self._regrow(batch, regrow)
-        for t in range(len(batch.roots)):
-            batch.groups[t] = cut_groups[t]
+        for t, futures in cut_groups.items():
+            batch.groups[t] = futures
         batch.states = None
         self.grown_on.clear()
 
@@ -594,7 +602,7 @@ class _Fit:
                 (node.id, np.flatnonzero(expanded[s:s + size]).astype(np.int32), rows))
         for future, cuts in by_future.values():
             worker = self.grown_on.get(future.key)
-            done = self.submit(_cut_group, future, cuts, self.ctx_f, self.cut_spec,
+            done = self.submit(_cut_group, future, cuts, self.ctx_f, self.finishing_spec,
                                self.oob_x_f, name="cut", worker=worker)
             oob = None
             if self.oob is not None and self.collapse_to is None:
@@ -939,20 +947,24 @@ class _Fit:
             takes = [self.submit(_take_group, g, *[parts[i] for i in indices], name="take",
                                  priority=1, worker=holder)
                      for holder, indices in self.worker_sets]
+            # max_leaf_nodes: a whole tree grown in memory is grown to the bound, so it
+            # is finished at once (as without a bound); subtrees are cut first
+            cut_later = self.bounded and _cut_later(group)
             oob_at = batch.oob_at
             spec = [(n.id, n.key, n.depth, self._min_weight_leaf(n),
-                     oob_at.get(n.id) if self.oob is not None and not self.bounded else None,
+                     oob_at.get(n.id) if self.oob is not None and not cut_later else None,
                      self._leaf_bound(n), n.min_decrease) for n in group]
             self.stats["sent_bytes"] += 40 * len(spec) + sum(
                 0 if spec_[4] is None else spec_[4].nbytes for spec_ in spec)
-            grown = self.submit(_grow_local, takes, spec, self.ctx_f, self.finishing_spec,
+            grown = self.submit(_grow_local, takes, spec, self.ctx_f,
+                                self.uncut_spec if cut_later else self.finishing_spec,
                                 self.oob_x_f, name="local", worker=worker)
             self.finishing.append((grown, worker, n_rows))
-            if self.bounded:
+            if cut_later:
                 self.grown_on[grown.key] = worker
             self.stats["finishing_groups"] += 1
             oob = None
-            if self.oob is not None and self.collapse_to is None and not self.bounded:
+            if self.oob is not None and self.collapse_to is None and not cut_later:
                 oob = self.submit(_oob_of, grown, name="oobsums", worker=worker)
             batch.groups[group[0].tree].append((grown, oob))
 
@@ -972,8 +984,10 @@ class _Fit:
         if (n_present < 2 or (forest.max_depth is not None and depth >= forest.max_depth)
                 or n_cases < 2 * self.min_samples_leaf or node.weight < 2.0 * min_weight_leaf):
             node.kind = "leaf"
-        elif n_cases <= self.local_rows:
+        elif n_cases <= self.local_rows or (depth == 0 and forest.max_leaf_nodes is not None
+                                            and n_cases <= WHOLE_TREE_ROWS):
             node.kind = "local"
+            self.stats["whole_trees"] += depth == 0
             self.stats["finished_nodes"] += 1
             self.stats["finished_rows"] += n_cases
         else:
@@ -1285,6 +1299,14 @@ class _Fit:
         oob["proba"] = np.zeros((len(self.candidates), m, K))
         oob["n_trees"] = np.zeros(m)
         self.oob = oob
+
+
+def _cut_later(nodes):
+    """Under max_leaf_nodes, whether subtrees grown in memory from ``nodes``
+    (a finishing group, one tree's nodes) are cut once their tree is known
+    (`_Fit._cut_trees`): all but a tree's root, whose subtree is the whole
+    tree, grown to the bound."""
+    return not (len(nodes) == 1 and nodes[0].depth == 0 and nodes[0].kind == "local")
 
 
 def _release_top(root):

@@ -271,15 +271,13 @@ def _skeleton_of(result, ctx, root_weight):
     bounded tree's expansions (`aucforest._leaf_budget`): per subtree its
     children arrays (int32) and each node's risk p(t) i(t) (`risks`, of the
     proportions and weights the assembled tree holds, against its root's
-    weight ``root_weight``, or the subtree's own root's when None), and its
-    number of leaves."""
+    weight ``root_weight``), and its number of leaves."""
     p, K = ctx["edges"].shape[0], ctx["n_classes"]
     out = {}
     for node_id, (arrays, depth) in result["subtrees"].items():
         tree_ = Tree(p, K, max_depth=depth, **arrays)
         weight = tree_.weighted_n_node_samples
-        risk = risks(tree_.proba, weight, weight[0] if root_weight is None else root_weight,
-                     ctx["params"]["criterion"])
+        risk = risks(tree_.proba, weight, root_weight, ctx["params"]["criterion"])
         right = tree_.children_right
         out[node_id] = (tree_.children_left.astype(np.int32), right.astype(np.int32), risk,
                         int(np.count_nonzero(right < 0)))

@@ -18,6 +18,7 @@ from no_silent_skips import pytest_configure  # noqa: E402,F401
 @pytest.fixture
 def small_nodes(monkeypatch):
     """Dask fits split nodes of more than 150 rows on the workers and finish
-    smaller ones in memory."""
+    smaller ones in memory (no tree grown whole in memory)."""
     import aucforest._dask as dask_fit
     monkeypatch.setattr(dask_fit, "LOCAL_ROWS", 150)
+    monkeypatch.setattr(dask_fit, "WHOLE_TREE_ROWS", 0)

@@ -133,6 +133,50 @@ def test_bounded_trees_are_the_best_first_cut_of_the_grown_trees(client, small_n
         assert opened == 3 if bound == 2 else opened <= grown._dask_fit_stats["open_nodes"]
 
 
+@pytest.mark.parametrize("criterion", ["auc", "gini"])
+def test_whole_trees_grown_in_memory_are_the_best_first_cut_of_the_grown_trees(client,
+                                                                               criterion):
+    """Trees of at most WHOLE_TREE_ROWS rows (all of these) are grown whole on
+    one worker, best first to the bound: no level-wise round opens a node of
+    theirs, and each is the naive best-first cut of its unbounded tree."""
+    X, y = _data()
+    params = dict(n_estimators=3, random_state=7, predict_min_samples=1, criterion=criterion)
+    chunks = chunked([700, 800], X, y)
+    grown = AUCForestClassifier(**params).fit(*chunks)
+    for bound in (2, 7, 30):
+        bounded = AUCForestClassifier(max_leaf_nodes=bound, **params).fit(*chunks)
+        stats = bounded._dask_fit_stats
+        assert stats["whole_trees"] == 3 and stats["open_nodes"] == 0
+        assert stats["regrown_subtrees"] == 0
+        for b, g in zip(bounded.estimators_, grown.estimators_):
+            assert _n_leaves(b.tree_) == bound
+            _assert_is_best_first_of(b.tree_, g.tree_, bound, criterion)
+
+
+@pytest.mark.parametrize("whole_tree_rows", [1 << 20, 960])
+def test_whole_trees_give_the_forest_of_the_cut(client, small_nodes, monkeypatch,
+                                                whole_tree_rows):
+    """A tree grown whole in memory is finished where it was grown (out-of-bag
+    sums, collapse to the node size) instead of being read, cut and finished
+    again: the same forest, out-of-bag estimate and node size as when it is
+    cut (the cut keeps all of it), with fewer tasks; also when only some of a
+    batch's trees are whole (960 rows: about half of these roots' rows)."""
+    monkeypatch.setattr(dask_fit, "WHOLE_TREE_ROWS", whole_tree_rows)
+    X, y = _data(n=1500, seed=2)
+    params = dict(n_estimators=8, random_state=4, max_leaf_nodes=20, oob_score=True)
+    chunks = chunked([600, 900], X, y)
+    whole = AUCForestClassifier(**params).fit(*chunks)
+    n_whole = whole._dask_fit_stats["whole_trees"]
+    assert n_whole == 8 if whole_tree_rows > 960 else 0 < n_whole < 8
+    monkeypatch.setattr(dask_fit, "_cut_later", lambda nodes: True)
+    cut = AUCForestClassifier(**params).fit(*chunks)
+    assert_same_trees(whole, cut)
+    assert whole.oob_score_ == cut.oob_score_
+    assert whole.predict_min_samples_ == cut.predict_min_samples_
+    np.testing.assert_array_equal(whole.predict_proba(X), cut.predict_proba(X))
+    assert whole._dask_fit_stats["tasks"] < cut._dask_fit_stats["tasks"]
+
+
 def test_with_max_depth_both_bounds_hold(client, small_nodes):
     X, y = _data(seed=1)
     params = dict(n_estimators=3, random_state=2, predict_min_samples=1, max_depth=5)
@@ -209,6 +253,7 @@ def test_test_auc_and_leaf_count_as_the_in_memory_fit(client, monkeypatch):
     40 bounded trees plus the different growth order: measured 0.0023, 0.0088
     and 0.0026 apart on data seeds 11, 12 and 13, the Dask fit lower each time)."""
     monkeypatch.setattr(dask_fit, "LOCAL_ROWS", 400)
+    monkeypatch.setattr(dask_fit, "WHOLE_TREE_ROWS", 0)
     X, y = _data(n=5000, seed=11)
     train, test = slice(0, 3500), slice(3500, None)
     params = dict(n_estimators=40, random_state=0, max_leaf_nodes=16, predict_min_samples=1)

@@ -194,17 +194,19 @@ def _node_arrays(obj, found):
     return found
 
 
-@pytest.mark.parametrize("max_leaf_nodes", [None, 30])
+@pytest.mark.parametrize("max_leaf_nodes, whole_tree_rows", [(None, 0), (30, 0), (30, 1 << 20)])
 @pytest.mark.parametrize("predict_min_samples", [50, "oob"])
 def test_the_client_receives_collapsed_subtrees_only(cluster, monkeypatch, predict_min_samples,
-                                                     max_leaf_nodes):
+                                                     max_leaf_nodes, whole_tree_rows):
     """Every gather of the fit, intercepted at `Client._gather`: the subtrees
     the client receives are collapsed to the node size the forest predicts
     from (no node below it is split), and all of them together are no larger
     than the final model, which is much smaller than the grown trees. Under
     ``max_leaf_nodes`` the subtrees are cut where they were grown: the client
-    reads their skeletons, never the grown subtrees."""
+    reads their skeletons, never the grown subtrees; trees grown whole in
+    memory (``whole_tree_rows``) are finished where they were grown."""
     monkeypatch.setattr(dask_fit, "LOCAL_ROWS", 500)
+    monkeypatch.setattr(dask_fit, "WHOLE_TREE_ROWS", whole_tree_rows)
     X, y = _data(6000, seed=4)
     data = chunked([2000] * 3, X, y)
     params = dict(n_estimators=4, random_state=0, min_samples_leaf=1)
@@ -220,6 +222,7 @@ def test_the_client_receives_collapsed_subtrees_only(cluster, monkeypatch, predi
     monkeypatch.setattr(distributed.Client, "_gather", spying)
     forest = AUCForestClassifier(predict_min_samples=predict_min_samples,
                                  max_leaf_nodes=max_leaf_nodes, **params).fit(*data)
+    assert forest._dask_fit_stats["whole_trees"] == (4 if whole_tree_rows else 0)
     monkeypatch.undo()
     size = forest.predict_min_samples_
     subtrees = _node_arrays(gathered, [])
