@@ -984,7 +984,7 @@ class _Fit:
         if (n_present < 2 or (forest.max_depth is not None and depth >= forest.max_depth)
                 or n_cases < 2 * self.min_samples_leaf or node.weight < 2.0 * min_weight_leaf):
             node.kind = "leaf"
-        elif n_cases <= self.local_rows or (depth == 0 and forest.max_leaf_nodes is not None
+        elif n_cases <= self.local_rows or (depth == 0 and self.bounded
                                             and n_cases <= WHOLE_TREE_ROWS):
             node.kind = "local"
             self.stats["whole_trees"] += depth == 0
