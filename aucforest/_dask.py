@@ -22,14 +22,19 @@ process holding all rows, on the ``dask.distributed`` client in scope:
    candidate features of every open node; the client sums them (integers:
    the sums do not depend on the order or grouping of the partitions) and
    chooses the splits with the binned splitter's scan
-   (`_dask_kernels.HistogramSplitter`). Candidate features and ``nsplit``
-   bins are drawn from keys of (tree seed, path of the node), never from the
-   order in which nodes are reached. Round trips grow with depth, not with
-   nodes. A node with at most ``local_rows(n)`` distinct rows is finished in
-   memory (PLANET's in-memory completion): its rows' codes are gathered to
-   one worker, ordered by global row index, and the in-memory binned
-   splitter (`grow_tree` on `BinnedData`) grows its subtree, which is grafted
-   in. The trees are ordinary `Tree` objects in preorder.
+   (`_dask_kernels.HistogramSplitter`). Once at most ``LIVE_SHARE`` of a
+   partition's (tree, row) entries are in open nodes or in nodes waiting to
+   be taken out, the rounds read only those (`_dask_kernels.live_rows`):
+   the rows of leaves and of subtrees taken out cost the later rounds
+   nothing (the deep, unbalanced chains of large nodes). Candidate features
+   and ``nsplit`` bins are drawn from keys of (tree seed, path of the node),
+   never from the order in which nodes are reached. Round trips grow with
+   depth, not with nodes. A node with at most ``local_rows(n)`` distinct rows
+   is finished in memory (PLANET's in-memory completion): its rows' codes
+   are gathered to one worker, ordered by global row index, and the
+   in-memory binned splitter (`grow_tree` on `BinnedData`) grows its
+   subtree, which is grafted in. The trees are ordinary `Tree` objects in
+   preorder.
    With ``max_leaf_nodes`` a tree keeps the splits the in-memory best-first
    builder would keep of it (`aucforest._leaf_budget`): nodes that cannot
    be among them become leaves during the growth; a node finished in memory
@@ -153,6 +158,10 @@ EDGE_SAMPLE_ROWS = 200_000
 # BATCH_STATE_BYTES per worker (rows spread evenly).
 MAX_TREES_PER_BATCH = 32
 BATCH_STATE_BYTES = 1 << 28
+# The rounds read only the (tree, row) entries still in the batch's work (in open nodes,
+# or in nodes finished in memory not yet taken out) once they are at most LIVE_SHARE of
+# the batch's entries: a list of 4 bytes per entry kept with the node state.
+LIVE_SHARE = 0.25
 # Histogram bytes summed and sent to the client per round (node groups, as Spark's
 # maxMemoryInMB); open nodes beyond wait for the next round.
 MAX_ROUND_BYTES = 1 << 26
@@ -210,6 +219,7 @@ class _Batch:
     groups: list = field(default_factory=list)  # tree -> [(finishing, OOB sums) futures]
     oob_at: dict = field(default_factory=dict)  # node id -> the node-size choice's OOB rows
     states: list = None  # max_leaf_nodes: the node state after the last round, until cut
+    taken: set = field(default_factory=set)  # ids of the nodes whose rows were taken out
 
 
 class _Fit:
@@ -799,7 +809,8 @@ class _Fit:
             first_task = self.stats["tasks"]
             request, asked = self._request(pending)
             finish, groups, local = self._take_out(batch, local, waiting=bool(pending))
-            results = self._submit_round(states, routes, request, finish)
+            results = self._submit_round(states, routes, request, finish,
+                                         live=self._live(batch))
             self.stats["rounds"] += 1
             states = [self.submit(operator.getitem, r, "state", name="state", priority=1,
                                   worker=w) for r, w in zip(results, where)]
@@ -845,13 +856,24 @@ class _Fit:
         if self.bounded:  # the rows of subtrees grown again are taken from it
             batch.states = states
 
-    def _submit_round(self, states, routes, request, finish, name="round"):
+    def _live(self, batch):
+        """The round's (keep, LIVE_SHARE) (`_dask_blocks._round`): keep[id] 1 for
+        the nodes whose rows later rounds read: open, or finished in memory and
+        not taken out (this round's groups are taken out by then)."""
+        keep = np.fromiter((node.kind == "open" or (node.kind == "local"
+                                                    and node.id not in batch.taken)
+                            for node in batch.nodes), dtype=np.uint8, count=len(batch.nodes))
+        return keep, LIVE_SHARE
+
+    def _submit_round(self, states, routes, request, finish, live=None, name="round"):
         """A round's tasks, one per partition on the worker holding it; its
-        tables (routes, histogram request, finishing groups) one key that each
-        worker fetches once."""
-        tables = self.submit(_identity, (routes, request, finish), name="tables", priority=1)
+        tables (routes, histogram request, finishing groups, live) one key
+        that each worker fetches once. live None: every row read (a retake)."""
+        tables = self.submit(_identity, (routes, request, finish, live), name="tables",
+                             priority=1)
         self.stats["table_bytes_to_workers"] += self.n_workers * (
-            _payload((routes, request))[0] + (0 if finish is None else finish[0].nbytes))
+            _payload((routes, request))[0] + (0 if finish is None else finish[0].nbytes)
+            + (0 if live is None else live[0].nbytes))
         return [self.submit(_round, b, s, tables, self.n_codes, self.K, name=name, priority=1,
                             worker=w) for b, s, w in zip(self.blocks, states, self.block_worker)]
 
@@ -888,6 +910,7 @@ class _Fit:
             trees[group[0].tree] = 1  # a group is one tree's nodes
             for node in group:
                 group_of[node.id] = g
+                batch.taken.add(node.id)
         self.stats["sent_bytes"] += group_of.nbytes
         waiting = [n for group in groups[len(placed):] for n in group]
         self.stats["deferred_nodes"] += len(waiting)

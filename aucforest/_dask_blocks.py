@@ -9,8 +9,8 @@ import numpy as np
 from ._base import check_categorical_codes, grow_tree
 from ._binning import MISSING_CODE, BinnedData, _codes, _level_codes
 from ._compat import check_sample_weight
-from ._dask_kernels import (MAX_MULTIPLICITY, draw_counts, histograms, route, row_uniforms,
-                             start_trees, take_rows)
+from ._dask_kernels import (MAX_MULTIPLICITY, draw_counts, histograms, live_rows, route,
+                             row_uniforms, start_trees, take_rows)
 from ._leaf_budget import cut_to_expansions, risks
 from ._tree import Tree, accumulate_oob_proba
 
@@ -110,12 +110,21 @@ def _round(block, state, tables, n_codes, n_classes):
     children (`route`) and add the histograms asked for (one pass over the
     rows when both), take out the rows of nodes finished in memory (grouped
     per task). ``tables``
-    (routes, request, finish) is one key of the round, sent to each worker
-    once whatever the number of its partitions; finish is (group of each
-    node id, number of groups, the groups' trees) (`take_rows`)."""
-    routes, request, finish = tables
+    (routes, request, finish, live) is one key of the round, sent to each
+    worker once whatever the number of its partitions; finish is (group of
+    each node id, number of groups, the groups' trees) (`take_rows`).
+
+    live is (keep, max_share): the passes read only the (tree, row) entries
+    the previous round kept (the state's "live", None: all), and the round
+    keeps those whose node has keep[node] (open, or finished in memory and
+    not yet taken out), when at most max_share of all (`live_rows`); so the
+    rows of leaves and of nodes taken out cost the later rounds nothing.
+    live None (taking rows out again): every entry is read, the node ids
+    being those the rows were last in."""
+    routes, request, finish, live = tables
     codes = block["codes"]
     ids = state["ids"]
+    entries = state.get("live") if live is not None else None
     hist = None
     if request is not None:  # routed in the same pass (`take_rows` reads the ids only)
         first_slot, slot_feature = request
@@ -123,18 +132,22 @@ def _round(block, state, tables, n_codes, n_classes):
         narrow = block["weights"] is None and codes.shape[0] * MAX_MULTIPLICITY < 2 ** 31
         hist = histograms(codes, ids, state["counts"], block["weights"], block["y"],
                           first_slot, slot_feature, n_codes, n_classes, routes, narrow,
-                          not state["unit"])
+                          not state["unit"], entries)
         if routes is not None:
             hist, ids = hist
     elif routes is not None:
-        ids = route(codes, ids, *routes)
+        ids = route(codes, ids, *routes, live=entries)
     parts = {}
     if finish is not None:
         group_of, n_groups, trees = finish
         parts = dict(enumerate(take_rows(ids, group_of, n_groups, trees, codes, state["counts"],
                                          block["weights"], block["y"], block["start"],
-                                         n_classes <= 256)))
-    return {"state": {"ids": ids, "counts": state["counts"], "unit": state["unit"]},
+                                         n_classes <= 256, entries)))
+    if live is not None:
+        keep, max_share = live
+        entries = live_rows(ids, keep, entries, max_share)
+    return {"state": {"ids": ids, "counts": state["counts"], "unit": state["unit"],
+                      "live": entries},
             "hist": hist, "parts": parts}
 
 

@@ -139,17 +139,108 @@ def start_trees(const uint8_t[:, ::1] counts, const int64_t[::1] weights,
     return ids_array, sums_array
 
 
+cdef struct LiveEntries:
+    # the (tree, row) entries a pass reads: starts NULL: every row of every tree;
+    # else tree t's rows rows[starts[t]] .. rows[starts[t + 1] - 1], ascending
+    const int32_t* rows
+    const int64_t* starts
+
+
+cdef LiveEntries _live_entries(live, idx_t T, idx_t n) except *:
+    """The entries of ``live`` ((rows, starts) from `live_rows`, or None: every
+    entry), checked against T trees of n rows."""
+    cdef LiveEntries entries
+    cdef const int32_t[::1] rows
+    cdef const int64_t[::1] starts
+    cdef idx_t t, j
+    entries.rows = NULL
+    entries.starts = NULL
+    if live is None:
+        return entries
+    rows, starts = live
+    if starts.shape[0] != T + 1 or starts[0] != 0 or starts[T] != rows.shape[0]:
+        raise ValueError("live must list each tree's rows: T + 1 starts from 0 to the "
+                         "number of rows listed")
+    for t in range(T):
+        if starts[t + 1] < starts[t]:
+            raise ValueError("live's starts must not decrease")
+        for j in range(starts[t], starts[t + 1]):
+            if rows[j] < 0 or rows[j] >= n or (j > starts[t] and rows[j] <= rows[j - 1]):
+                raise ValueError("live's rows must be row indices, ascending within a tree")
+    entries.starts = &starts[0]
+    if rows.shape[0]:  # else every tree's range is empty: rows is never read
+        entries.rows = &rows[0]
+    return entries
+
+
+cdef inline idx_t _first(const LiveEntries* live, idx_t t) noexcept nogil:
+    """Where tree t's entries start (`LiveEntries`)."""
+    return 0 if live.starts == NULL else live.starts[t]
+
+
+cdef inline idx_t _end(const LiveEntries* live, idx_t t, idx_t n) noexcept nogil:
+    """Where tree t's entries end (n rows)."""
+    return n if live.starts == NULL else live.starts[t + 1]
+
+
+cdef inline idx_t _row(const LiveEntries* live, idx_t j) noexcept nogil:
+    """The row of entry j."""
+    return j if live.starts == NULL else live.rows[j]
+
+
+def live_rows(const int32_t[:, ::1] ids, const uint8_t[::1] keep, live=None,
+              double max_share=1.0):
+    """The (tree, row) entries still in a batch's work after a round: those of
+    ``live`` (None: every entry) whose node d = ids[t, i] is not negative and
+    has keep[d] (a node beyond ``keep`` is kept), listed per tree; None when
+    they are more than ``max_share`` of the trees x rows entries (a pass then
+    reads every entry, about as fast).
+
+    Returns
+    -------
+    (rows : int32, starts : int64 (trees + 1,)) or None
+        Tree t's rows are rows[starts[t]:starts[t + 1]], ascending.
+    """
+    cdef idx_t T = ids.shape[0], n = ids.shape[1], n_keep = keep.shape[0], t, j, i, at = 0
+    cdef LiveEntries entries = _live_entries(live, T, n)
+    cdef int32_t d
+    starts_array = np.zeros(T + 1, dtype=np.int64)
+    cdef int64_t[::1] starts = starts_array
+    with nogil:
+        for t in range(T):
+            for j in range(_first(&entries, t), _end(&entries, t, n)):
+                d = ids[t, _row(&entries, j)]
+                if d >= 0 and (d >= n_keep or keep[d]):
+                    at += 1
+            starts[t + 1] = at
+    if at > max_share * T * n:
+        return None
+    rows_array = np.empty(at, dtype=np.int32)
+    cdef int32_t[::1] rows = rows_array
+    at = 0
+    with nogil:
+        for t in range(T):
+            for j in range(_first(&entries, t), _end(&entries, t, n)):
+                i = _row(&entries, j)
+                d = ids[t, i]
+                if d >= 0 and (d >= n_keep or keep[d]):
+                    rows[at] = <int32_t> i
+                    at += 1
+    return rows_array, starts_array
+
+
 def take_rows(const int32_t[:, ::1] ids, const int32_t[::1] group_of, idx_t n_groups,
               const uint8_t[::1] trees, const uint8_t[:, ::1] codes,
               const uint8_t[:, ::1] counts, const int64_t[::1] weights, const int32_t[::1] y,
-              int64_t start, bint byte_classes):
+              int64_t start, bint byte_classes, live=None):
     """The rows of the nodes finished in memory, grouped per finishing task:
     every (tree t, row i) whose node d = ids[t, i] has group_of[d] >= 0 (ids
     beyond the table have none), in group group_of[d]. The ids do not change:
     a node finished in memory is never split nor asked histograms of, so its
     rows stay out of the rounds' work, and can be taken again (a subtree grown
     again to a larger leaf bound). ``trees``: the trees (rows of ids) whose
-    nodes have groups (1), the others not read; None: all.
+    nodes have groups (1), the others not read; None: all. ``live``: the
+    entries to read (`live_rows`; None: every entry), a superset of those taken.
 
     Parameters
     ----------
@@ -166,7 +257,7 @@ def take_rows(const int32_t[:, ::1] ids, const int32_t[::1] group_of, idx_t n_gr
         as int64). Each node lies in one tree, whose rows are read ascending.
     """
     cdef idx_t T = ids.shape[0], n = ids.shape[1], n_table = group_of.shape[0], t, i, g
-    cdef idx_t p = codes.shape[1], pos
+    cdef idx_t p = codes.shape[1], pos, j
     cdef int32_t d
     cdef bint every_tree = trees is None, weighted = weights is not None
     if not every_tree and trees.shape[0] != T:
@@ -174,6 +265,7 @@ def take_rows(const int32_t[:, ::1] ids, const int32_t[::1] group_of, idx_t n_gr
     if (codes.shape[0] != n or y.shape[0] != n or counts.shape[0] != T
             or counts.shape[1] != n or (weighted and weights.shape[0] != n)):
         raise ValueError("codes, counts, weights and y must have one entry per row")
+    cdef LiveEntries entries = _live_entries(live, T, n)
     for d in range(n_table):
         if group_of[d] >= n_groups:
             raise ValueError("group_of points beyond n_groups")
@@ -186,8 +278,8 @@ def take_rows(const int32_t[:, ::1] ids, const int32_t[::1] group_of, idx_t n_gr
         for t in range(T):
             if not every_tree and not trees[t]:
                 continue
-            for i in range(n):
-                d = ids[t, i]
+            for j in range(_first(&entries, t), _end(&entries, t, n)):
+                d = ids[t, _row(&entries, j)]
                 if 0 <= d < n_table and group_of[d] >= 0:
                     at[d] += 1
         for d in range(n_table):
@@ -236,7 +328,8 @@ def take_rows(const int32_t[:, ::1] ids, const int32_t[::1] group_of, idx_t n_gr
         for t in range(T):
             if not every_tree and not trees[t]:
                 continue
-            for i in range(n):
+            for j in range(_first(&entries, t), _end(&entries, t, n)):
+                i = _row(&entries, j)
                 d = ids[t, i]
                 if d < 0 or d >= n_table:
                     continue
@@ -361,7 +454,8 @@ cdef inline void _add_to_slots(hist_t* hist, const int64_t* first_slot,
 def route(const uint8_t[:, ::1] codes, const int32_t[:, ::1] ids, const int32_t[::1] feature,
           const int32_t[::1] threshold_bin, const uint8_t[::1] missing_left,
           const int32_t[::1] left, const int32_t[::1] right,
-          const int32_t[::1] level_set=None, const uint64_t[:, ::1] left_levels=None):
+          const int32_t[::1] level_set=None, const uint64_t[:, ::1] left_levels=None,
+          live=None):
     """Node ids after a round of splits: a new (trees x rows) int32 array.
 
     For the node id d of a row (tables indexed by id; ids beyond them, and
@@ -369,18 +463,21 @@ def route(const uint8_t[:, ::1] codes, const int32_t[:, ::1] ids, const int32_t[
     f >= 0 sends it to left[d] when code <= threshold_bin[d] (or missing and
     missing_left[d]), else to right[d]. A categorical split (level_set[d] >=
     0) sends a level code c left when bit c of left_levels[level_set[d]] (4
-    words, 256 bits) is set, missing values by missing_left[d].
+    words, 256 bits) is set, missing values by missing_left[d]. ``live``: the
+    only entries moved (`live_rows`; None: every entry), the others keep their ids.
     """
     cdef RouteTables tables = _route_tables(feature, threshold_bin, missing_left, left, right,
                                             level_set, left_levels)
-    cdef idx_t T = ids.shape[0], n = ids.shape[1], t, i
+    cdef idx_t T = ids.shape[0], n = ids.shape[1], t, i, j
+    cdef LiveEntries entries = _live_entries(live, T, n)
     out = np.array(ids, dtype=np.int32, copy=True)
     cdef int32_t[:, ::1] new = out
     if n == 0:
         return out
     with nogil:
         for t in range(T):
-            for i in range(n):
+            for j in range(_first(&entries, t), _end(&entries, t, n)):
+                i = _row(&entries, j)
                 new[t, i] = _routed(new[t, i], &codes[i, 0], &tables)
     return out
 
@@ -389,7 +486,7 @@ def histograms(const uint8_t[:, ::1] codes, const int32_t[:, ::1] ids,
                const uint8_t[:, ::1] counts, const int64_t[::1] weights,
                const int32_t[::1] y, const int64_t[::1] first_slot,
                const int32_t[::1] slot_feature, idx_t n_codes, idx_t n_classes,
-               routes=None, bint narrow=False, bint with_cases=True):
+               routes=None, bint narrow=False, bint with_cases=True, live=None):
     """Integer class-weight and case histograms of the requested (node, feature) slots.
 
     Node id d has slots first_slot[d] .. first_slot[d + 1] - 1 (first_slot
@@ -407,7 +504,8 @@ def histograms(const uint8_t[:, ::1] codes, const int32_t[:, ::1] ids,
     when no sum can exceed 2**31 - 1 (without weights: fewer than 2**31 / 255
     rows); ``with_cases`` False: no case column, for the caller to choose when
     every weight is 1 (no weights, multiplicities 0 or 1), the class weights
-    then summing to the cases.
+    then summing to the cases. ``live``: the only entries read (`live_rows`;
+    None: every entry), a superset of those in the requested and split nodes.
 
     Returns
     -------
@@ -417,6 +515,7 @@ def histograms(const uint8_t[:, ::1] codes, const int32_t[:, ::1] ids,
     cdef idx_t n_slots = slot_feature.shape[0]
     cdef bint routing = routes is not None
     cdef RouteTables tables
+    cdef LiveEntries entries = _live_entries(live, ids.shape[0], ids.shape[1])
     hist_array = np.zeros((n_slots, n_codes, n_classes + 1 if with_cases else n_classes),
                           dtype=np.int32 if narrow else np.int64)
     out = np.array(ids, dtype=np.int32, copy=True) if routing else None
@@ -433,12 +532,12 @@ def histograms(const uint8_t[:, ::1] codes, const int32_t[:, ::1] ids,
         hist32 = hist_array
         _histogram_pass(&hist32[0, 0, 0] if n_slots else <int32_t*> NULL, codes, ids, new,
                         counts, weights, y, first_slot, slot_feature, n_codes, n_classes,
-                        with_cases, &tables if routing else NULL)
+                        with_cases, &tables if routing else NULL, &entries)
     else:
         hist64 = hist_array
         _histogram_pass(&hist64[0, 0, 0] if n_slots else <int64_t*> NULL, codes, ids, new,
                         counts, weights, y, first_slot, slot_feature, n_codes, n_classes,
-                        with_cases, &tables if routing else NULL)
+                        with_cases, &tables if routing else NULL, &entries)
     return (hist_array, out) if routing else hist_array
 
 
@@ -447,16 +546,18 @@ cdef void _histogram_pass(hist_t* base, const uint8_t[:, ::1] codes,
                           const uint8_t[:, ::1] counts, const int64_t[::1] weights,
                           const int32_t[::1] y, const int64_t[::1] first_slot,
                           const int32_t[::1] slot_feature, idx_t n_codes, idx_t n_classes,
-                          bint with_cases, const RouteTables* tables) noexcept:
+                          bint with_cases, const RouteTables* tables,
+                          const LiveEntries* live) noexcept:
     """`histograms`' pass over the rows (routing them first when ``tables``)."""
-    cdef idx_t T = ids.shape[0], n = ids.shape[1], n_ids = first_slot.shape[0] - 1, t, i
+    cdef idx_t T = ids.shape[0], n = ids.shape[1], n_ids = first_slot.shape[0] - 1, t, i, j
     cdef int32_t d
     cdef int64_t w
     cdef bint weighted = weights is not None
     cdef const int32_t* features = &slot_feature[0] if slot_feature.shape[0] else NULL
     with nogil:
         for t in range(T):
-            for i in range(n):
+            for j in range(_first(live, t), _end(live, t, n)):
+                i = _row(live, j)
                 if tables != NULL:
                     d = _routed(new[t, i], &codes[i, 0], tables)
                     new[t, i] = d

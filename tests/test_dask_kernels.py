@@ -7,7 +7,7 @@ import pytest
 
 from aucforest._binning import MISSING_CODE
 from aucforest._dask_blocks import _take_group
-from aucforest._dask_kernels import histograms, route, take_rows
+from aucforest._dask_kernels import histograms, live_rows, route, take_rows
 
 
 def _state(seed, trees=3, rows=400, features=5, nodes=12):
@@ -178,3 +178,98 @@ def test_routing_and_histograms_in_one_pass_equal_the_two_passes(seed, sets, nar
     np.testing.assert_array_equal(routed, expected_ids)
     np.testing.assert_array_equal(
         hist, histograms(codes, expected_ids, counts, weights, y, first_slot, slot_feature, 8, 3))
+
+
+def _naive_live(ids, keep, among=None):
+    """Per tree, the ascending rows i of ``among`` (None: all) whose ids[t, i]
+    = d >= 0 with keep[d] (ids beyond keep kept)."""
+    return [[i for i in range(ids.shape[1])
+             if (among is None or i in among[t]) and ids[t, i] >= 0
+             and (ids[t, i] >= keep.shape[0] or keep[ids[t, i]])]
+            for t in range(ids.shape[0])]
+
+
+def _as_lists(live):
+    rows, starts = live
+    assert rows.dtype == np.int32 and starts.dtype == np.int64
+    return [rows[starts[t]:starts[t + 1]].tolist() for t in range(starts.shape[0] - 1)]
+
+
+def _live_subset(rng, ids, share):
+    """A live list of a random share of each tree's rows (some trees none)."""
+    chosen = [np.flatnonzero(rng.random(ids.shape[1]) < share * (t % 3 != 1))
+              for t in range(ids.shape[0])]
+    starts = np.concatenate([[0], np.cumsum([c.shape[0] for c in chosen])]).astype(np.int64)
+    return np.concatenate(chosen).astype(np.int32), starts
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_live_rows_lists_the_rows_of_kept_nodes_per_tree(seed):
+    rng, codes, counts, ids, y = _state(seed)
+    keep = rng.integers(0, 2, 10).astype(np.uint8)  # ids 10, 11: beyond the table, kept
+    live = live_rows(ids, keep)
+    assert _as_lists(live) == _naive_live(ids, keep)
+    again = rng.integers(0, 2, 10).astype(np.uint8)
+    assert _as_lists(live_rows(ids, again, live)) == _naive_live(ids, again, _as_lists(live))
+    # more than max_share of the entries: None (every entry read)
+    listed = sum(map(len, _naive_live(ids, keep)))
+    assert live_rows(ids, keep, max_share=(listed - 0.5) / ids.size) is None
+    assert _as_lists(live_rows(ids, keep, max_share=(listed + 0.5) / ids.size)) == \
+        _naive_live(ids, keep)
+    empty = live_rows(ids, np.zeros(12, np.uint8))
+    assert _as_lists(empty) == [[]] * ids.shape[0]
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("seed", range(3))
+def test_passes_over_live_entries_equal_full_passes_with_only_those_entries(seed, weighted):
+    """route, histograms (routing or not) and take_rows over a live list: the
+    full passes over the ids with every entry not listed out of the trees
+    (-1), the entries not listed keeping their ids."""
+    rng, codes, counts, ids, y = _state(seed)
+    live = _live_subset(rng, ids, 0.4)
+    listed = np.zeros(ids.shape, dtype=bool)
+    for t, rows in enumerate(_as_lists(live)):
+        listed[t, rows] = True
+    only = np.where(listed, ids, -1).astype(np.int32)
+    n_ids = 12
+    routes = (rng.integers(-2, codes.shape[1], n_ids).astype(np.int32),
+              rng.integers(0, 6, n_ids).astype(np.int32),
+              rng.integers(0, 2, n_ids).astype(np.uint8),
+              (12 + 2 * np.arange(n_ids)).astype(np.int32),
+              (13 + 2 * np.arange(n_ids)).astype(np.int32))
+    routed = route(codes, ids, *routes, live=live)
+    np.testing.assert_array_equal(routed, np.where(listed, route(codes, only, *routes), ids))
+    weights = rng.integers(1, 50, codes.shape[0]).astype(np.int64) if weighted else None
+    first_slot = np.concatenate([[0], np.cumsum(rng.integers(0, 3, 12 + 2 * n_ids))]
+                                ).astype(np.int64)
+    slot_feature = rng.integers(0, codes.shape[1], first_slot[-1]).astype(np.int32)
+    args = (counts, weights, y, first_slot, slot_feature, 8, 3)
+    np.testing.assert_array_equal(histograms(codes, ids, *args, live=live),
+                                  histograms(codes, only, *args))
+    hist, moved = histograms(codes, ids, *args, routes=routes, live=live)
+    np.testing.assert_array_equal(moved, routed)
+    np.testing.assert_array_equal(hist, histograms(codes, route(codes, only, *routes), *args))
+    group_of = rng.integers(-1, 3, 10).astype(np.int32)
+    for trees in (None, np.array([1, 0, 1], dtype=np.uint8)):
+        taken = take_rows(ids, group_of, 3, trees, codes, counts, weights, y, 50, True, live)
+        for g, part in enumerate(taken):
+            assert _as_rows(part) == _naive_take(only, group_of, g, trees, codes, counts,
+                                                 weights, y, 50)
+
+
+@pytest.mark.parametrize("rows, starts, match", [
+    ([0, 5], [0, 1, 2], "T \\+ 1 starts"),
+    ([0, 5], [0, 2, 1, 2], "must not decrease"),
+    ([5, 0], [0, 2, 2, 2], "ascending"),
+    ([0, 400], [0, 1, 2, 2], "row indices"),
+    ([-1], [0, 1, 1, 1], "row indices"),
+])
+def test_a_malformed_live_list_is_refused(rows, starts, match):
+    rng, codes, counts, ids, y = _state(0)
+    live = (np.array(rows, dtype=np.int32), np.array(starts, dtype=np.int64))
+    with pytest.raises(ValueError, match=match):
+        route(codes, ids, *[np.zeros(1, np.int32)] * 2, np.zeros(1, np.uint8),
+              *[np.zeros(1, np.int32)] * 2, live=live)
+    with pytest.raises(ValueError, match=match):
+        live_rows(ids, np.ones(12, np.uint8), live)

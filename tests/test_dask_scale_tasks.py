@@ -160,6 +160,37 @@ def test_forest_is_the_same_whatever_the_task_machinery(cluster, monkeypatch):
     assert deferred > 0  # (how many wait depends on when the finishing tasks end)
 
 
+@pytest.mark.parametrize("max_leaf_nodes", [None, 40])
+def test_rounds_reading_only_the_rows_still_in_play_give_the_same_forest(
+        cluster, monkeypatch, max_leaf_nodes):
+    """Rounds that read only the (tree, row) entries still in the batch's work
+    (listed from the first round on: LIVE_SHARE 1) give the forest of rounds
+    that read every entry (LIVE_SHARE 0: listed only when none is left), with
+    nodes waiting in the node ids (a backlog of one finishing task per
+    worker) and, under max_leaf_nodes, subtrees grown again from rows taken
+    out once more (a retake reads every entry)."""
+    monkeypatch.setattr(dask_fit, "LOCAL_ROWS", 150)
+    monkeypatch.setattr(dask_fit, "WHOLE_TREE_ROWS", 0)
+    monkeypatch.setattr(dask_fit, "FINISH_BACKLOG_PER_WORKER", 0)
+    monkeypatch.setattr(dask_fit, "SUBTREE_LEAVES_MIN", 2)
+    monkeypatch.setattr(dask_fit, "SUBTREE_LEAF_SHARE", 0.5)
+    X, y = _data(2500, seed=4)
+    params = dict(n_estimators=4, random_state=2, oob_score=True,
+                  max_leaf_nodes=max_leaf_nodes)
+    forests = {}
+    for share in (0.0, 1.0):
+        monkeypatch.setattr(dask_fit, "LIVE_SHARE", share)
+        forests[share] = AUCForestClassifier(**params).fit(*chunked([900, 700, 900], X, y))
+    listed, every = forests[1.0], forests[0.0]
+    assert_same_trees(listed, every)
+    assert listed.oob_score_ == every.oob_score_
+    np.testing.assert_array_equal(listed.predict_proba(X), every.predict_proba(X))
+    stats = listed._dask_fit_stats
+    assert stats["deferred_nodes"] > 0 and stats["rounds"] > 4, stats
+    if max_leaf_nodes is not None:
+        assert stats["regrown_subtrees"] > 0 and stats["retake_rounds"] > 0, stats
+
+
 @pytest.mark.parametrize("per_worker, backlog_bytes", [(2, 1 << 27), (16, 1)])
 def test_finishing_tasks_waiting_are_capped(cluster, log, monkeypatch, per_worker,
                                             backlog_bytes):
