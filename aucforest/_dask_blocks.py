@@ -117,8 +117,9 @@ def _round(block, state, tables, n_codes, n_classes):
     live is (keep, max_share): the passes read only the (tree, row) entries
     the previous round kept (the state's "live", None: all), and the round
     keeps those whose node has keep[node] (open, or finished in memory and
-    not yet taken out), when at most max_share of all (`live_rows`); so the
-    rows of leaves and of nodes taken out cost the later rounds nothing.
+    not yet taken out), when at most max_share of all (`live_rows`); so
+    out-of-bag rows and the rows of leaves and of nodes taken out cost the
+    later rounds nothing.
     live None (taking rows out again): every entry is read, the node ids
     being those the rows were last in."""
     routes, request, finish, live = tables
