@@ -27,9 +27,9 @@ process holding all rows, on the ``dask.distributed`` client in scope:
    in open nodes or in nodes waiting to be taken out;
    `_dask_kernels.live_rows`): out-of-bag rows and the rows of leaves and of
    subtrees taken out cost the later rounds nothing (the deep, unbalanced
-   chains of large nodes). Candidate features
-   and ``nsplit`` bins are drawn from keys of (tree seed, path of the node),
-   never from the order in which nodes are reached. Round trips grow with
+   chains of large nodes). Candidate features and ``nsplit`` bins are drawn
+   from keys of (tree seed, path of the node), never from the order in which
+   nodes are reached. Round trips grow with
    depth, not with nodes. A node with at most ``local_rows(n)`` distinct rows
    is finished in memory (PLANET's in-memory completion): its rows' codes
    are gathered to one worker, ordered by global row index, and the

@@ -92,13 +92,14 @@ def _init_state(block, tree_keys, rates, poisson, n_classes):
     multiplicities of the partition's rows in a batch of trees, and the roots'
     sums (class weights and distinct cases per tree). "unit": every row's
     weight in a tree is 0 or 1 (no weights, drawn without replacement), so
-    that histograms need no case column (`histograms`)."""
+    that histograms need no case column (`histograms`). "live": the entries
+    the next round reads (`_round`; None: every entry)."""
     n = block["y"].shape[0]
     rows = block["start"] + np.arange(n, dtype=np.int64)
     counts = draw_counts(tree_keys, rows, block["draw_y"], rates, poisson)
     ids, sums = start_trees(counts, block["weights"], block["y"], n_classes)
     return {"ids": ids, "counts": counts, "sums": sums,
-            "unit": block["weights"] is None and not poisson}
+            "unit": block["weights"] is None and not poisson, "live": None}
 
 
 def _root_sums(state):
@@ -125,7 +126,7 @@ def _round(block, state, tables, n_codes, n_classes):
     routes, request, finish, live = tables
     codes = block["codes"]
     ids = state["ids"]
-    entries = state.get("live") if live is not None else None
+    entries = state["live"] if live is not None else None
     hist = None
     if request is not None:  # routed in the same pass (`take_rows` reads the ids only)
         first_slot, slot_feature = request
