@@ -23,10 +23,11 @@ process holding all rows, on the ``dask.distributed`` client in scope:
    the sums do not depend on the order or grouping of the partitions) and
    chooses the splits with the binned splitter's scan
    (`_dask_kernels.HistogramSplitter`). From the second round on, the
-   rounds read only a partition's (tree, row) entries still in play (drawn,
-   in open nodes or in nodes waiting to be taken out;
-   `_dask_kernels.live_rows`): out-of-bag rows and the rows of leaves and of
-   subtrees taken out cost the later rounds nothing (the deep, unbalanced
+   rounds read only a partition's (tree, row) entries in open nodes, and the
+   rows of a node finished in memory are listed per node when it is made,
+   so that taking it out reads its rows only (`_dask_kernels.sort_entries`,
+   `take_waiting`): out-of-bag rows and the rows of leaves and of nodes
+   waiting or taken out cost the later rounds nothing (the deep, unbalanced
    chains of large nodes). Candidate features and ``nsplit`` bins are drawn
    from keys of (tree seed, path of the node), never from the order in which
    nodes are reached. Round trips grow with
@@ -159,12 +160,13 @@ EDGE_SAMPLE_ROWS = 200_000
 # BATCH_STATE_BYTES per worker (rows spread evenly).
 MAX_TREES_PER_BATCH = 32
 BATCH_STATE_BYTES = 1 << 28
-# After each round the rounds read only the (tree, row) entries still in the batch's work
-# (drawn, in open nodes or in nodes finished in memory not yet taken out): a list of 4
-# bytes per entry kept with the node state, at most the drawn entries (about 2.5 bytes
-# per row and tree, shrinking as nodes finish). Below 1, listed only once at most that
-# share of the entries (less memory; the rounds before read every entry). At 1e7 rows
-# (20 trees, 4,095 leaves) the rounds' work fell from 158-170 to 100-109 worker seconds.
+# After each round the rounds read only the (tree, row) entries in open nodes, and the
+# rows of nodes finished in memory not yet taken out wait listed per node: lists of 4
+# bytes per entry kept with the node state, at most the drawn entries together (about
+# 2.5 bytes per row and tree, shrinking as nodes finish). Below 1, the open entries are
+# listed only once at most that share of the entries (less memory; the rounds before
+# read every entry). At 1e7 rows (20 trees, 4,095 leaves) listing the entries in play
+# cut the rounds' work from 158-170 to 100-109 worker seconds.
 LIVE_SHARE = 1.0
 # Histogram bytes summed and sent to the client per round (node groups, as Spark's
 # maxMemoryInMB); open nodes beyond wait for the next round.
@@ -812,9 +814,9 @@ class _Fit:
         while pending or local or routes is not None:
             first_task = self.stats["tasks"]
             request, asked = self._request(pending)
+            live = self._live(batch)  # before this round's groups count as taken out
             finish, groups, local = self._take_out(batch, local, waiting=bool(pending))
-            results = self._submit_round(states, routes, request, finish,
-                                         live=self._live(batch))
+            results = self._submit_round(states, routes, request, finish, live=live)
             self.stats["rounds"] += 1
             states = [self.submit(operator.getitem, r, "state", name="state", priority=1,
                                   worker=w) for r, w in zip(results, where)]
@@ -862,10 +864,11 @@ class _Fit:
 
     def _live(self, batch):
         """The round's (keep, LIVE_SHARE) (`_dask_blocks._round`): keep[id] 1 for
-        the nodes whose rows later rounds read: open, or finished in memory and
-        not taken out (this round's groups are taken out by then)."""
-        keep = np.fromiter((node.kind == "open" or (node.kind == "local"
-                                                    and node.id not in batch.taken)
+        the open nodes, whose rows the next rounds read, 2 for the nodes
+        finished in memory not taken out before this round, whose rows wait
+        on the workers listed per node (`_dask_kernels.sort_entries`)."""
+        keep = np.fromiter((1 if node.kind == "open" else
+                            2 if node.kind == "local" and node.id not in batch.taken else 0
                             for node in batch.nodes), dtype=np.uint8, count=len(batch.nodes))
         return keep, LIVE_SHARE
 

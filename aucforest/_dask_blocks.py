@@ -9,8 +9,8 @@ import numpy as np
 from ._base import check_categorical_codes, grow_tree
 from ._binning import MISSING_CODE, BinnedData, _codes, _level_codes
 from ._compat import check_sample_weight
-from ._dask_kernels import (MAX_MULTIPLICITY, draw_counts, histograms, live_rows, route,
-                             row_uniforms, start_trees, take_rows)
+from ._dask_kernels import (MAX_MULTIPLICITY, draw_counts, histograms, route, row_uniforms,
+                             sort_entries, start_trees, take_rows, take_waiting)
 from ._leaf_budget import cut_to_expansions, risks
 from ._tree import Tree, accumulate_oob_proba
 
@@ -93,13 +93,15 @@ def _init_state(block, tree_keys, rates, poisson, n_classes):
     sums (class weights and distinct cases per tree). "unit": every row's
     weight in a tree is 0 or 1 (no weights, drawn without replacement), so
     that histograms need no case column (`histograms`). "live": the entries
-    the next round reads (`_round`; None: every entry)."""
+    the next round reads (`_round`; None: every entry), "waiting": the rows
+    of nodes finished in memory not yet taken out, per node (None: none)."""
     n = block["y"].shape[0]
     rows = block["start"] + np.arange(n, dtype=np.int64)
     counts = draw_counts(tree_keys, rows, block["draw_y"], rates, poisson)
     ids, sums = start_trees(counts, block["weights"], block["y"], n_classes)
     return {"ids": ids, "counts": counts, "sums": sums,
-            "unit": block["weights"] is None and not poisson, "live": None}
+            "unit": block["weights"] is None and not poisson, "live": None,
+            "waiting": None}
 
 
 def _root_sums(state):
@@ -115,20 +117,23 @@ def _round(block, state, tables, n_codes, n_classes):
     worker once whatever the number of its partitions; finish is (group of
     each node id, number of groups, the groups' trees) (`take_rows`).
 
-    live is (keep, max_share): the passes read only the (tree, row) entries
-    the previous round kept (the state's "live", None: all), and the round
-    keeps those whose node has keep[node] (open, or finished in memory and
-    not yet taken out), when at most max_share of all (`live_rows`); so
-    out-of-bag rows and the rows of leaves and of nodes taken out cost the
-    later rounds nothing.
+    live is (keep, max_share): keep[node] is 1 for the open nodes, 2 for the
+    nodes finished in memory not taken out before this round (`sort_entries`).
+    The passes read only the (tree, row) entries of open nodes the previous
+    round listed (the state's "live", None: all; listed when at most
+    max_share of all), and a node finished in memory has its rows listed
+    once, per node, until taken out (the state's "waiting", `take_waiting`);
+    so out-of-bag rows, the rows of leaves and of nodes waiting or taken out
+    cost the later rounds nothing.
     live None (taking rows out again): every entry is read, the node ids
     being those the rows were last in."""
     routes, request, finish, live = tables
     codes = block["codes"]
     ids = state["ids"]
     entries = state["live"] if live is not None else None
+    waiting = state["waiting"]
     hist = None
-    if request is not None:  # routed in the same pass (`take_rows` reads the ids only)
+    if request is not None:  # routed in the same pass
         first_slot, slot_feature = request
         # int32 sums when no cell can reach 2**31 (widened when summed)
         narrow = block["weights"] is None and codes.shape[0] * MAX_MULTIPLICITY < 2 ** 31
@@ -139,17 +144,19 @@ def _round(block, state, tables, n_codes, n_classes):
             hist, ids = hist
     elif routes is not None:
         ids = route(codes, ids, *routes, live=entries)
+    if live is not None:
+        keep, max_share = live
+        entries, waiting = sort_entries(ids, keep, entries, waiting, max_share)
     parts = {}
     if finish is not None:
         group_of, n_groups, trees = finish
-        parts = dict(enumerate(take_rows(ids, group_of, n_groups, trees, codes, state["counts"],
-                                         block["weights"], block["y"], block["start"],
-                                         n_classes <= 256, entries)))
-    if live is not None:
-        keep, max_share = live
-        entries = live_rows(ids, keep, entries, max_share)
+        data = (codes, state["counts"], block["weights"], block["y"], block["start"],
+                n_classes <= 256)
+        taken = (take_waiting(waiting, group_of, n_groups, *data) if live is not None
+                 else take_rows(ids, group_of, n_groups, trees, *data))
+        parts = dict(enumerate(taken))
     return {"state": {"ids": ids, "counts": state["counts"], "unit": state["unit"],
-                      "live": entries},
+                      "live": entries, "waiting": waiting},
             "hist": hist, "parts": parts}
 
 

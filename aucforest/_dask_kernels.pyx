@@ -147,7 +147,7 @@ cdef struct LiveEntries:
 
 
 cdef LiveEntries _live_entries(live, idx_t T, idx_t n) except *:
-    """The entries of ``live`` ((rows, starts) from `live_rows`, or None: every
+    """The entries of ``live`` ((rows, starts) from `sort_entries`, or None: every
     entry), checked against T trees of n rows."""
     cdef LiveEntries entries
     cdef const int32_t[::1] rows
@@ -188,45 +188,154 @@ cdef inline idx_t _row(const LiveEntries* live, idx_t j) noexcept nogil:
     return j if live.starts == NULL else live.rows[j]
 
 
-def live_rows(const int32_t[:, ::1] ids, const uint8_t[::1] keep, live=None,
-              double max_share=1.0):
-    """The (tree, row) entries still in a batch's work after a round: those of
-    ``live`` (None: every entry) whose node d = ids[t, i] is not negative and
-    has keep[d] (a node beyond ``keep`` is kept), listed per tree; None when
-    they are more than ``max_share`` of the trees x rows entries (a pass then
-    reads every entry, about as fast).
+cdef struct WaitingRows:
+    # the rows of nodes finished in memory, per node id (`sort_entries`):
+    # node d's rows rows[node_start[d]] .. rows[node_start[d + 1] - 1], of
+    # tree node_tree[d]; n_nodes 0: none
+    const int32_t* rows
+    const int64_t* node_start
+    const int32_t* node_tree
+    idx_t n_nodes
+
+
+cdef WaitingRows _waiting_rows(waiting, idx_t T, idx_t n) except *:
+    """The lists of ``waiting`` ((rows, node_start, node_tree) from
+    `sort_entries`, or None: none), their nodes checked against T trees (a
+    node's rows are checked where they are read: `_check_waiting_node`)."""
+    cdef WaitingRows lists
+    cdef const int32_t[::1] rows
+    cdef const int64_t[::1] node_start
+    cdef const int32_t[::1] node_tree
+    cdef idx_t d, j, n_nodes
+    lists.rows = NULL
+    lists.node_start = NULL
+    lists.node_tree = NULL
+    lists.n_nodes = 0
+    if waiting is None:
+        return lists
+    rows, node_start, node_tree = waiting
+    n_nodes = node_tree.shape[0]
+    if (node_start.shape[0] != n_nodes + 1 or node_start[0] != 0
+            or node_start[n_nodes] != rows.shape[0]):
+        raise ValueError("waiting must list each node's rows: one start per node and one "
+                         "more, from 0 to the number of rows listed")
+    for d in range(n_nodes):
+        if node_start[d + 1] < node_start[d]:
+            raise ValueError("waiting's node starts must not decrease")
+        if node_start[d + 1] > node_start[d] and not 0 <= node_tree[d] < T:
+            raise ValueError("waiting's node trees must be tree indices")
+    if rows.shape[0]:
+        lists.rows = &rows[0]
+    lists.node_start = &node_start[0]
+    if n_nodes:
+        lists.node_tree = &node_tree[0]
+    lists.n_nodes = n_nodes
+    return lists
+
+
+cdef int _check_waiting_node(const WaitingRows* lists, idx_t d, idx_t n) except -1:
+    """Node d's waiting rows must be row indices of n rows, ascending."""
+    cdef idx_t j
+    for j in range(lists.node_start[d], lists.node_start[d + 1]):
+        if (lists.rows[j] < 0 or lists.rows[j] >= n
+                or (j > lists.node_start[d] and lists.rows[j] <= lists.rows[j - 1])):
+            raise ValueError("waiting's rows must be row indices, ascending within a node")
+    return 0
+
+
+cdef inline idx_t _waiting_count(const WaitingRows* lists, idx_t d) noexcept nogil:
+    """How many rows node d has waiting (0 beyond the lists)."""
+    if d >= lists.n_nodes:
+        return 0
+    return lists.node_start[d + 1] - lists.node_start[d]
+
+
+def sort_entries(const int32_t[:, ::1] ids, const uint8_t[::1] keep, live=None,
+                 waiting=None, double max_share=1.0):
+    """The (tree, row) entries still in a batch's work after a round, sorted
+    by what the next rounds do with them: those of ``live`` (None: every
+    entry) whose node d = ids[t, i] >= 0 has keep[d] == 1 (open: the next
+    rounds route them and add their histograms; a node beyond ``keep`` is
+    kept so) listed per tree, and those whose node has keep[d] == 2
+    (finished in memory, waiting to be taken out) listed per node, joined to
+    the ``waiting`` lists of the rounds before. A waiting node's rows are
+    listed once, when first read (a node already in ``waiting`` is not
+    listed again), and a waiting node keeps its rows while keep[d] == 2, so
+    that taking a node out (`take_waiting`) reads its rows only, not every
+    entry of the batch. Entries of nodes with keep[d] == 0 are dropped.
 
     Returns
     -------
-    (rows : int32, starts : int64 (trees + 1,)) or None
-        Tree t's rows are rows[starts[t]:starts[t + 1]], ascending.
+    live : (rows : int32, starts : int64 (trees + 1,)) or None
+        Tree t's open rows are rows[starts[t]:starts[t + 1]], ascending;
+        None when they are more than ``max_share`` of the trees x rows
+        entries (a pass then reads every entry, about as fast).
+    waiting : (rows : int32, node_start : int64 (len(keep) + 1,), node_tree : int32 (len(keep),))
+        Node d's rows are rows[node_start[d]:node_start[d + 1]], ascending,
+        of tree node_tree[d] (-1: none listed).
     """
-    cdef idx_t T = ids.shape[0], n = ids.shape[1], n_keep = keep.shape[0], t, j, i, at = 0
+    cdef idx_t T = ids.shape[0], n = ids.shape[1], n_keep = keep.shape[0], t, j, i, d
+    cdef idx_t n_open = 0, n_old, old_count, pos
     cdef LiveEntries entries = _live_entries(live, T, n)
-    cdef int32_t d
+    cdef WaitingRows before = _waiting_rows(waiting, T, n)
+    cdef int32_t node
     starts_array = np.zeros(T + 1, dtype=np.int64)
-    cdef int64_t[::1] starts = starts_array
+    node_start_array = np.zeros(n_keep + 1, dtype=np.int64)
+    node_tree_array = np.full(n_keep, -1, dtype=np.int32)
+    cdef int64_t[::1] starts = starts_array, node_start = node_start_array
+    cdef int32_t[::1] node_tree = node_tree_array
+    n_old = min(before.n_nodes, n_keep)
     with nogil:
+        # counts: open rows per tree, new waiting rows per node (node_start[d + 1])
         for t in range(T):
             for j in range(_first(&entries, t), _end(&entries, t, n)):
-                d = ids[t, _row(&entries, j)]
-                if d >= 0 and (d >= n_keep or keep[d]):
-                    at += 1
-            starts[t + 1] = at
-    if at > max_share * T * n:
-        return None
-    rows_array = np.empty(at, dtype=np.int32)
-    cdef int32_t[::1] rows = rows_array
-    at = 0
+                node = ids[t, _row(&entries, j)]
+                if node < 0:
+                    continue
+                if node >= n_keep or keep[node] == 1:
+                    n_open += 1
+                elif keep[node] == 2 and _waiting_count(&before, node) == 0:
+                    node_start[node + 1] += 1
+                    node_tree[node] = <int32_t> t
+            starts[t + 1] = n_open
+        for d in range(n_keep):
+            if keep[d] == 2 and d < n_old and _waiting_count(&before, d):
+                node_start[d + 1] = _waiting_count(&before, d)
+                node_tree[d] = before.node_tree[d]
+            elif keep[d] != 2:
+                node_start[d + 1] = 0
+                node_tree[d] = -1
+            node_start[d + 1] += node_start[d]
+    waiting_rows_array = np.empty(node_start[n_keep], dtype=np.int32)
+    cdef int32_t[::1] waiting_rows = waiting_rows_array
+    open_array = None if n_open > max_share * T * n else np.empty(n_open, dtype=np.int32)
+    cdef int32_t[::1] open_rows = open_array
+    cdef bint listing = open_array is not None
+    at_array = np.array(node_start_array[:n_keep], copy=True)
+    cdef int64_t[::1] at = at_array
     with nogil:
+        for d in range(n_old):  # the rows listed before, of the nodes still waiting
+            old_count = _waiting_count(&before, d)
+            if keep[d] == 2 and old_count:
+                memcpy(&waiting_rows[at[d]], &before.rows[before.node_start[d]],
+                       old_count * sizeof(int32_t))
+                at[d] += old_count
+        n_open = 0
         for t in range(T):
             for j in range(_first(&entries, t), _end(&entries, t, n)):
                 i = _row(&entries, j)
-                d = ids[t, i]
-                if d >= 0 and (d >= n_keep or keep[d]):
-                    rows[at] = <int32_t> i
-                    at += 1
-    return rows_array, starts_array
+                node = ids[t, i]
+                if node < 0:
+                    continue
+                if node >= n_keep or keep[node] == 1:
+                    if listing:
+                        open_rows[n_open] = <int32_t> i
+                        n_open += 1
+                elif keep[node] == 2 and at[node] < node_start[node + 1]:
+                    waiting_rows[at[node]] = <int32_t> i
+                    at[node] += 1
+    live_out = (open_array, starts_array) if listing else None
+    return live_out, (waiting_rows_array, node_start_array, node_tree_array)
 
 
 def take_rows(const int32_t[:, ::1] ids, const int32_t[::1] group_of, idx_t n_groups,
@@ -240,7 +349,7 @@ def take_rows(const int32_t[:, ::1] ids, const int32_t[::1] group_of, idx_t n_gr
     rows stay out of the rounds' work, and can be taken again (a subtree grown
     again to a larger leaf bound). ``trees``: the trees (rows of ids) whose
     nodes have groups (1), the others not read; None: all. ``live``: the
-    entries to read (`live_rows`; None: every entry), a superset of those taken.
+    entries to read (`sort_entries`; None: every entry), a superset of those taken.
 
     Parameters
     ----------
@@ -256,24 +365,16 @@ def take_rows(const int32_t[:, ::1] ids, const int32_t[::1] group_of, idx_t n_gr
         "weight" (counts[t, i] as uint8 without weights, else times weights[i]
         as int64). Each node lies in one tree, whose rows are read ascending.
     """
-    cdef idx_t T = ids.shape[0], n = ids.shape[1], n_table = group_of.shape[0], t, i, g
-    cdef idx_t p = codes.shape[1], pos, j
+    cdef idx_t T = ids.shape[0], n = ids.shape[1], n_table = group_of.shape[0], t, i, j
     cdef int32_t d
     cdef bint every_tree = trees is None, weighted = weights is not None
     if not every_tree and trees.shape[0] != T:
         raise ValueError("trees must have one entry per tree")
-    if (codes.shape[0] != n or y.shape[0] != n or counts.shape[0] != T
-            or counts.shape[1] != n or (weighted and weights.shape[0] != n)):
-        raise ValueError("codes, counts, weights and y must have one entry per row")
+    _check_take(T, n, group_of, n_groups, codes, counts, weights, y)
     cdef LiveEntries entries = _live_entries(live, T, n)
-    for d in range(n_table):
-        if group_of[d] >= n_groups:
-            raise ValueError("group_of points beyond n_groups")
     # places: rows per node, then each node's first place in its group (nodes ascending)
     at_array = np.zeros(max(n_table, 1), dtype=np.intp)
-    sizes_array = np.zeros(max(n_groups, 1), dtype=np.intp)
-    cdef idx_t[::1] at = at_array, sizes = sizes_array
-    cdef idx_t count
+    cdef idx_t[::1] at = at_array
     with nogil:
         for t in range(T):
             if not every_tree and not trees[t]:
@@ -282,48 +383,9 @@ def take_rows(const int32_t[:, ::1] ids, const int32_t[::1] group_of, idx_t n_gr
                 d = ids[t, _row(&entries, j)]
                 if 0 <= d < n_table and group_of[d] >= 0:
                     at[d] += 1
-        for d in range(n_table):
-            g = group_of[d]
-            if g >= 0:
-                count = at[d]
-                at[d] = sizes[g]
-                sizes[g] += count
-    out = []
-    for g in range(n_groups):
-        out.append({"node": np.empty(sizes[g], dtype=np.int32),
-                    "row": np.empty(sizes[g], dtype=np.int64),
-                    "codes": np.empty((sizes[g], p), dtype=np.uint8),
-                    "y": np.empty(sizes[g], dtype=np.uint8 if byte_classes else np.int32),
-                    "weight": np.empty(sizes[g], dtype=np.int64 if weighted else np.uint8)})
-    cdef idx_t n_ptrs = max(n_groups, 1)
-    cdef int32_t** node_ptr = <int32_t**> calloc(n_ptrs, sizeof(int32_t*))
-    cdef int64_t** row_ptr = <int64_t**> calloc(n_ptrs, sizeof(int64_t*))
-    cdef uint8_t** codes_ptr = <uint8_t**> calloc(n_ptrs, sizeof(uint8_t*))
-    cdef void** y_ptr = <void**> calloc(n_ptrs, sizeof(void*))
-    cdef void** weight_ptr = <void**> calloc(n_ptrs, sizeof(void*))
-    cdef int32_t[::1] node_view
-    cdef int64_t[::1] row_view
-    cdef uint8_t[:, ::1] codes_view
-    if (node_ptr == NULL or row_ptr == NULL or codes_ptr == NULL or y_ptr == NULL
-            or weight_ptr == NULL):
-        free(node_ptr)
-        free(row_ptr)
-        free(codes_ptr)
-        free(y_ptr)
-        free(weight_ptr)
-        raise MemoryError("cannot allocate the group tables")
-    for g in range(n_groups):
-        if sizes[g] == 0:
-            continue
-        node_view = out[g]["node"]
-        node_ptr[g] = &node_view[0]
-        row_view = out[g]["row"]
-        row_ptr[g] = &row_view[0]
-        if p:
-            codes_view = out[g]["codes"]
-            codes_ptr[g] = &codes_view[0, 0]
-        y_ptr[g] = <void*> <size_t> out[g]["y"].ctypes.data
-        weight_ptr[g] = <void*> <size_t> out[g]["weight"].ctypes.data
+    cdef TakenGroups groups
+    out = _taken_groups(&groups, at, group_of, n_groups, codes.shape[1], byte_classes,
+                        weighted, start)
     with nogil:
         for t in range(T):
             if not every_tree and not trees[t]:
@@ -331,31 +393,148 @@ def take_rows(const int32_t[:, ::1] ids, const int32_t[::1] group_of, idx_t n_gr
             for j in range(_first(&entries, t), _end(&entries, t, n)):
                 i = _row(&entries, j)
                 d = ids[t, i]
-                if d < 0 or d >= n_table:
+                if d < 0 or d >= n_table or group_of[d] < 0:
                     continue
-                g = group_of[d]
-                if g < 0:
-                    continue
-                pos = at[d]
+                _put_row(&groups, group_of[d], at[d], d, i, &codes[i, 0], y[i],
+                         counts[t, i] * weights[i] if weighted else counts[t, i])
                 at[d] += 1
-                node_ptr[g][pos] = d
-                row_ptr[g][pos] = start + i
-                if p:
-                    memcpy(codes_ptr[g] + pos * p, &codes[i, 0], p)
-                if byte_classes:
-                    (<uint8_t*> y_ptr[g])[pos] = <uint8_t> y[i]
-                else:
-                    (<int32_t*> y_ptr[g])[pos] = y[i]
-                if weighted:
-                    (<int64_t*> weight_ptr[g])[pos] = counts[t, i] * weights[i]
-                else:
-                    (<uint8_t*> weight_ptr[g])[pos] = counts[t, i]
-    free(node_ptr)
-    free(row_ptr)
-    free(codes_ptr)
-    free(y_ptr)
-    free(weight_ptr)
+    _free_groups(&groups)
     return out
+
+
+def take_waiting(waiting, const int32_t[::1] group_of, idx_t n_groups,
+                 const uint8_t[:, ::1] codes, const uint8_t[:, ::1] counts,
+                 const int64_t[::1] weights, const int32_t[::1] y, int64_t start,
+                 bint byte_classes):
+    """`take_rows` from the waiting lists of `sort_entries`: the rows of the
+    nodes d with group_of[d] >= 0, in group group_of[d], as `take_rows`
+    returns them (sorted by (node, global row)), reading those nodes' rows
+    only. A node taken must be waiting (listed); one beyond the lists has none."""
+    cdef idx_t T = counts.shape[0], n = counts.shape[1], n_table = group_of.shape[0], d, j, i
+    cdef idx_t t
+    cdef bint weighted = weights is not None
+    _check_take(T, n, group_of, n_groups, codes, counts, weights, y)
+    cdef WaitingRows lists = _waiting_rows(waiting, T, n)
+    at_array = np.zeros(max(n_table, 1), dtype=np.intp)
+    cdef idx_t[::1] at = at_array
+    for d in range(min(n_table, lists.n_nodes)):
+        if group_of[d] >= 0:
+            _check_waiting_node(&lists, d, n)
+            at[d] = _waiting_count(&lists, d)
+    cdef TakenGroups groups
+    out = _taken_groups(&groups, at, group_of, n_groups, codes.shape[1], byte_classes,
+                        weighted, start)
+    with nogil:
+        for d in range(min(n_table, lists.n_nodes)):
+            if group_of[d] < 0:
+                continue
+            t = lists.node_tree[d] if _waiting_count(&lists, d) else 0
+            for j in range(lists.node_start[d], lists.node_start[d + 1]):
+                i = lists.rows[j]
+                _put_row(&groups, group_of[d], at[d], <int32_t> d, i, &codes[i, 0], y[i],
+                         counts[t, i] * weights[i] if weighted else counts[t, i])
+                at[d] += 1
+    _free_groups(&groups)
+    return out
+
+
+cdef int _check_take(idx_t T, idx_t n, const int32_t[::1] group_of, idx_t n_groups,
+                     const uint8_t[:, ::1] codes, const uint8_t[:, ::1] counts,
+                     const int64_t[::1] weights, const int32_t[::1] y) except -1:
+    """The shape checks of `take_rows` and `take_waiting`."""
+    cdef idx_t d
+    if (codes.shape[0] != n or y.shape[0] != n or counts.shape[0] != T
+            or counts.shape[1] != n or (weights is not None and weights.shape[0] != n)):
+        raise ValueError("codes, counts, weights and y must have one entry per row")
+    for d in range(group_of.shape[0]):
+        if group_of[d] >= n_groups:
+            raise ValueError("group_of points beyond n_groups")
+    return 0
+
+
+cdef struct TakenGroups:
+    # where `_put_row` writes each group's taken rows (`take_rows`' output)
+    int32_t** node
+    int64_t** row
+    uint8_t** codes
+    void** y
+    void** weight
+    idx_t p
+    int64_t start
+    bint byte_classes
+    bint weighted
+
+
+cdef list _taken_groups(TakenGroups* groups, idx_t[::1] at, const int32_t[::1] group_of,
+                        idx_t n_groups, idx_t p, bint byte_classes, bint weighted,
+                        int64_t start):
+    """The groups' output arrays, sized from the rows per node ``at`` (node
+    d's rows in group group_of[d]), and the pointers `_put_row` writes
+    through; ``at`` becomes each node's first place in its group (nodes
+    ascending)."""
+    cdef idx_t d, g, count, n_ptrs = max(n_groups, 1)
+    sizes_array = np.zeros(n_ptrs, dtype=np.intp)
+    cdef idx_t[::1] sizes = sizes_array
+    for d in range(group_of.shape[0]):
+        g = group_of[d]
+        if g >= 0:
+            count = at[d]
+            at[d] = sizes[g]
+            sizes[g] += count
+    out = []
+    for g in range(n_groups):
+        out.append({"node": np.empty(sizes[g], dtype=np.int32),
+                    "row": np.empty(sizes[g], dtype=np.int64),
+                    "codes": np.empty((sizes[g], p), dtype=np.uint8),
+                    "y": np.empty(sizes[g], dtype=np.uint8 if byte_classes else np.int32),
+                    "weight": np.empty(sizes[g], dtype=np.int64 if weighted else np.uint8)})
+    groups.node = <int32_t**> calloc(n_ptrs, sizeof(int32_t*))
+    groups.row = <int64_t**> calloc(n_ptrs, sizeof(int64_t*))
+    groups.codes = <uint8_t**> calloc(n_ptrs, sizeof(uint8_t*))
+    groups.y = <void**> calloc(n_ptrs, sizeof(void*))
+    groups.weight = <void**> calloc(n_ptrs, sizeof(void*))
+    groups.p = p
+    groups.start = start
+    groups.byte_classes = byte_classes
+    groups.weighted = weighted
+    if (groups.node == NULL or groups.row == NULL or groups.codes == NULL
+            or groups.y == NULL or groups.weight == NULL):
+        _free_groups(groups)
+        raise MemoryError("cannot allocate the group tables")
+    for g in range(n_groups):
+        if sizes[g] == 0:
+            continue
+        groups.node[g] = <int32_t*> <size_t> out[g]["node"].ctypes.data
+        groups.row[g] = <int64_t*> <size_t> out[g]["row"].ctypes.data
+        groups.codes[g] = <uint8_t*> <size_t> out[g]["codes"].ctypes.data
+        groups.y[g] = <void*> <size_t> out[g]["y"].ctypes.data
+        groups.weight[g] = <void*> <size_t> out[g]["weight"].ctypes.data
+    return out
+
+
+cdef void _free_groups(TakenGroups* groups) noexcept:
+    free(groups.node)
+    free(groups.row)
+    free(groups.codes)
+    free(groups.y)
+    free(groups.weight)
+
+
+cdef inline void _put_row(const TakenGroups* groups, idx_t g, idx_t pos, int32_t d, idx_t i,
+                          const uint8_t* codes, int32_t klass, int64_t weight) noexcept nogil:
+    """Write row i of node d (its codes, class and weight) at place pos of group g."""
+    groups.node[g][pos] = d
+    groups.row[g][pos] = groups.start + i
+    if groups.p:
+        memcpy(groups.codes[g] + pos * groups.p, codes, groups.p)
+    if groups.byte_classes:
+        (<uint8_t*> groups.y[g])[pos] = <uint8_t> klass
+    else:
+        (<int32_t*> groups.y[g])[pos] = klass
+    if groups.weighted:
+        (<int64_t*> groups.weight[g])[pos] = weight
+    else:
+        (<uint8_t*> groups.weight[g])[pos] = <uint8_t> weight
 
 
 cdef struct RouteTables:
@@ -464,7 +643,7 @@ def route(const uint8_t[:, ::1] codes, const int32_t[:, ::1] ids, const int32_t[
     missing_left[d]), else to right[d]. A categorical split (level_set[d] >=
     0) sends a level code c left when bit c of left_levels[level_set[d]] (4
     words, 256 bits) is set, missing values by missing_left[d]. ``live``: the
-    only entries moved (`live_rows`; None: every entry), the others keep their ids.
+    only entries moved (`sort_entries`; None: every entry), the others keep their ids.
     """
     cdef RouteTables tables = _route_tables(feature, threshold_bin, missing_left, left, right,
                                             level_set, left_levels)
@@ -504,7 +683,7 @@ def histograms(const uint8_t[:, ::1] codes, const int32_t[:, ::1] ids,
     when no sum can exceed 2**31 - 1 (without weights: fewer than 2**31 / 255
     rows); ``with_cases`` False: no case column, for the caller to choose when
     every weight is 1 (no weights, multiplicities 0 or 1), the class weights
-    then summing to the cases. ``live``: the only entries read (`live_rows`;
+    then summing to the cases. ``live``: the only entries read (`sort_entries`;
     None: every entry), a superset of those in the requested and split nodes.
 
     Returns

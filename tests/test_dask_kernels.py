@@ -7,7 +7,8 @@ import pytest
 
 from aucforest._binning import MISSING_CODE
 from aucforest._dask_blocks import _take_group
-from aucforest._dask_kernels import histograms, live_rows, route, take_rows
+from aucforest._dask_kernels import (histograms, route, sort_entries, take_rows,
+                                     take_waiting)
 
 
 def _state(seed, trees=3, rows=400, features=5, nodes=12):
@@ -182,11 +183,34 @@ def test_routing_and_histograms_in_one_pass_equal_the_two_passes(seed, sets, nar
 
 def _naive_live(ids, keep, among=None):
     """Per tree, the ascending rows i of ``among`` (None: all) whose ids[t, i]
-    = d >= 0 with keep[d] (ids beyond keep kept)."""
+    = d >= 0 has keep[d] == 1 (ids beyond keep kept)."""
     return [[i for i in range(ids.shape[1])
              if (among is None or i in among[t]) and ids[t, i] >= 0
-             and (ids[t, i] >= keep.shape[0] or keep[ids[t, i]])]
+             and (ids[t, i] >= keep.shape[0] or keep[ids[t, i]] == 1)]
             for t in range(ids.shape[0])]
+
+
+def _naive_waiting(ids, keep, among=None, before=None):
+    """{node: (tree, ascending rows)} of the nodes d with keep[d] == 2: their
+    rows listed ``before`` ({node: (tree, rows)}) if any, else those of
+    ``among`` (None: all)."""
+    before = before or {}
+    found = {d: before[d] for d in before if keep[d] == 2}
+    for t in range(ids.shape[0]):
+        for i in range(ids.shape[1]):
+            d = ids[t, i]
+            if ((among is None or i in among[t]) and 0 <= d < keep.shape[0]
+                    and keep[d] == 2 and d not in before):
+                found.setdefault(int(d), (t, []))[1].append(i)
+    return found
+
+
+def _as_waiting(waiting, n_nodes):
+    rows, node_start, node_tree = waiting
+    assert rows.dtype == np.int32 and node_start.dtype == np.int64
+    assert node_start.shape == (n_nodes + 1,) and node_tree.shape == (n_nodes,)
+    return {d: (int(node_tree[d]), rows[node_start[d]:node_start[d + 1]].tolist())
+            for d in range(n_nodes) if node_start[d + 1] > node_start[d]}
 
 
 def _as_lists(live):
@@ -204,20 +228,72 @@ def _live_subset(rng, ids, share):
 
 
 @pytest.mark.parametrize("seed", range(3))
-def test_live_rows_lists_the_rows_of_kept_nodes_per_tree(seed):
+def test_sort_entries_lists_open_rows_per_tree_and_waiting_rows_per_node(seed):
     rng, codes, counts, ids, y = _state(seed)
-    keep = rng.integers(0, 2, 10).astype(np.uint8)  # ids 10, 11: beyond the table, kept
-    live = live_rows(ids, keep)
+    keep = rng.integers(0, 3, 10).astype(np.uint8)  # ids 10, 11: beyond the table, open
+    live, waiting = sort_entries(ids, keep)
     assert _as_lists(live) == _naive_live(ids, keep)
-    again = rng.integers(0, 2, 10).astype(np.uint8)
-    assert _as_lists(live_rows(ids, again, live)) == _naive_live(ids, again, _as_lists(live))
-    # more than max_share of the entries: None (every entry read)
+    first = _naive_waiting(ids, keep)
+    assert first and _as_waiting(waiting, 10) == first
+    # a later round: waiting nodes keep the rows listed (not listed again), those
+    # no longer waiting are dropped, new waiting nodes are listed from the live rows
+    again = np.where(rng.random(10) < 0.5, keep, rng.integers(0, 3, 10)).astype(np.uint8)
+    among = _live_subset(rng, ids, 0.6)
+    live2, waiting2 = sort_entries(ids, again, among, waiting)
+    assert _as_lists(live2) == _naive_live(ids, again, _as_lists(among))
+    assert _as_waiting(waiting2, 10) == _naive_waiting(ids, again, _as_lists(among), first)
+    # more than max_share of the entries open: live None (every entry read)
     listed = sum(map(len, _naive_live(ids, keep)))
-    assert live_rows(ids, keep, max_share=(listed - 0.5) / ids.size) is None
-    assert _as_lists(live_rows(ids, keep, max_share=(listed + 0.5) / ids.size)) == \
+    assert sort_entries(ids, keep, max_share=(listed - 0.5) / ids.size)[0] is None
+    assert _as_lists(sort_entries(ids, keep, max_share=(listed + 0.5) / ids.size)[0]) == \
         _naive_live(ids, keep)
-    empty = live_rows(ids, np.zeros(12, np.uint8))
+    empty, none_waiting = sort_entries(ids, np.zeros(12, np.uint8))
     assert _as_lists(empty) == [[]] * ids.shape[0]
+    assert _as_waiting(none_waiting, 12) == {}
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("seed", range(3))
+def test_taking_waiting_rows_out_equals_taking_them_from_the_ids(seed, weighted):
+    """take_waiting reads the waiting lists only and returns what take_rows
+    finds scanning every entry for the same nodes."""
+    rng, codes, counts, ids, y = _state(seed)
+    weights = rng.integers(1, 50, codes.shape[0]).astype(np.int64) if weighted else None
+    keep = np.array([2, 2, 0, 2, 1, 2, 2, 2, 0, 2], dtype=np.uint8)
+    _, waiting = sort_entries(ids, keep)
+    group_of = np.where(keep == 2, rng.integers(-1, 3, 10), -1).astype(np.int32)
+    taken = take_waiting(waiting, group_of, 3, codes, counts, weights, y, 50, True)
+    assert [part["row"].shape[0] for part in taken] == \
+        [part["row"].shape[0] for part in take_rows(ids, group_of, 3, None, codes, counts,
+                                                    weights, y, 50, True)]
+    for g, part in enumerate(taken):
+        assert _as_rows(part) == _naive_take(ids, group_of, g, None, codes, counts, weights,
+                                             y, 50)
+    # a shorter table (nodes made since): the nodes beyond have nothing waiting
+    short = take_waiting(waiting, group_of[:6], 3, codes, counts, weights, y, 50, False)
+    for g, part in enumerate(short):
+        assert part["y"].dtype == np.int32
+        assert _as_rows(part) == _naive_take(ids, group_of[:6], g, None, codes, counts,
+                                             weights, y, 50)
+
+
+@pytest.mark.parametrize("rows, node_start, node_tree, match", [
+    ([0, 5], [0, 1], [0], "one start per node"),
+    ([0, 5, 6], [0, 3, 2, 3], [0, 0, 0], "must not decrease"),
+    ([5, 0], [0, 2, 2], [0, 0], "ascending"),
+    ([0, 400], [0, 1, 2], [0, 1], "row indices"),
+    ([0, 1], [0, 2, 2], [3, -1], "tree indices"),
+])
+def test_malformed_waiting_lists_are_refused(rows, node_start, node_tree, match):
+    rng, codes, counts, ids, y = _state(0)
+    waiting = (np.array(rows, dtype=np.int32), np.array(node_start, dtype=np.int64),
+               np.array(node_tree, dtype=np.int32))
+    if "ascending" not in match and "row indices" not in match:  # rows: checked when read
+        with pytest.raises(ValueError, match=match):
+            sort_entries(ids, np.full(12, 2, np.uint8), None, waiting)
+    with pytest.raises(ValueError, match=match):
+        take_waiting(waiting, np.zeros(len(node_tree), np.int32), 1, codes, counts, None, y,
+                     0, True)
 
 
 @pytest.mark.parametrize("weighted", [False, True])
@@ -272,4 +348,4 @@ def test_a_malformed_live_list_is_refused(rows, starts, match):
         route(codes, ids, *[np.zeros(1, np.int32)] * 2, np.zeros(1, np.uint8),
               *[np.zeros(1, np.int32)] * 2, live=live)
     with pytest.raises(ValueError, match=match):
-        live_rows(ids, np.ones(12, np.uint8), live)
+        sort_entries(ids, np.ones(12, np.uint8), live)
