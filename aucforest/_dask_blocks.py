@@ -124,7 +124,9 @@ def _round(block, state, tables, n_codes, n_classes):
     max_share of all), and a node finished in memory has its rows listed
     once, per node, until taken out (the state's "waiting", `take_waiting`);
     so out-of-bag rows, the rows of leaves and of nodes waiting or taken out
-    cost the later rounds nothing.
+    cost the later rounds nothing. The lists are sorted again only when rows
+    moved (routes) or were never sorted: the nodes taken out keep their
+    listed rows until then (within the lists' bound, the drawn entries).
     live None (taking rows out again): every entry is read, the node ids
     being those the rows were last in."""
     routes, request, finish, live = tables
@@ -144,7 +146,9 @@ def _round(block, state, tables, n_codes, n_classes):
             hist, ids = hist
     elif routes is not None:
         ids = route(codes, ids, *routes, live=entries)
-    if live is not None:
+    if live is not None and (routes is not None or state["waiting"] is None):
+        # sorted again when rows moved (or first read); a round that only takes rows
+        # out leaves the lists as they are (its nodes' rows are dropped at the next sort)
         keep, max_share = live
         entries, waiting = sort_entries(ids, keep, entries, waiting, max_share)
     parts = {}
