@@ -291,7 +291,7 @@ def cost_model(n, partitions, workers, trees, p=FEATURES, m=5, K=2):
     """docs/user_guide.md section 9's predictions (default parameters,
     ``predict_min_samples="oob"``: C = 6 node-size candidates)."""
     r, B, C = 0.632, 256, 6
-    from aucforest._dask import local_rows
+    from aucforest._dask import FINISH_BACKLOG_BYTES, FINISH_BACKLOG_PER_WORKER, local_rows
     local = local_rows(n)
     R = max(131_072, local)
     T = int(np.clip((1 << 28) * workers // (5 * n), 1, 32))
@@ -306,7 +306,8 @@ def cost_model(n, partitions, workers, trees, p=FEATURES, m=5, K=2):
         "L (in-memory node size)": local, "R (rows per finishing task)": R,
         "T (trees per batch)": T,
         "rounds per batch": rounds_per_batch,
-        "take-out rounds per batch (at most)": r * n * T * (p + 21) / (workers * (1 << 26)),
+        "take-out rounds per batch (at most)":
+            r * n * T * (p + 21) / (workers * FINISH_BACKLOG_BYTES / 2),
         "tasks per round (without finishing)": per_round,
         "finishing groups per tree": groups_per_tree,
         "tasks per tree": (per_round + partitions) * rounds_per_batch / T
@@ -317,7 +318,8 @@ def cost_model(n, partitions, workers, trees, p=FEATURES, m=5, K=2):
             r * n * (p + 14) * (workers - 1) / workers / 2**20,
         "per worker: rows + round state (MiB)": n / workers * (p + 8 + 10 * T) / 2**20,
         "per worker: finishing (backlog + one task) (MiB)":
-            (max(min(64 * R * (p + 21), 1 << 27), R * (p + 21)) + R * (p + 14)
+            (max(min(FINISH_BACKLOG_PER_WORKER * R * (p + 21), FINISH_BACKLOG_BYTES),
+                 R * (p + 21)) + R * (p + 14)
              + local * (p + 40)) / 2**20,
         "per worker: grown subtrees waiting under oob (MiB)":
             grown_nodes_per_tree * (65 + 8 * K) * trees / workers / 2**20,
