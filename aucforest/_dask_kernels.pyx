@@ -206,7 +206,7 @@ cdef WaitingRows _waiting_rows(waiting, idx_t T, idx_t n) except *:
     cdef const int32_t[::1] rows
     cdef const int64_t[::1] node_start
     cdef const int32_t[::1] node_tree
-    cdef idx_t d, j, n_nodes
+    cdef idx_t d, n_nodes
     lists.rows = NULL
     lists.node_start = NULL
     lists.node_tree = NULL
@@ -275,7 +275,7 @@ def sort_entries(const int32_t[:, ::1] ids, const uint8_t[::1] keep, live=None,
         of tree node_tree[d] (-1: none listed).
     """
     cdef idx_t T = ids.shape[0], n = ids.shape[1], n_keep = keep.shape[0], t, j, i, d
-    cdef idx_t n_open = 0, n_old, old_count, pos
+    cdef idx_t n_open = 0, n_old, old_count
     cdef LiveEntries entries = _live_entries(live, T, n)
     cdef WaitingRows before = _waiting_rows(waiting, T, n)
     cdef int32_t node
@@ -299,7 +299,7 @@ def sort_entries(const int32_t[:, ::1] ids, const uint8_t[::1] keep, live=None,
                     node_tree[node] = <int32_t> t
             starts[t + 1] = n_open
         for d in range(n_keep):
-            if keep[d] == 2 and d < n_old and _waiting_count(&before, d):
+            if keep[d] == 2 and _waiting_count(&before, d):
                 node_start[d + 1] = _waiting_count(&before, d)
                 node_tree[d] = before.node_tree[d]
             elif keep[d] != 2:
