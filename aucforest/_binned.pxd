@@ -23,6 +23,10 @@ cdef class BinnedSplitter(Splitter):
     cdef unsigned char* drawn_flags    # (N_CODES,) 1 at the drawn positions during a draw, else 0
     cdef uint8_t* bin_target           # (N_CODES,) bin whose histogram entry takes a code's cases:
                                        #   the code itself, or its bucket's bin during a draw
+    cdef uint8_t* node_class           # (n_active,) class of samples[i] (K <= 256), and
+    cdef double* node_weight           #   (n_active,) its weight, for samples[node_start:node_end]
+    cdef idx_t node_start, node_end    #   as node_reset read them (empty range: not valid)
+    cdef idx_t node_reset(self, idx_t start, idx_t end) noexcept nogil
     cdef void _init_binned(self, idx_t n_rows, idx_t n_features, const double[:, ::1] edges,
                            const idx_t[::1] n_bins, const idx_t[::1] y, const double[::1] w,
                            idx_t n_classes, int criterion, idx_t max_features,

@@ -23,7 +23,9 @@ bounds (min_samples_leaf counts distinct cases) are those of the exact
 splitter; the thresholds are bin edges, so a tree grown on the codes
 predicts from real-valued X unchanged. Samples are partitioned stably, so
 each node's samples stay in ascending order and the per-feature gathers
-walk memory forwards.
+walk memory forwards. Under weights other than 1 (bootstrap multiplicities)
+a node's classes and weights are copied once, in its sample order, so that
+each feature's pass gathers only the codes.
 """
 from libc.stdint cimport uint8_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
@@ -123,6 +125,12 @@ cdef class BinnedSplitter(Splitter):
         self.drawn_bins = <idx_t*> malloc(N_CODES * sizeof(idx_t))
         self.drawn_flags = <unsigned char*> calloc(N_CODES, sizeof(unsigned char))
         self.bin_target = <uint8_t*> malloc(N_CODES * sizeof(uint8_t))
+        self.node_start = self.node_end = 0
+        if self.y_byte != NULL and not self.unit_weights:  # unit weights: y_byte is enough
+            self.node_class = <uint8_t*> malloc(max(self.n_active, 1) * sizeof(uint8_t))
+            self.node_weight = <double*> malloc(max(self.n_active, 1) * sizeof(double))
+            if self.node_class == NULL or self.node_weight == NULL:
+                raise MemoryError("cannot allocate the binned splitter's node buffers")
         if (self.hist_weight == NULL or self.hist_count == NULL or self.hist_classes == NULL
                 or self.occupied_bins == NULL or self.partition_scratch == NULL
                 or self.drawn_positions == NULL or self.drawn_bins == NULL
@@ -141,6 +149,33 @@ cdef class BinnedSplitter(Splitter):
         free(self.drawn_bins)
         free(self.drawn_flags)
         free(self.bin_target)
+        free(self.node_class)
+        free(self.node_weight)
+
+    def read_weights_as_given(self):
+        """`Splitter.read_weights_as_given`, and gather each case's class and
+        weight in every feature's pass instead of reading the node's copies
+        (for tests: the reference that the copies must equal)."""
+        Splitter.read_weights_as_given(self)
+        free(self.node_class)
+        free(self.node_weight)
+        self.node_class = NULL
+        self.node_weight = NULL
+
+    cdef idx_t node_reset(self, idx_t start, idx_t end) noexcept nogil:
+        """`Splitter.node_reset`, and each case's class and weight in the
+        node's sample order (node_class, node_weight): the histogram passes
+        over the node's features then read them in sequence instead of
+        gathering both per feature (the same values, added in the same order)."""
+        cdef idx_t i, s
+        cdef const double* w = &self.w[0]
+        if self.node_class != NULL:
+            for i in range(start, end):
+                s = self.samples[i]
+                self.node_class[i] = self.y_byte[s]
+                self.node_weight[i] = w[s]
+            self.node_start, self.node_end = start, end
+        return Splitter.node_reset(self, start, end)
 
     cdef int _examine_feature(self, idx_t feature, idx_t start, idx_t end,
                               SplitRecord* best) noexcept nogil:
@@ -165,6 +200,11 @@ cdef class BinnedSplitter(Splitter):
         cdef uint64_t* hist_classes = self.hist_classes
         cdef bint track_classes = CLASS_MASK_MIN_CLASSES <= K <= CLASS_MASK_MAX_CLASSES
         cdef uint8_t* bin_target = self.bin_target
+        # the node's classes and weights in sample order (node_reset), when they are this node's
+        cdef bint in_order = (self.node_class != NULL and self.node_start == start
+                              and self.node_end == end)
+        cdef const uint8_t* node_class = self.node_class
+        cdef const double* node_weight = self.node_weight
         cdef uint64_t occupied[4]
         cdef uint8_t code
         cdef idx_t* buckets = self.occupied_bins
@@ -185,7 +225,12 @@ cdef class BinnedSplitter(Splitter):
             if self.nsplit < n_occupied - 1:
                 n_buckets = self._draw_bins(n_occupied)
                 buckets, drawn = self.drawn_bins, True
-            if self.unit_weights and y_byte != NULL:  # the same sums, fewer cache lines
+            if in_order:  # the same sums, read in sequence
+                for i in range(start, end):
+                    code = bin_target[column[samples[i]]]
+                    hist_count[code] += 1
+                    hist_weight[code * K + node_class[i]] += node_weight[i]
+            elif self.unit_weights and y_byte != NULL:  # the same sums, fewer cache lines
                 for i in range(start, end):
                     s = samples[i]
                     code = bin_target[column[s]]
@@ -197,6 +242,13 @@ cdef class BinnedSplitter(Splitter):
                     code = bin_target[column[s]]
                     hist_count[code] += 1
                     hist_weight[code * K + y[s]] += w[s]
+        elif in_order:  # the same sums, read in sequence
+            for i in range(start, end):
+                code = column[samples[i]]
+                occupied[code >> 6] |= (<uint64_t> 1) << (code & 63)
+                hist_count[code] += 1
+                hist_weight[code * K + node_class[i]] += node_weight[i]
+            n_occupied = self._list_occupied_bins(occupied)
         elif self.unit_weights and y_byte != NULL:
             for i in range(start, end):
                 s = samples[i]
@@ -341,6 +393,7 @@ cdef class BinnedSplitter(Splitter):
         cdef idx_t threshold_bin = best.bin
         cdef bint missing_left = best.missing_left, categorical = best.categorical, goes_left
         cdef uint8_t code
+        self.node_start = self.node_end = 0  # the samples move: node_class and node_weight stale
         for i in range(start, end):
             s = self.samples[i]
             code = column[s]

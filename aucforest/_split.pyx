@@ -309,6 +309,11 @@ cdef class Splitter:
             for i in range(start, end):
                 self.crit.node_counts[self.y_byte[self.samples[i]]] += 1.0
             return criterion_init(&self.crit)
+        if self.y_byte != NULL:  # the same sums; y read from a byte per sample
+            for i in range(start, end):
+                s = self.samples[i]
+                self.crit.node_counts[self.y_byte[s]] += w[s]
+            return criterion_init(&self.crit)
         for i in range(start, end):
             s = self.samples[i]
             self.crit.node_counts[y[s]] += w[s]
@@ -494,6 +499,13 @@ cdef class Splitter:
                 left[self.y_byte[self.samples[i]]] += 1.0
             for i in range(best.pos, end):
                 right[self.y_byte[self.samples[i]]] += 1.0
+        elif self.y_byte != NULL:
+            for i in range(start, best.pos):
+                s = self.samples[i]
+                left[self.y_byte[s]] += w[s]
+            for i in range(best.pos, end):
+                s = self.samples[i]
+                right[self.y_byte[s]] += w[s]
         else:
             for i in range(start, best.pos):
                 s = self.samples[i]

@@ -29,8 +29,9 @@ from ._random cimport splitmix64
 from libc.float cimport DBL_EPSILON, FLT_MAX
 
 from ._criterion cimport (CRITERION_AUC, CRITERION_AUC_ECP, CRITERION_GINI, Criterion, X_t,
-                          criterion_impurity_decrease, criterion_node_impurity, idx_t)
-from ._split cimport SplitRecord, Splitter
+                          criterion_impurity_decrease, criterion_init,
+                          criterion_node_impurity, idx_t)
+from ._split cimport SPARSE_NODE_FACTOR, SplitRecord, Splitter
 
 from ._sparse import SparseRows, is_sparse
 
@@ -554,6 +555,9 @@ def build_tree_best_first(Splitter splitter, idx_t max_depth, idx_t max_leaf_nod
     cdef idx_t* heap = <idx_t*> malloc(capacity * sizeof(idx_t))
     cdef idx_t* stack = <idx_t*> malloc(capacity * sizeof(idx_t))
     cdef idx_t* parents = <idx_t*> malloc(capacity * sizeof(idx_t))
+    # each made node's class counts, so that numbering the nodes need not sum them again
+    cdef idx_t K = splitter.n_classes
+    cdef double* made_counts = <double*> malloc(capacity * K * sizeof(double))
     cdef idx_t n_records = 1, heap_size = 0, n_leaves = 1, r, child, side, stack_size
     cdef idx_t node, tree_depth = 0
     cdef idx_t start, end
@@ -561,11 +565,13 @@ def build_tree_best_first(Splitter splitter, idx_t max_depth, idx_t max_leaf_nod
     cdef bint failed = False
     cdef SplitRecord leaf
     cdef FrontierRecord* rec
-    if records == NULL or heap == NULL or stack == NULL or parents == NULL:
+    if (records == NULL or heap == NULL or stack == NULL or parents == NULL
+            or made_counts == NULL):
         free(records)
         free(heap)
         free(stack)
         free(parents)
+        free(made_counts)
         raise MemoryError("cannot allocate the best-first builder's buffers")
     leaf.feature = -1
     with nogil:
@@ -576,6 +582,7 @@ def build_tree_best_first(Splitter splitter, idx_t max_depth, idx_t max_leaf_nod
         records[0].key = splitter.rng_state
         records[0].decrease = _split_or_leaf(splitter, 0, splitter.n_active, 0,
                                              records[0].key, &limits, &records[0].split)
+        memcpy(made_counts, splitter.crit.node_counts, K * sizeof(double))
         if records[0].split.feature >= 0:
             _heap_push(heap, &heap_size, records, 0)
         while heap_size > 0 and n_leaves < max_leaf_nodes:
@@ -599,6 +606,7 @@ def build_tree_best_first(Splitter splitter, idx_t max_depth, idx_t max_leaf_nod
                 records[child].decrease = _split_or_leaf(
                     splitter, start, end, records[r].depth + 1, records[child].key, &limits,
                     &records[child].split)
+                memcpy(made_counts + child * K, splitter.crit.node_counts, K * sizeof(double))
                 if records[child].split.feature >= 0:
                     _heap_push(heap, &heap_size, records, child)
         # depth-first preorder, left child first, as build_tree numbers the nodes
@@ -609,7 +617,12 @@ def build_tree_best_first(Splitter splitter, idx_t max_depth, idx_t max_leaf_nod
             stack_size -= 1
             r = stack[stack_size]
             rec = &records[r]
-            splitter.node_reset(rec.start, rec.end)  # the node's class counts again
+            if (rec.end - rec.start) * SPARSE_NODE_FACTOR <= K:
+                # few cases among many classes: summed again in O(cases), not O(K)
+                splitter.node_reset(rec.start, rec.end)
+            else:  # the counts as the node was made, the node state in O(K)
+                memcpy(splitter.crit.node_counts, made_counts + r * K, K * sizeof(double))
+                criterion_init(&splitter.crit)
             node = nodes.add_node(
                 -1 if parents[stack_size] < 0 else parents[stack_size] >> 1,
                 (parents[stack_size] & 1) == 1 if parents[stack_size] >= 0 else False,
@@ -630,6 +643,7 @@ def build_tree_best_first(Splitter splitter, idx_t max_depth, idx_t max_leaf_nod
     free(heap)
     free(stack)
     free(parents)
+    free(made_counts)
     if failed:
         raise MemoryError("out of memory while growing the tree")
     return _finished_tree(splitter, nodes, tree_depth)

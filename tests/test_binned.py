@@ -306,6 +306,53 @@ def test_bin_codes_count_the_edges_below_each_value(seed, max_bins, n_threads, o
 @pytest.mark.parametrize("n_classes", [2, 3, 9, 64])
 @pytest.mark.parametrize("nsplit", [0, 10])
 @pytest.mark.parametrize("criterion", ["auc", "gini"])
+@pytest.mark.parametrize("best_first", [False, True])
+def test_node_order_passes_grow_the_tree_of_the_gathering_passes(n_classes, nsplit, criterion,
+                                                                 best_first):
+    # under weights other than 1 (bootstrap multiplicities, as in-memory finishing on
+    # Dask gives them) each node's classes and weights are copied once in its sample
+    # order and every feature's pass reads the copies: the same values added in the
+    # same order, so the tree of the passes that gather y and w per case
+    from aucforest._binned import BinnedSplitter
+    from aucforest._criterion import CRITERIA
+    from aucforest._tree import build_tree, build_tree_best_first
+
+    rng = np.random.default_rng(7 * n_classes + nsplit)
+    n = 3000
+    X = rng.normal(size=(n, 5)).astype(np.float32)
+    X[rng.random(X.shape) < 0.03] = np.nan
+    y = np.minimum((np.abs(np.nan_to_num(X[:, 0]) + rng.normal(size=n)) * n_classes / 3).astype(np.intp),
+                   n_classes - 1)
+    y[:n_classes] = np.arange(n_classes)  # every class occurs
+    w = rng.poisson(1.0, n) / 7.0  # multiplicities, rescaled: sums that round
+    binned = bin_features(X, 64, np.random.RandomState(0))
+
+    def tree(as_given):
+        splitter = BinnedSplitter(binned.codes, binned.edges, binned.n_bins, y, w, n_classes,
+                                  CRITERIA[criterion], 2, 1, 0.0, 5, nsplit=nsplit)
+        if as_given:
+            splitter.read_weights_as_given()
+        if best_first:
+            return build_tree_best_first(splitter, np.iinfo(np.intp).max, 150)
+        return build_tree(splitter, np.iinfo(np.intp).max)
+
+    copied, given = tree(False), tree(True)
+    assert copied.node_count > 100
+    for name in ("feature", "threshold", "children_left", "children_right",
+                 "missing_go_to_left", "n_node_samples", "weighted_n_node_samples",
+                 "impurity", "value"):
+        np.testing.assert_array_equal(getattr(copied, name), getattr(given, name), err_msg=name)
+    # and each node's weight is its cases' (a naive sum)
+    leaf_of = copied.apply(X)
+    leaves = np.flatnonzero(copied.children_left < 0)
+    np.testing.assert_allclose(copied.weighted_n_node_samples[leaves],
+                               np.bincount(leaf_of, weights=w, minlength=copied.node_count)[leaves],
+                               rtol=1e-12)
+
+
+@pytest.mark.parametrize("n_classes", [2, 3, 9, 64])
+@pytest.mark.parametrize("nsplit", [0, 10])
+@pytest.mark.parametrize("criterion", ["auc", "gini"])
 def test_unit_weight_passes_grow_the_tree_of_the_weighted_passes(n_classes, nsplit, criterion):
     # when every drawn case weighs 1 (the default forest's trees), the passes
     # over a node's cases add 1 at the class byte instead of reading y and w:

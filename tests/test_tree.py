@@ -559,33 +559,41 @@ BUILDER_CASES = [
 
 @pytest.mark.parametrize("params", BUILDER_CASES, ids=repr)
 @pytest.mark.parametrize("sparse_input", [False, True])
+@pytest.mark.parametrize("weighted", [False, True])
 def test_best_first_tree_that_never_reaches_max_leaf_nodes_is_the_depth_first_tree(params,
-                                                                                     sparse_input):
+                                                                                     sparse_input,
+                                                                                     weighted):
     """Issue 44 case 5a: with max_leaf_nodes never reached, the best-first builder
     grew another tree than the depth-first one: each node drew its feature order
     (and thresholds) from one random stream consumed in the order the builder
-    visits the nodes. scikit-learn's test_importances compares the two on iris."""
+    visits the nodes. scikit-learn's test_importances compares the two on iris.
+    Weighted: each node's class weights are summed when the node is made, in
+    the same order by both builders (the best-first builder once summed them
+    again in the final order, which rounds otherwise)."""
     import scipy.sparse as sp
     from sklearn.datasets import load_iris
     X, y = load_iris(return_X_y=True)
     rng = np.random.default_rng(20)
     X = np.column_stack([rng.integers(0, 4, X.shape[0]), X]).astype(np.float32)  # codes 0..3
+    weight = rng.uniform(0.1, 1.0, X.shape[0]) if weighted else None
     if sparse_input and "categorical_features" not in params:
         X = sp.csc_matrix(np.where(rng.random(X.shape) < 0.3, 0.0, X))
     elif sparse_input:
         return
     for seed in range(3):
-        depth_first = AUCTreeClassifier(random_state=seed, **params).fit(X, y)
+        depth_first = AUCTreeClassifier(random_state=seed, **params).fit(
+            X, y, sample_weight=weight)
         assert depth_first.get_n_leaves() > 4
         best_first = AUCTreeClassifier(random_state=seed, max_leaf_nodes=X.shape[0],
-                                       **params).fit(X, y)
+                                       **params).fit(X, y, sample_weight=weight)
         for name, array in depth_first.tree_.node_arrays().items():
             np.testing.assert_array_equal(best_first.tree_.node_arrays()[name], array,
                                           err_msg=name)
         np.testing.assert_array_equal(best_first.feature_importances_,
                                       depth_first.feature_importances_)
         # bounded: the leaves the best-first order reaches first, a pruning of the same tree
-        bounded = AUCTreeClassifier(random_state=seed, max_leaf_nodes=4, **params).fit(X, y)
+        bounded = AUCTreeClassifier(random_state=seed, max_leaf_nodes=4, **params).fit(
+            X, y, sample_weight=weight)
         assert bounded.get_n_leaves() == 4
         kept = bounded.tree_.feature >= 0
         assert set(bounded.tree_.threshold[kept]) <= set(depth_first.tree_.threshold)
