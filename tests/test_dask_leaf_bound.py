@@ -133,6 +133,24 @@ def test_bounded_trees_are_the_best_first_cut_of_the_grown_trees(client, small_n
         assert opened == 3 if bound == 2 else opened <= grown._dask_fit_stats["open_nodes"]
 
 
+def test_bounded_trees_drawn_with_replacement_are_the_best_first_cut(client, small_nodes):
+    """With replacement the rows finished in memory weigh their multiplicities,
+    whose sums round: the best-first builder keeps each node's class weights as
+    summed when it made the node, as the depth-first builder of the unbounded
+    fit does, so the bounded trees are its cut to the last bit (the builder
+    once summed them again in another order)."""
+    X, y = _data()
+    params = dict(n_estimators=3, random_state=7, predict_min_samples=1, replacement=True)
+    chunks = chunked([700, 800], X, y)
+    grown = AUCForestClassifier(**params).fit(*chunks)
+    for bound in (7, 30):
+        bounded = AUCForestClassifier(max_leaf_nodes=bound, **params).fit(*chunks)
+        assert bounded._dask_fit_stats["rounds"] >= 2
+        for b, g in zip(bounded.estimators_, grown.estimators_):
+            assert _n_leaves(b.tree_) == bound
+            _assert_is_best_first_of(b.tree_, g.tree_, bound, "auc")
+
+
 @pytest.mark.parametrize("criterion", ["auc", "gini"])
 def test_whole_trees_grown_in_memory_are_the_best_first_cut_of_the_grown_trees(client,
                                                                                criterion):
