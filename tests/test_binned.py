@@ -303,28 +303,22 @@ def test_bin_codes_count_the_edges_below_each_value(seed, max_bins, n_threads, o
             np.testing.assert_array_equal(binned.edges[f, :feature_edges.size], feature_edges)
 
 
-@pytest.mark.parametrize("n_classes", [2, 3, 9, 64])
-@pytest.mark.parametrize("nsplit", [0, 10])
-@pytest.mark.parametrize("criterion", ["auc", "gini"])
-@pytest.mark.parametrize("best_first", [False, True])
-def test_node_order_passes_grow_the_tree_of_the_gathering_passes(n_classes, nsplit, criterion,
-                                                                 best_first):
-    # under weights other than 1 (bootstrap multiplicities, as in-memory finishing on
-    # Dask gives them) each node's classes and weights are copied once in its sample
-    # order and every feature's pass reads the copies: the same values added in the
-    # same order, so the tree of the passes that gather y and w per case
+def _trees_of_both_passes(n_classes, nsplit, criterion, seed, draw_weights, best_first=False):
+    """The tree of the splitter's passes as they run and of the passes that read
+    each case's class and weight as given (`read_weights_as_given`), on 3,000
+    rows with weights ``draw_weights(rng, n)``; also X and the weights."""
     from aucforest._binned import BinnedSplitter
     from aucforest._criterion import CRITERIA
     from aucforest._tree import build_tree, build_tree_best_first
 
-    rng = np.random.default_rng(7 * n_classes + nsplit)
+    rng = np.random.default_rng(seed)
     n = 3000
     X = rng.normal(size=(n, 5)).astype(np.float32)
     X[rng.random(X.shape) < 0.03] = np.nan
     y = np.minimum((np.abs(np.nan_to_num(X[:, 0]) + rng.normal(size=n)) * n_classes / 3).astype(np.intp),
                    n_classes - 1)
     y[:n_classes] = np.arange(n_classes)  # every class occurs
-    w = rng.poisson(1.0, n) / 7.0  # multiplicities, rescaled: sums that round
+    w = draw_weights(rng, n)
     binned = bin_features(X, 64, np.random.RandomState(0))
 
     def tree(as_given):
@@ -336,13 +330,28 @@ def test_node_order_passes_grow_the_tree_of_the_gathering_passes(n_classes, nspl
             return build_tree_best_first(splitter, np.iinfo(np.intp).max, 150)
         return build_tree(splitter, np.iinfo(np.intp).max)
 
-    copied, given = tree(False), tree(True)
-    assert copied.node_count > 100
+    as_run, given = tree(False), tree(True)
+    assert as_run.node_count > 100
     for name in ("feature", "threshold", "children_left", "children_right",
                  "missing_go_to_left", "n_node_samples", "weighted_n_node_samples",
                  "impurity", "value"):
-        np.testing.assert_array_equal(getattr(copied, name), getattr(given, name), err_msg=name)
-    # and each node's weight is its cases' (a naive sum)
+        np.testing.assert_array_equal(getattr(as_run, name), getattr(given, name), err_msg=name)
+    return as_run, X, w
+
+
+@pytest.mark.parametrize("n_classes", [2, 3, 9, 64])
+@pytest.mark.parametrize("nsplit", [0, 10])
+@pytest.mark.parametrize("criterion", ["auc", "gini"])
+@pytest.mark.parametrize("best_first", [False, True])
+def test_node_order_passes_grow_the_tree_of_the_gathering_passes(n_classes, nsplit, criterion,
+                                                                 best_first):
+    # under weights other than 1 (bootstrap multiplicities) each node's classes and
+    # weights are copied once in its sample order and every feature's pass reads the
+    # copies: the same values added in the same order, so the tree of the passes
+    # that gather y and w per case (multiplicities / 7: sums that round)
+    copied, X, w = _trees_of_both_passes(n_classes, nsplit, criterion, 7 * n_classes + nsplit,
+                                         lambda rng, n: rng.poisson(1.0, n) / 7.0, best_first)
+    # and each leaf's weight is its cases' (a naive sum)
     leaf_of = copied.apply(X)
     leaves = np.flatnonzero(copied.children_left < 0)
     np.testing.assert_allclose(copied.weighted_n_node_samples[leaves],
@@ -357,30 +366,6 @@ def test_unit_weight_passes_grow_the_tree_of_the_weighted_passes(n_classes, nspl
     # when every drawn case weighs 1 (the default forest's trees), the passes
     # over a node's cases add 1 at the class byte instead of reading y and w:
     # the same sums, so the tree of the passes that read y and w as given
-    from aucforest._binned import BinnedSplitter
-    from aucforest._criterion import CRITERIA
-    from aucforest._tree import build_tree
-
-    rng = np.random.default_rng(n_classes + nsplit)
-    n = 3000
-    X = rng.normal(size=(n, 5)).astype(np.float32)
-    X[rng.random(X.shape) < 0.03] = np.nan
-    y = np.minimum((np.abs(np.nan_to_num(X[:, 0]) + rng.normal(size=n)) * n_classes / 3).astype(np.intp),
-                   n_classes - 1)
-    y[:n_classes] = np.arange(n_classes)  # every class occurs
-    w = (rng.random(n) < 0.632).astype(float)  # drawn once or not at all
-    binned = bin_features(X, 64, np.random.RandomState(0))
-
-    def tree(as_given):
-        splitter = BinnedSplitter(binned.codes, binned.edges, binned.n_bins, y, w, n_classes,
-                                  CRITERIA[criterion], 2, 1, 0.0, 5, nsplit=nsplit)
-        if as_given:
-            splitter.read_weights_as_given()
-        return build_tree(splitter, np.iinfo(np.intp).max)
-
-    unit, given = tree(False), tree(True)
-    assert unit.node_count > 100
-    for name in ("feature", "threshold", "children_left", "children_right",
-                 "missing_go_to_left", "n_node_samples", "weighted_n_node_samples",
-                 "impurity", "value"):
-        np.testing.assert_array_equal(getattr(unit, name), getattr(given, name), err_msg=name)
+    # (drawn once or not at all)
+    _trees_of_both_passes(n_classes, nsplit, criterion, n_classes + nsplit,
+                          lambda rng, n: (rng.random(n) < 0.632).astype(float))
