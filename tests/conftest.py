@@ -21,4 +21,5 @@ def small_nodes(monkeypatch):
     smaller ones in memory (no tree grown whole in memory)."""
     import aucforest._dask as dask_fit
     monkeypatch.setattr(dask_fit, "LOCAL_ROWS", 150)
+    monkeypatch.setattr(dask_fit, "LOCAL_ROWS_MAX", 150)  # whatever n
     monkeypatch.setattr(dask_fit, "WHOLE_TREE_ROWS", 0)

@@ -222,7 +222,10 @@ def test_lazy_predict_sends_the_model_once_per_client(client, recwarn):
     np.testing.assert_array_equal(results[1], forest.predict(X))
     np.testing.assert_array_equal(results[2], forest.apply(X))
     models = _scattered_models(client)
-    assert len(models) == 1 and list(models.values()) == [2], models
+    # one key, scattered to both workers; distributed's active memory manager
+    # (ReduceReplicas, every 2 s) may since have dropped one copy, which a worker
+    # then fetches from the other, not from the client (dask/dask#11148)
+    assert len(models) == 1 and list(models.values())[0] in (1, 2), models
 
     old_proba = forest.predict_proba(X)
     lazy_old = forest.predict_proba(X_d)

@@ -164,6 +164,7 @@ def test_test_auc_is_close_to_the_in_memory_binned_fit(client, monkeypatch):
     AUC here has a standard deviation of 0.0020 (one forest of 60 trees), so 0.008
     is four of them."""
     monkeypatch.setattr(dask_fit, "LOCAL_ROWS", 600)
+    monkeypatch.setattr(dask_fit, "LOCAL_ROWS_MAX", 600)  # whatever n
     X, y = _data(n=6000, n_features=8, seed=11)
     train, test = slice(0, 4000), slice(4000, None)
     params = dict(n_estimators=60, random_state=0, max_bins=255)
@@ -232,6 +233,7 @@ def test_draws_of_a_dask_fit_are_refused_clearly(client):
 def test_no_n_sized_array_reaches_the_client(client, monkeypatch):
     n = 20_000
     monkeypatch.setattr(dask_fit, "LOCAL_ROWS", 2_000)
+    monkeypatch.setattr(dask_fit, "LOCAL_ROWS_MAX", 2_000)  # whatever n
     monkeypatch.setattr(dask_fit, "EDGE_SAMPLE_ROWS", 1_000)
     monkeypatch.setattr(dask_fit, "OOB_CHOICE_MAX_CASES", 900)
     X, y = _data(n=n, n_features=5, seed=4)

@@ -122,6 +122,7 @@ def test_nothing_but_bounded_samples_reaches_the_client(client, monkeypatch):
     monkeypatch.setattr(dask_fit, "EDGE_SAMPLE_ROWS", 500)
     monkeypatch.setattr(dask_fit, "OOB_CHOICE_MAX_CASES", 300)
     monkeypatch.setattr(dask_fit, "LOCAL_ROWS", 2_000)
+    monkeypatch.setattr(dask_fit, "LOCAL_ROWS_MAX", 2_000)  # whatever n
     monkeypatch.setattr(dask_fit, "LOCAL_ROWS_PER_TASK", 1_000)
     monkeypatch.setattr(dask_fit, "MAX_ROUND_BYTES", 8_192)
     X, y = _data(n=n, n_features=p, seed=4)

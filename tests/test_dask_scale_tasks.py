@@ -111,6 +111,7 @@ def test_tasks_per_round_are_bounded_whatever_the_nodes(cluster, log, monkeypatc
     carries them (the specs of round and take tasks stay small whatever the
     node count)."""
     monkeypatch.setattr(dask_fit, "LOCAL_ROWS", 150)
+    monkeypatch.setattr(dask_fit, "LOCAL_ROWS_MAX", 150)  # whatever n
     monkeypatch.setattr(dask_fit, "LOCAL_ROWS_PER_TASK", 60)
     X, y = _data()
     sizes = [len(c) for c in np.array_split(np.arange(len(y)), partitions)]
@@ -140,6 +141,7 @@ def test_forest_is_the_same_whatever_the_task_machinery(cluster, monkeypatch):
     (so that nodes wait in the node ids, and the client for finishing tasks)
     give the forest of the defaults, for three chunkings."""
     monkeypatch.setattr(dask_fit, "LOCAL_ROWS", 150)
+    monkeypatch.setattr(dask_fit, "LOCAL_ROWS_MAX", 150)  # whatever n
     X, y = _data(2000, seed=3)
     params = dict(n_estimators=3, random_state=5, oob_score=True)
     reference = AUCForestClassifier(**params).fit(*chunked([2000], X, y))
@@ -170,6 +172,7 @@ def test_rounds_reading_only_the_rows_still_in_play_give_the_same_forest(
     worker) and, under max_leaf_nodes, subtrees grown again from rows taken
     out once more (a retake reads every entry)."""
     monkeypatch.setattr(dask_fit, "LOCAL_ROWS", 150)
+    monkeypatch.setattr(dask_fit, "LOCAL_ROWS_MAX", 150)  # whatever n
     monkeypatch.setattr(dask_fit, "WHOLE_TREE_ROWS", 0)
     monkeypatch.setattr(dask_fit, "FINISH_BACKLOG_PER_WORKER", 0)
     monkeypatch.setattr(dask_fit, "SUBTREE_LEAVES_MIN", 2)
@@ -200,6 +203,7 @@ def test_finishing_tasks_waiting_are_capped(cluster, log, monkeypatch, per_worke
     scheduler's transitions and placements, though the fit has many more
     groups."""
     monkeypatch.setattr(dask_fit, "LOCAL_ROWS", 150)
+    monkeypatch.setattr(dask_fit, "LOCAL_ROWS_MAX", 150)  # whatever n
     monkeypatch.setattr(dask_fit, "LOCAL_ROWS_PER_TASK", 1)
     monkeypatch.setattr(dask_fit, "FINISH_BACKLOG_PER_WORKER", per_worker)
     monkeypatch.setattr(dask_fit, "FINISH_BACKLOG_BYTES", backlog_bytes)
@@ -237,6 +241,7 @@ def test_the_client_receives_collapsed_subtrees_only(cluster, monkeypatch, predi
     reads their skeletons, never the grown subtrees; trees grown whole in
     memory (``whole_tree_rows``) are finished where they were grown."""
     monkeypatch.setattr(dask_fit, "LOCAL_ROWS", 500)
+    monkeypatch.setattr(dask_fit, "LOCAL_ROWS_MAX", 500)  # whatever n
     monkeypatch.setattr(dask_fit, "WHOLE_TREE_ROWS", whole_tree_rows)
     X, y = _data(6000, seed=4)
     data = chunked([2000] * 3, X, y)
