@@ -556,8 +556,12 @@ def build_tree_best_first(Splitter splitter, idx_t max_depth, idx_t max_leaf_nod
     cdef idx_t* stack = <idx_t*> malloc(capacity * sizeof(idx_t))
     cdef idx_t* parents = <idx_t*> malloc(capacity * sizeof(idx_t))
     # each made node's class counts, so that numbering the nodes need not sum them again
+    # (up to SPARSE_CLASSES classes, K doubles a node: no more than its record; above,
+    # nodes keep only their classes present and are summed again)
     cdef idx_t K = splitter.n_classes
-    cdef double* made_counts = <double*> malloc(capacity * K * sizeof(double))
+    cdef bint keep_counts = K <= SPARSE_CLASSES
+    cdef double* made_counts = <double*> malloc((capacity * K if keep_counts else 1)
+                                                * sizeof(double))
     cdef idx_t n_records = 1, heap_size = 0, n_leaves = 1, r, child, side, stack_size
     cdef idx_t node, tree_depth = 0
     cdef idx_t start, end
@@ -582,7 +586,8 @@ def build_tree_best_first(Splitter splitter, idx_t max_depth, idx_t max_leaf_nod
         records[0].key = splitter.rng_state
         records[0].decrease = _split_or_leaf(splitter, 0, splitter.n_active, 0,
                                              records[0].key, &limits, &records[0].split)
-        memcpy(made_counts, splitter.crit.node_counts, K * sizeof(double))
+        if keep_counts:
+            memcpy(made_counts, splitter.crit.node_counts, K * sizeof(double))
         if records[0].split.feature >= 0:
             _heap_push(heap, &heap_size, records, 0)
         while heap_size > 0 and n_leaves < max_leaf_nodes:
@@ -606,7 +611,9 @@ def build_tree_best_first(Splitter splitter, idx_t max_depth, idx_t max_leaf_nod
                 records[child].decrease = _split_or_leaf(
                     splitter, start, end, records[r].depth + 1, records[child].key, &limits,
                     &records[child].split)
-                memcpy(made_counts + child * K, splitter.crit.node_counts, K * sizeof(double))
+                if keep_counts:
+                    memcpy(made_counts + child * K, splitter.crit.node_counts,
+                           K * sizeof(double))
                 if records[child].split.feature >= 0:
                     _heap_push(heap, &heap_size, records, child)
         # depth-first preorder, left child first, as build_tree numbers the nodes
@@ -617,8 +624,8 @@ def build_tree_best_first(Splitter splitter, idx_t max_depth, idx_t max_leaf_nod
             stack_size -= 1
             r = stack[stack_size]
             rec = &records[r]
-            if (rec.end - rec.start) * SPARSE_NODE_FACTOR <= K:
-                # few cases among many classes: summed again in O(cases), not O(K)
+            if not keep_counts or (rec.end - rec.start) * SPARSE_NODE_FACTOR <= K:
+                # many classes, or few cases among them: summed again in O(cases)
                 splitter.node_reset(rec.start, rec.end)
             else:  # the counts as the node was made, the node state in O(K)
                 memcpy(splitter.crit.node_counts, made_counts + r * K, K * sizeof(double))
