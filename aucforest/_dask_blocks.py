@@ -174,35 +174,55 @@ def _sum_histograms(*parts):
 
 
 def _take_group(group, *taken):
-    """One worker's rows of an in-memory finishing group: the rows its
-    partitions took out (``taken``, the "parts" of their round results),
-    sorted by (node, global row index). One task per (worker, group), where
-    the rows are."""
-    # each part sorted by (node, row), its partition's rows a range of their own: a
-    # node's rows are its slices of the parts in the order of those ranges
-    parts = sorted((t[group] for t in taken if t[group]["row"].shape[0]),
-                   key=lambda part: part["row"][0])
-    if not parts:
-        return taken[0][group]
-    if len(parts) == 1:
-        return parts[0]
-    nodes = np.unique(np.concatenate([_sorted_unique(p["node"]) for p in parts]))
-    bounds = [np.searchsorted(p["node"], np.append(nodes, nodes[-1] + 1)) for p in parts]
-    pieces = [(p, at[j], at[j + 1]) for j in range(nodes.shape[0])
-              for p, at in zip(parts, bounds) if at[j + 1] > at[j]]
-    return {name: np.concatenate([p[name][lo:hi] for p, lo, hi in pieces])
-            for name in ("node", "row", "codes", "y", "weight")}
+    """One worker's rows of an in-memory finishing group: the group's part of
+    each of its partitions' taken rows (``taken``, the "parts" of their round
+    results; each sorted by (node, global row index), a partition's rows a
+    range of their own), those holding rows, as they are: no copy. One task
+    per (worker, group), where the rows are: what moves to the finishing
+    worker is the group's rows only."""
+    return [t[group] for t in taken if t[group]["row"].shape[0]]
 
 
-def _sorted_unique(values):
-    """The distinct values of a sorted nonempty array."""
-    return values[np.concatenate([[True], values[1:] != values[:-1]])]
+def _node_rows(parts, node_id):
+    """The rows of node ``node_id`` in ``parts`` (taken rows, each part sorted
+    by (node, global row index)), in the order of their global row indices:
+    codes (rows, p; Fortran order, as the splitter reads a feature), classes
+    (intp) and weights (float64). The parts of distinct partitions hold row
+    ranges of their own, so their slices are copied one after the other;
+    parts whose rows interleave are merged row by row."""
+    pieces = []
+    for part in parts:
+        lo = np.searchsorted(part["node"], node_id)
+        hi = np.searchsorted(part["node"], node_id, side="right")
+        if hi > lo:
+            pieces.append((part, lo, hi))
+    pieces.sort(key=lambda piece: piece[0]["row"][piece[1]])
+    bounds = np.cumsum([0] + [hi - lo for _, lo, hi in pieces])
+    n_rows = int(bounds[-1])
+    if all(a["row"][a_hi - 1] < b["row"][b_lo]  # whole slices one after the other
+           for (a, _, a_hi), (b, b_lo, _) in zip(pieces, pieces[1:])):
+        places = [slice(a, b) for a, b in zip(bounds[:-1], bounds[1:])]
+    else:  # each row's place in the node's rows, by global index
+        order = np.argsort(np.concatenate([t["row"][lo:hi] for t, lo, hi in pieces]),
+                           kind="stable")
+        place = np.empty_like(order)
+        place[order] = np.arange(n_rows)
+        places = [place[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+    codes = np.empty((n_rows, parts[0]["codes"].shape[1]), dtype=np.uint8, order="F")
+    y = np.empty(n_rows, dtype=np.intp)
+    w = np.empty(n_rows, dtype=np.float64)
+    for (t, lo, hi), rows in zip(pieces, places):  # written in place: no copy of the node
+        codes[rows] = t["codes"][lo:hi]
+        y[rows] = t["y"][lo:hi]
+        w[rows] = t["weight"][lo:hi]
+    return codes, y, w
 
 
 def _grow_local(takes, nodes, ctx, finishing, oob_x):
     """Grow the subtrees of nodes finished in memory (one tree's nodes): each
-    node's rows from every worker's take (``takes``, sorted by node), ordered
-    by global row index, the in-memory binned splitter (`grow_tree`) seeded
+    node's rows from every worker's take (``takes``: per worker its
+    partitions' parts of the group, `_take_group`), ordered by global row
+    index, the in-memory binned splitter (`grow_tree`) seeded
     from the node's key, best first to the node's leaf bound when it has one
     (``max_leaf_nodes``: a prefix of the expansions of a larger bound, the
     splitter's draws being keyed by node), making no split whose weighted
@@ -216,32 +236,10 @@ def _grow_local(takes, nodes, ctx, finishing, oob_x):
              "oob": {node id: (root size, proportions (candidates, rows, K))}}.
     """
     params = ctx["params"]
+    parts = [part for take in takes for part in take]
     out, oob = {}, {}
     for node_id, key, depth, min_weight_leaf, oob_rows, leaves, min_decrease in nodes:
-        pieces = [(t, np.searchsorted(t["node"], node_id),
-                   np.searchsorted(t["node"], node_id, side="right")) for t in takes]
-        pieces = [(t, lo, hi) for t, lo, hi in pieces if hi > lo]
-        n_rows = sum(hi - lo for _, lo, hi in pieces)
-        codes = np.empty((n_rows, pieces[0][0]["codes"].shape[1]), dtype=np.uint8, order="F")
-        y = np.empty(n_rows, dtype=np.intp)
-        w = np.empty(n_rows, dtype=np.float64)
-        if len(pieces) == 1:
-            t, lo, hi = pieces[0]
-            codes[:], y[:], w[:] = t["codes"][lo:hi], t["y"][lo:hi], t["weight"][lo:hi]
-        else:
-            # each piece's rows ascending: their places in the node's rows, by global index
-            order = np.argsort(np.concatenate([t["row"][lo:hi] for t, lo, hi in pieces]),
-                               kind="stable")
-            place = np.empty_like(order)
-            place[order] = np.arange(n_rows)
-            start = 0
-            for t, lo, hi in pieces:  # each piece written in place: no copy of the node's rows
-                at = place[start:start + hi - lo]
-                codes[at] = t["codes"][lo:hi]
-                y[at] = t["y"][lo:hi]
-                w[at] = t["weight"][lo:hi]
-                start += hi - lo
-            del place, order
+        codes, y, w = _node_rows(parts, node_id)
         w *= ctx["weight_scale"]
         binned = BinnedData(codes, ctx["edges"], ctx["n_bins"], ctx.get("is_categorical"))
         max_depth = None if params["max_depth"] is None else params["max_depth"] - depth

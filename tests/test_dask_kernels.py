@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from aucforest._binning import MISSING_CODE
-from aucforest._dask_blocks import _take_group
+from aucforest._dask_blocks import _node_rows, _take_group
 from aucforest._dask_kernels import (histograms, route, sort_entries, take_rows,
                                      take_waiting)
 
@@ -137,22 +137,56 @@ def test_take_rows_refuses_a_group_beyond_the_groups():
         take_rows(ids, group_of, 2, None, codes, counts, None, y, 0, True)
 
 
+def _expected_node_rows(naive, d):
+    return [(c, k, w) for node, _, c, k, w in naive if node == d]
+
+
+def _node_rows_as_list(codes, y, w):
+    assert codes.flags.f_contiguous and y.dtype == np.intp and w.dtype == np.float64
+    return [(tuple(int(v) for v in c), int(k), int(x)) for c, k, x in zip(codes, y, w)]
+
+
 @pytest.mark.parametrize("seed", range(3))
-def test_a_workers_take_merges_its_partitions_by_node_and_row(seed):
-    """`_take_group` on the parts of partitions given in any order: the
-    group's rows of all of them, sorted by (node, global row)."""
+def test_a_nodes_rows_from_the_workers_takes_are_in_global_row_order(seed):
+    """Each worker's `_take_group` (its partitions' parts of the group, the
+    partitions given in any order) and `_node_rows` on all workers' takes:
+    each node's rows of the group in global row order, as a naive take
+    lists them."""
     rng, codes, counts, ids, y = _state(seed, rows=600)
     group_of = rng.integers(-1, 2, 12).astype(np.int32)
-    bounds = [0, 150, 151, 380, 600]  # one partition of one row
+    bounds = [0, 150, 151, 380, 470, 600]  # one partition of one row
     parts = [take_rows(np.ascontiguousarray(ids[:, a:b]), group_of, 2, None, codes[a:b],
                        np.ascontiguousarray(counts[:, a:b]), None, y[a:b], a, False)
              for a, b in zip(bounds, bounds[1:])]
-    order = rng.permutation(len(parts))
+    workers = np.array_split(rng.permutation(len(parts)), 2)  # each holds some partitions
     for g in range(2):
-        merged = _take_group(g, *[parts[i] for i in order])
-        assert merged["y"].dtype == np.int32
-        assert _as_rows(merged) == _naive_take(ids, group_of, g, None, codes, counts, None,
-                                               y, 0)
+        takes = [_take_group(g, *[parts[i] for i in held]) for held in workers]
+        assert all(part["row"].shape[0] for take in takes for part in take)
+        naive = _naive_take(ids, group_of, g, None, codes, counts, None, y, 0)
+        assert sum(part["row"].shape[0] for take in takes for part in take) == len(naive)
+        nodes = np.flatnonzero(group_of == g)
+        assert sum(len(_expected_node_rows(naive, d)) for d in nodes) > 0
+        for d in nodes:
+            if not _expected_node_rows(naive, d):
+                continue
+            found = _node_rows([part for take in takes for part in take], d)
+            assert _node_rows_as_list(*found) == _expected_node_rows(naive, d)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_node_rows_merges_parts_whose_rows_interleave(seed):
+    """Parts whose row ranges overlap (not those of distinct partitions):
+    `_node_rows` merges them row by row into global row order."""
+    rng, codes, counts, ids, y = _state(seed, rows=300)
+    group_of = np.zeros(12, dtype=np.int32)
+    whole = take_rows(ids, group_of, 1, None, codes, counts, None, y, 0, True)[0]
+    side = rng.random(whole["row"].shape[0]) < 0.5  # each half still sorted by (node, row)
+    halves = [{name: value[keep] for name, value in whole.items()} for keep in (side, ~side)]
+    naive = _naive_take(ids, group_of, 0, None, codes, counts, None, y, 0)
+    for d in range(12):
+        expected = _expected_node_rows(naive, d)
+        if expected:
+            assert _node_rows_as_list(*_node_rows(halves[::-1], d)) == expected
 
 
 @pytest.mark.parametrize("narrow", [False, True])

@@ -300,7 +300,7 @@ def test_grow_local_memory_matches_the_cost_model():
     spec = [(d, 11 + d, 2, 0.0, None, None, 0.0) for d in range(3)]
     tracemalloc.start()
     base = tracemalloc.get_traced_memory()[0]
-    out = dask_fit._grow_local(takes, spec, ctx, (np.array([1], np.int32), None, True), None)
+    out = dask_fit._grow_local([[take] for take in takes], spec, ctx, (np.array([1], np.int32), None, True), None)
     peak = tracemalloc.get_traced_memory()[1] - base
     tracemalloc.stop()
     nodes = sum(a["children_left"].shape[0] for a, _ in out["subtrees"].values())
