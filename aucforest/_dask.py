@@ -53,9 +53,11 @@ process holding all rows, on the ``dask.distributed`` client in scope:
    bound, and finished there as without the bound: nothing to cut.
    The tasks of a round do not depend on the number of nodes: the round's
    tables (routes, histogram request, finishing groups) are one key that
-   each worker fetches once; per partition a round task, its state and its
-   histograms (and in a round that finishes nodes, its taken rows); the
-   sums' reducing tasks; per finishing group (one tree's nodes, about
+   each worker fetches once; per partition a round task, whose result the
+   next round, the takes and the histograms' first sums read where it is
+   (no task only to pick a part of it); the sums' reducing tasks (per worker
+   up to ``REDUCE_FAN_IN`` partitions each, then their partial sums); per
+   finishing group (one tree's nodes, about
    ``LOCAL_ROWS_PER_TASK`` rows) one take per worker (its partitions' rows
    of the group, `_take_group`) and the finishing task. A partition's tasks
    run on the worker holding it (a loose restriction: elsewhere only when
@@ -115,9 +117,10 @@ from ._base import (MAX_SEED, SPLIT_STATISTIC_CRITERIA, check_counts_are_not_boo
 from ._binning import MAX_BINS, set_feature_edges
 from ._categories import levels_going_left, resolve_fitted
 from ._dask_blocks import (_block_prior, _block_stats, _collapse_group, _cut_group,
-                           _edge_values, _encode_block, _grow_local, _hist_of, _identity,
-                           _init_state, _oob_of, _oob_rows, _root_sums, _round, _skeleton_of,
-                           _sum_arrays, _sum_histograms, _take_group)
+                           _edge_values, _encode_block, _grow_local, _identity, _init_state,
+                           _kept_state, _oob_of, _oob_rows, _round, _skeleton_of, _sum_arrays,
+                           _sum_histograms, _sum_root_sums, _sum_round_histograms,
+                           _take_group)
 from ._dask_inputs import _as_rows, _check_supported, _client, _frame_categories
 from ._dask_kernels import HistogramSplitter, draw_counts, feature_order, hash_key, node_impurity
 from ._dask_model import _DrawsOnWorkers
@@ -265,13 +268,19 @@ class _Fit:
         return self.client.submit(fn, *args, key=f"aucforest-{name}-{self.id}-{next(self._keys)}",
                                   **kwargs)
 
-    def _reduce(self, fn, futures, name):
-        """fn(*futures) as a tree of tasks of at most REDUCE_FAN_IN inputs each,
-        over the partitions in the order of their workers (``self.order``): the
-        first level sums each worker's partitions where they are, and no task
-        receives more than REDUCE_FAN_IN partial sums."""
-        level = [futures[i] for i in self.order]
-        workers = [self.block_worker[i] for i in self.order]
+    def _reduce(self, first, fn, futures, name):
+        """The sum of the partitions' results ``futures`` as a tree of tasks of
+        at most REDUCE_FAN_IN inputs each: ``first`` sums up to REDUCE_FAN_IN
+        results of one worker's partitions where they are (reading from each
+        what it sums, so that nothing else of a result moves and no task only
+        picks a part of one), ``fn`` sums those partial sums."""
+        level, workers = [], []
+        for worker, indices in self.worker_sets:
+            for lo in range(0, len(indices), REDUCE_FAN_IN):
+                level.append(self.submit(first, *[futures[i] for i in
+                                                  indices[lo:lo + REDUCE_FAN_IN]],
+                                         name=name, priority=1, worker=worker))
+                workers.append(worker)
         while len(level) > 1:
             level, workers = (
                 [self.submit(fn, *level[i:i + REDUCE_FAN_IN], name=name, priority=1,
@@ -791,11 +800,11 @@ class _Fit:
         keys = self.draw_keys[list(tree_indices)]
         rates = self.rates[list(tree_indices)]
         where = self.block_worker
+        # each partition's rows in the batch before its first round, then its latest
+        # round's result: the next round reads its state where it is
         states = [self.submit(_init_state, b, keys, rates, self.poisson, K, name="draw",
                               priority=1, worker=w) for b, w in zip(self.blocks, where)]
-        sums = self.gather(self._reduce(
-            _sum_arrays, [self.submit(_root_sums, s, name="rootsum", priority=1, worker=w)
-                          for s, w in zip(states, where)], "rootsums"))
+        sums = self.gather(self._reduce(_sum_root_sums, _sum_arrays, states, "rootsums"))
         # max_leaf_nodes: the nodes of each tree that can still be expanded best first
         self.batch = batch = _Batch(tree_indices, budgets=None if self.forest.max_leaf_nodes
                                     is None else {t: LeafBudget(self.forest.max_leaf_nodes)
@@ -823,16 +832,12 @@ class _Fit:
             finish, groups, local = self._take_out(batch, local, waiting=bool(pending))
             results = self._submit_round(states, routes, request, finish, live=live)
             self.stats["rounds"] += 1
-            states = [self.submit(operator.getitem, r, "state", name="state", priority=1,
-                                  worker=w) for r, w in zip(results, where)]
+            states = results
             self._submit_finishing(batch, results, groups)
             routes = None
             if request is not None:
-                hist = self.gather(self._reduce(
-                    _sum_histograms, [self.submit(_hist_of, r, name="hist", priority=1,
-                                                  worker=w)
-                                      for r, w in zip(results, where)], "sum"),
-                    what="histograms")
+                hist = self.gather(self._reduce(_sum_round_histograms, _sum_histograms,
+                                                results, "sum"), what="histograms")
                 self.stats["histogram_slots"] += hist.shape[0]
                 split_now, still = [], []
                 for node, slots in asked.items():
@@ -864,8 +869,10 @@ class _Fit:
                 routes = self._routes(split_now) if split_now else None
             del results
             self._round_done(first_task)
-        if self.bounded:  # the rows of subtrees grown again are taken from it
-            batch.states = states
+        if self.bounded:  # the rows of subtrees grown again are taken from it (its state
+            # only: not the last round's histograms and taken rows)
+            batch.states = [self.submit(_kept_state, r, name="state", priority=1, worker=w)
+                            for r, w in zip(states, where)]
 
     def _live(self, batch):
         """The round's (keep, LIVE_SHARE) (`_dask_blocks._round`): keep[id] 1 for
@@ -972,14 +979,12 @@ class _Fit:
     def _submit_finishing(self, batch, results, groups):
         """One finishing task per group (`_grow_local`) on the worker chosen
         for it, its rows taken from each worker's partitions by one task per
-        (worker, group) from the partitions' taken rows (not their whole
-        round results, which hold the node state)."""
+        (worker, group), where the round results are: it reads the group's
+        taken rows of each (not the node state), and only those move."""
         if not groups:
             return
-        parts = [self.submit(operator.getitem, r, "parts", name="parts", priority=1, worker=w)
-                 for r, w in zip(results, self.block_worker)]
         for g, (group, (worker, n_rows)) in enumerate(groups):
-            takes = [self.submit(_take_group, g, *[parts[i] for i in indices], name="take",
+            takes = [self.submit(_take_group, g, *[results[i] for i in indices], name="take",
                                  priority=1, worker=holder)
                      for holder, indices in self.worker_sets]
             # max_leaf_nodes: a whole tree grown in memory is grown to the bound, so it

@@ -88,27 +88,31 @@ def _block_prior(block):
 
 
 def _init_state(block, tree_keys, rates, poisson, n_classes):
-    """Node ids (the root, id t, for each drawn row of positive weight) and
-    multiplicities of the partition's rows in a batch of trees, and the roots'
-    sums (class weights and distinct cases per tree). "unit": every row's
-    weight in a tree is 0 or 1 (no weights, drawn without replacement), so
-    that histograms need no case column (`histograms`). "live": the entries
-    the next round reads (`_round`; None: every entry), "waiting": the rows
-    of nodes finished in memory not yet taken out, per node (None: none)."""
+    """The state of the partition's rows in a batch of trees before its first
+    round, as a round gives it (`_round`'s "state"), and the roots' sums
+    ("sums": class weights and distinct cases per tree). The state: node ids
+    (the root, id t, for each drawn row of positive weight) and
+    multiplicities; "unit": every row's weight in a tree is 0 or 1 (no
+    weights, drawn without replacement), so that histograms need no case
+    column (`histograms`); "live": the entries the next round reads
+    (`_round`; None: every entry), "waiting": the rows of nodes finished in
+    memory not yet taken out, per node (None: none)."""
     n = block["y"].shape[0]
     rows = block["start"] + np.arange(n, dtype=np.int64)
     counts = draw_counts(tree_keys, rows, block["draw_y"], rates, poisson)
     ids, sums = start_trees(counts, block["weights"], block["y"], n_classes)
-    return {"ids": ids, "counts": counts, "sums": sums,
-            "unit": block["weights"] is None and not poisson, "live": None,
-            "waiting": None}
+    return {"state": {"ids": ids, "counts": counts,
+                      "unit": block["weights"] is None and not poisson, "live": None,
+                      "waiting": None},
+            "sums": sums}
 
 
-def _root_sums(state):
-    return state["sums"]
+def _sum_root_sums(*drawn):
+    """The sum of the roots' sums of some partitions' draws (`_init_state`)."""
+    return _sum_arrays(*[d["sums"] for d in drawn])
 
 
-def _round(block, state, tables, n_codes, n_classes):
+def _round(block, previous, tables, n_codes, n_classes):
     """One round where the rows are: move the rows of split nodes to their
     children (`route`) and add the histograms asked for (one pass over the
     rows when both), take out the rows of nodes finished in memory (grouped
@@ -128,8 +132,14 @@ def _round(block, state, tables, n_codes, n_classes):
     moved (routes) or were never sorted: the nodes taken out keep their
     listed rows until then (within the lists' bound, the drawn entries).
     live None (taking rows out again): every entry is read, the node ids
-    being those the rows were last in."""
+    being those the rows were last in.
+
+    ``previous``: the result of the partition's previous round, or of its
+    draw (`_init_state`), whose "state" this round starts from; the tasks
+    reading a round's result run where it is (the next round, the takes,
+    the histograms' first sums), so that each reads its part of it."""
     routes, request, finish, live = tables
+    state = previous["state"]
     codes = block["codes"]
     ids = state["ids"]
     entries = state["live"] if live is not None else None
@@ -164,6 +174,18 @@ def _round(block, state, tables, n_codes, n_classes):
             "hist": hist, "parts": parts}
 
 
+def _kept_state(result):
+    """A round's result without its histograms and taken rows: the node state
+    a later round (a retake) starts from."""
+    return {"state": result["state"]}
+
+
+def _sum_round_histograms(*results):
+    """The sum of some partitions' round histograms (`_round`'s "hist"), as
+    `_sum_histograms`."""
+    return _sum_histograms(*[r["hist"] for r in results])
+
+
 def _sum_histograms(*parts):
     """Sum of the partitions' integer histograms as int64 (exact: any order
     gives the same)."""
@@ -173,14 +195,14 @@ def _sum_histograms(*parts):
     return hist
 
 
-def _take_group(group, *taken):
+def _take_group(group, *results):
     """One worker's rows of an in-memory finishing group: the group's part of
-    each of its partitions' taken rows (``taken``, the "parts" of their round
-    results; each sorted by (node, global row index), a partition's rows a
-    range of their own), those holding rows, as they are: no copy. One task
-    per (worker, group), where the rows are: what moves to the finishing
-    worker is the group's rows only."""
-    return [t[group] for t in taken if t[group]["row"].shape[0]]
+    each of its partitions' taken rows (the "parts" of their round
+    ``results``; each sorted by (node, global row index), a partition's rows
+    a range of their own), those holding rows, as they are: no copy. One
+    task per (worker, group), where the rows are: what moves to the
+    finishing worker is the group's rows only."""
+    return [r["parts"][group] for r in results if r["parts"][group]["row"].shape[0]]
 
 
 def _node_rows(parts, node_id):
@@ -402,10 +424,6 @@ def _add_oob(trees, draw, X, rows, draw_y, sizes, proba, n_trees):
 
 def _identity(value):
     return value
-
-
-def _hist_of(result):
-    return result["hist"]
 
 
 def _sum_arrays(*arrays):

@@ -297,7 +297,7 @@ def cost_model(n, partitions, workers, trees, p=FEATURES, m=5, K=2):
     T = int(np.clip((1 << 28) * workers // (5 * n), 1, 32))
     T = min(T, trees)
     rounds_per_batch = 1.5 * np.log2(r * n / local) + 4
-    per_round = 1 + 3 * partitions + partitions / 7
+    per_round = 1 + partitions + 8 * (partitions / 8 + workers) / 7
     groups_per_tree = r * n / R
     O = 2 * r * n / local
     H = O * m * B * K * 8  # no case column: no weights, drawn without replacement
@@ -310,9 +310,9 @@ def cost_model(n, partitions, workers, trees, p=FEATURES, m=5, K=2):
             r * n * T * (p + 21) / (workers * FINISH_BACKLOG_BYTES / 2),
         "tasks per round (without finishing)": per_round,
         "finishing groups per tree": groups_per_tree,
-        "tasks per tree": (per_round + partitions) * rounds_per_batch / T
+        "tasks per tree": per_round * rounds_per_batch / T
         + (workers + 3) * groups_per_tree
-        + 3 * partitions / T,
+        + (2 * partitions + workers) / T,
         "histograms per tree to the client (MiB)": H / 2**20,
         "finishing rows between workers per tree (MiB)":
             r * n * (p + 14) * (workers - 1) / workers / 2**20,

@@ -148,8 +148,8 @@ def _node_rows_as_list(codes, y, w):
 
 @pytest.mark.parametrize("seed", range(3))
 def test_a_nodes_rows_from_the_workers_takes_are_in_global_row_order(seed):
-    """Each worker's `_take_group` (its partitions' parts of the group, the
-    partitions given in any order) and `_node_rows` on all workers' takes:
+    """Each worker's `_take_group` (its partitions' parts of the group, read
+    from their round results, the partitions given in any order) and `_node_rows` on all workers' takes:
     each node's rows of the group in global row order, as a naive take
     lists them."""
     rng, codes, counts, ids, y = _state(seed, rows=600)
@@ -160,7 +160,7 @@ def test_a_nodes_rows_from_the_workers_takes_are_in_global_row_order(seed):
              for a, b in zip(bounds, bounds[1:])]
     workers = np.array_split(rng.permutation(len(parts)), 2)  # each holds some partitions
     for g in range(2):
-        takes = [_take_group(g, *[parts[i] for i in held]) for held in workers]
+        takes = [_take_group(g, *[{"parts": parts[i]} for i in held]) for held in workers]
         assert all(part["row"].shape[0] for take in takes for part in take)
         naive = _naive_take(ids, group_of, g, None, codes, counts, None, y, 0)
         assert sum(part["row"].shape[0] for take in takes for part in take) == len(naive)
