@@ -149,9 +149,9 @@ def _node_rows_as_list(codes, y, w):
 @pytest.mark.parametrize("seed", range(3))
 def test_a_nodes_rows_from_the_workers_takes_are_in_global_row_order(seed):
     """Each worker's `_take_group` (its partitions' parts of the group, read
-    from their round results, the partitions given in any order) and `_node_rows` on all workers' takes:
-    each node's rows of the group in global row order, as a naive take
-    lists them."""
+    from their round results, the partitions given in any order) and
+    `_node_rows` on all workers' takes: each node's rows of the group in
+    global row order, as a naive take lists them."""
     rng, codes, counts, ids, y = _state(seed, rows=600)
     group_of = rng.integers(-1, 2, 12).astype(np.int32)
     bounds = [0, 150, 151, 380, 470, 600]  # one partition of one row

@@ -91,16 +91,17 @@ def _data(n=3000, seed=0):
 
 def _round_bound(partitions, workers, backlog):
     """Most tasks one round may submit (the cost model's count): the tables,
-    per partition a round, its state, its histograms and its taken rows, the
-    sums' reducing tasks, and per finishing group one take per worker, the
-    finishing task and its OOB proportions, at most ``backlog`` x workers
-    groups."""
-    reducers = 0
-    level = partitions
+    per partition a round (no task picking a part of its result), the sums'
+    reducing tasks (a first level per worker of at most REDUCE_FAN_IN
+    partitions, then their partial sums), and per finishing group one take
+    per worker, the finishing task and its OOB proportions, at most
+    ``backlog`` x workers groups."""
+    level = -(-partitions // dask_fit.REDUCE_FAN_IN) + workers  # the first level, at most
+    reducers = level
     while level > 1:
         level = -(-level // dask_fit.REDUCE_FAN_IN)
         reducers += level
-    return 1 + 4 * partitions + reducers + backlog * workers * (workers + 2)
+    return 1 + partitions + reducers + backlog * workers * (workers + 2)
 
 
 @pytest.mark.parametrize("partitions", [3, 12])
@@ -128,6 +129,8 @@ def test_tasks_per_round_are_bounded_whatever_the_nodes(cluster, log, monkeypatc
         for round_keys in rounds:
             kinds = [k.split("-")[1] for k in round_keys]
             assert kinds.count("tables") == 1 and kinds.count("round") == partitions
+            # no task only picks a round result's histograms or taken rows
+            assert "hist" not in kinds and "parts" not in kinds, kinds
             for key in round_keys:
                 if key.split("-")[1] in ("round", "state", "hist", "parts", "take"):
                     assert log.spec_bytes[key] < 1024, (key, log.spec_bytes[key])
@@ -300,7 +303,8 @@ def test_grow_local_memory_matches_the_cost_model():
     spec = [(d, 11 + d, 2, 0.0, None, None, 0.0) for d in range(3)]
     tracemalloc.start()
     base = tracemalloc.get_traced_memory()[0]
-    out = dask_fit._grow_local([[take] for take in takes], spec, ctx, (np.array([1], np.int32), None, True), None)
+    out = dask_fit._grow_local([[take] for take in takes], spec, ctx,
+                               (np.array([1], np.int32), None, True), None)
     peak = tracemalloc.get_traced_memory()[1] - base
     tracemalloc.stop()
     nodes = sum(a["children_left"].shape[0] for a, _ in out["subtrees"].values())
