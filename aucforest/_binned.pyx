@@ -426,11 +426,11 @@ PADDED_EDGES = N_PADDED  # for Python callers
 
 
 cdef inline void _encode_lanes(X_t* values, idx_t n, const X_t* padded,
-                               uint8_t* codes) noexcept nogil:
-    """codes[j] = number of entries of ``padded`` below values[j] (j < n <=
-    ENCODE_LANES), MISSING_CODE for NaN: eight branch-free halving steps, the
-    lanes side by side (a fixed count, so that the compiler unrolls them; the
-    lanes from n on search a dummy 0)."""
+                               uint8_t* codes, idx_t stride) noexcept nogil:
+    """codes[j * stride] = number of entries of ``padded`` below values[j] (j
+    < n <= ENCODE_LANES), MISSING_CODE for NaN: eight branch-free halving
+    steps, the lanes side by side (a fixed count, so that the compiler
+    unrolls them; the lanes from n on search a dummy 0)."""
     cdef idx_t position[ENCODE_LANES]
     cdef idx_t j, halving, step
     for j in range(n, ENCODE_LANES):
@@ -442,7 +442,7 @@ cdef inline void _encode_lanes(X_t* values, idx_t n, const X_t* padded,
         for j in range(ENCODE_LANES):  # independent searches, one step each
             position[j] += step * (padded[position[j] + step - 1] < values[j])
     for j in range(n):
-        codes[j] = MISSING_CODE if values[j] != values[j] else <uint8_t> position[j]
+        codes[j * stride] = MISSING_CODE if values[j] != values[j] else <uint8_t> position[j]
 
 
 def padded_edges(edges):
@@ -470,17 +470,18 @@ def encode_column(const X_t[::1] column, edges, uint8_t[::1] codes):
             m = min(<idx_t> ENCODE_LANES, n - i)
             for j in range(m):
                 values[j] = column[i + j]
-            _encode_lanes(values, m, &padded[0], &codes[i])
+            _encode_lanes(values, m, &padded[0], &codes[i], 1)
             i += ENCODE_LANES
 
 
 def encode_features(const X_t[:, :] X, const X_t[:, ::1] padded, const idx_t[::1] features,
-                    uint8_t[::1, :] codes, idx_t start, idx_t end):
+                    uint8_t[:, :] codes, idx_t start, idx_t end):
     """codes[i, f] for rows start <= i < end and each f in ``features``: the
     number of entries of padded[f] (`padded_edges`) below X[i, f], MISSING_CODE
-    for NaN. X in any memory order: a block of rows is read once for all
-    features. nogil, so that threads can encode disjoint row ranges."""
+    for NaN. X and codes in any memory order: a block of rows is read once
+    for all features. nogil, so that threads can encode disjoint row ranges."""
     cdef idx_t i = start, j, m, f, t, n_features = features.shape[0]
+    cdef idx_t row_stride = codes.strides[0]
     cdef X_t values[ENCODE_LANES]
     if codes.shape[0] != X.shape[0] or codes.shape[1] != X.shape[1] \
             or padded.shape[0] != X.shape[1] or padded.shape[1] != N_PADDED \
@@ -496,7 +497,7 @@ def encode_features(const X_t[:, :] X, const X_t[:, ::1] padded, const idx_t[::1
                 f = features[t]
                 for j in range(m):
                     values[j] = X[i + j, f]
-                _encode_lanes(values, m, &padded[f, 0], &codes[i, f])
+                _encode_lanes(values, m, &padded[f, 0], &codes[i, f], row_stride)
             i += ENCODE_LANES
 
 

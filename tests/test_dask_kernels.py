@@ -383,3 +383,35 @@ def test_a_malformed_live_list_is_refused(rows, starts, match):
               *[np.zeros(1, np.int32)] * 2, live=live)
     with pytest.raises(ValueError, match=match):
         sort_entries(ids, np.ones(12, np.uint8), live)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_encoded_partition_codes_are_the_edge_counts(seed):
+    """`_encode_block`'s codes (a block of rows at a time, C order) against a
+    naive search: the number of a feature's edges below the value, the
+    missing code for NaN, the level itself for a categorical feature."""
+    from aucforest._dask_blocks import _encode_block
+
+    rng = np.random.default_rng(seed)
+    n, p = 1003, 7  # rows not a multiple of the kernel's lanes
+    X = rng.normal(size=(n, p)).astype(np.float32)
+    X[rng.random(X.shape) < 0.05] = np.nan
+    categorical = np.zeros(p, dtype=bool)
+    categorical[2] = True
+    X[:, 2] = np.where(np.isnan(X[:, 2]), np.nan, rng.integers(0, 9, n))
+    n_bins = rng.integers(1, 255, p)  # a feature may have no edge
+    edges = np.full((p, 256), np.inf)
+    for f in range(p):
+        edges[f, :n_bins[f] - 1] = np.sort(rng.normal(size=n_bins[f] - 1))
+    ctx = {"edges": edges, "n_bins": n_bins, "is_categorical": categorical,
+           "classes": np.array([0, 1]), "weighted": False, "balanced": False}
+    codes = _encode_block(X, rng.integers(0, 2, n), None, 0, ctx)["codes"]
+    assert codes.shape == (n, p) and codes.flags.c_contiguous
+    for f in range(p):
+        if categorical[f]:
+            expected = np.where(np.isnan(X[:, f]), MISSING_CODE, np.nan_to_num(X[:, f]))
+        else:
+            expected = np.where(np.isnan(X[:, f]), MISSING_CODE,
+                                np.searchsorted(edges[f, :n_bins[f] - 1].astype(np.float32),
+                                                X[:, f], side="left"))
+        np.testing.assert_array_equal(codes[:, f], expected.astype(np.uint8))
