@@ -149,22 +149,29 @@ def _round(block, previous, tables, n_codes, n_classes):
     entries = state["live"] if live is not None else None
     waiting = state["waiting"]
     hist = None
+    # the entries listed again when rows moved (or first read), in the pass that
+    # moves them; a round that only takes rows out leaves the lists as they are
+    # (its nodes' rows are dropped at the next listing)
+    listing = ({} if live is None or (routes is None and waiting is not None)
+               else {"keep": live[0], "waiting": waiting, "max_share": live[1]})
     if request is not None:  # routed in the same pass
         first_slot, slot_feature = request
         # int32 sums when no cell can reach 2**31 (widened when summed)
         narrow = block["weights"] is None and codes.shape[0] * MAX_MULTIPLICITY < 2 ** 31
-        hist = histograms(codes, ids, state["counts"], block["weights"], block["y"],
-                          first_slot, slot_feature, n_codes, n_classes, routes, narrow,
-                          not state["unit"], entries)
+        out = histograms(codes, ids, state["counts"], block["weights"], block["y"],
+                         first_slot, slot_feature, n_codes, n_classes, routes, narrow,
+                         not state["unit"], entries, **listing)
+        out = out if isinstance(out, tuple) else (out,)
+        hist, out = out[0], out[1:]
         if routes is not None:
-            hist, ids = hist
+            ids, out = out[0], out[1:]
+        if listing:
+            entries, waiting = out
     elif routes is not None:
-        ids = route(codes, ids, *routes, live=entries)
-    if live is not None and (routes is not None or state["waiting"] is None):
-        # sorted again when rows moved (or first read); a round that only takes rows
-        # out leaves the lists as they are (its nodes' rows are dropped at the next sort)
-        keep, max_share = live
-        entries, waiting = sort_entries(ids, keep, entries, waiting, max_share)
+        out = route(codes, ids, *routes, live=entries, **listing)
+        ids, entries, waiting = out if listing else (out, entries, waiting)
+    elif listing:
+        entries, waiting = sort_entries(ids, live[0], entries, waiting, live[1])
     parts = {}
     if finish is not None:
         group_of, n_groups, trees = finish

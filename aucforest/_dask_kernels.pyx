@@ -250,6 +250,124 @@ cdef inline idx_t _waiting_count(const WaitingRows* lists, idx_t d) noexcept nog
     return lists.node_start[d + 1] - lists.node_start[d]
 
 
+cdef struct EntryLists:
+    # where a pass over the entries lists those it leaves (`sort_entries`):
+    # open rows per tree in open_rows (starts[t + 1]: the count after tree t),
+    # the rows of nodes first listed waiting in new_rows / new_nodes, counted
+    # per node at node_start[d + 1], of tree node_tree[d]
+    const uint8_t* keep
+    idx_t n_keep
+    const WaitingRows* before
+    int32_t* open_rows
+    int64_t* starts
+    int32_t* new_rows
+    int32_t* new_nodes
+    int64_t* node_start
+    int32_t* node_tree
+    idx_t n_open
+    idx_t n_new
+
+
+cdef inline void _list_entry(EntryLists* lists, idx_t t, idx_t i, int32_t node) noexcept nogil:
+    """List entry (t, i) in node ``node`` after the pass (`sort_entries`)."""
+    if node < 0:
+        return
+    if node >= lists.n_keep or lists.keep[node] == 1:
+        lists.open_rows[lists.n_open] = <int32_t> i
+        lists.n_open += 1
+    elif lists.keep[node] == 2 and _waiting_count(lists.before, node) == 0:
+        lists.new_rows[lists.n_new] = <int32_t> i
+        lists.new_nodes[lists.n_new] = node
+        lists.n_new += 1
+        lists.node_start[node + 1] += 1
+        lists.node_tree[node] = <int32_t> t
+
+
+cdef class _Listing:
+    """The arrays of one pass's `EntryLists` (``lists`` points into them) and
+    the lists it makes (`done`)."""
+    cdef EntryLists lists
+    cdef WaitingRows before
+    cdef object keep, open_array, starts_array, new_rows_array, new_nodes_array
+    cdef object node_start_array, node_tree_array
+    cdef idx_t T, n
+    cdef double max_share
+
+    def __cinit__(self, const uint8_t[::1] keep, waiting, idx_t T, idx_t n, idx_t n_entries,
+                  double max_share):
+        cdef const uint8_t[::1] keep_view = keep
+        cdef int32_t[::1] open_rows, new_rows, new_nodes, node_tree
+        cdef int64_t[::1] starts, node_start
+        self.before = _waiting_rows(waiting, T, n)
+        self.keep = keep
+        self.T, self.n, self.max_share = T, n, max_share
+        # at most every entry read is listed (pages never written cost no memory)
+        self.open_array = np.empty(max(n_entries, 1), dtype=np.int32)
+        self.new_rows_array = np.empty(max(n_entries, 1), dtype=np.int32)
+        self.new_nodes_array = np.empty(max(n_entries, 1), dtype=np.int32)
+        self.starts_array = np.zeros(T + 1, dtype=np.int64)
+        self.node_start_array = np.zeros(keep.shape[0] + 1, dtype=np.int64)
+        self.node_tree_array = np.full(keep.shape[0], -1, dtype=np.int32)
+        open_rows, new_rows, new_nodes = (self.open_array, self.new_rows_array,
+                                          self.new_nodes_array)
+        starts, node_start, node_tree = (self.starts_array, self.node_start_array,
+                                         self.node_tree_array)
+        self.lists.keep = &keep_view[0] if keep.shape[0] else NULL
+        self.lists.n_keep = keep.shape[0]
+        self.lists.before = &self.before
+        self.lists.open_rows = &open_rows[0]
+        self.lists.starts = &starts[0]
+        self.lists.new_rows = &new_rows[0]
+        self.lists.new_nodes = &new_nodes[0]
+        self.lists.node_start = &node_start[0]
+        self.lists.node_tree = &node_tree[0] if keep.shape[0] else NULL
+        self.lists.n_open = 0
+        self.lists.n_new = 0
+
+    cdef EntryLists* pointer(self):
+        return &self.lists
+
+    def done(self, waiting):
+        """(live, waiting) as `sort_entries` returns them, once the pass listed
+        every entry; ``waiting``: the lists before (kept alive until now)."""
+        cdef EntryLists* lists = &self.lists
+        cdef const WaitingRows* before = &self.before
+        cdef idx_t n_keep = lists.n_keep, d, j, old_count, n_old = min(before.n_nodes, n_keep)
+        cdef int64_t* node_start = lists.node_start
+        cdef int32_t* node_tree = lists.node_tree
+        for d in range(n_keep):
+            if lists.keep[d] == 2 and _waiting_count(before, d):
+                node_start[d + 1] = _waiting_count(before, d)
+                node_tree[d] = before.node_tree[d]
+            elif lists.keep[d] != 2:
+                node_start[d + 1] = 0
+                node_tree[d] = -1
+            node_start[d + 1] += node_start[d]
+        waiting_rows_array = np.empty(node_start[n_keep], dtype=np.int32)
+        cdef int32_t[::1] waiting_rows = waiting_rows_array
+        at_array = np.array(self.node_start_array[:n_keep], copy=True)
+        cdef int64_t[::1] at = at_array
+        with nogil:
+            for d in range(n_old):  # the rows listed before, of the nodes still waiting
+                old_count = _waiting_count(before, d)
+                if lists.keep[d] == 2 and old_count:
+                    memcpy(&waiting_rows[at[d]], &before.rows[before.node_start[d]],
+                           old_count * sizeof(int32_t))
+                    at[d] += old_count
+            for j in range(lists.n_new):  # in the pass's order: ascending per node
+                d = lists.new_nodes[j]
+                waiting_rows[at[d]] = lists.new_rows[j]
+                at[d] += 1
+        live_out = (None if lists.n_open > self.max_share * self.T * self.n
+                    else (self.open_array[:lists.n_open], self.starts_array))
+        return live_out, (waiting_rows_array, self.node_start_array, self.node_tree_array)
+
+
+cdef idx_t _n_entries(const LiveEntries* live, idx_t T, idx_t n) noexcept nogil:
+    """How many entries a pass over ``live`` reads."""
+    return T * n if live.starts == NULL else live.starts[T]
+
+
 def sort_entries(const int32_t[:, ::1] ids, const uint8_t[::1] keep, live=None,
                  waiting=None, double max_share=1.0):
     """The (tree, row) entries still in a batch's work after a round, sorted
@@ -263,6 +381,8 @@ def sort_entries(const int32_t[:, ::1] ids, const uint8_t[::1] keep, live=None,
     listed again), and a waiting node keeps its rows while keep[d] == 2, so
     that taking a node out (`take_waiting`) reads its rows only, not every
     entry of the batch. Entries of nodes with keep[d] == 0 are dropped.
+    One pass over the entries (`route` and `histograms` list them in their
+    own pass when given ``keep``).
 
     Returns
     -------
@@ -274,68 +394,18 @@ def sort_entries(const int32_t[:, ::1] ids, const uint8_t[::1] keep, live=None,
         Node d's rows are rows[node_start[d]:node_start[d + 1]], ascending,
         of tree node_tree[d] (-1: none listed).
     """
-    cdef idx_t T = ids.shape[0], n = ids.shape[1], n_keep = keep.shape[0], t, j, i, d
-    cdef idx_t n_open = 0, n_old, old_count
+    cdef idx_t T = ids.shape[0], n = ids.shape[1], t, j, i
     cdef LiveEntries entries = _live_entries(live, T, n)
-    cdef WaitingRows before = _waiting_rows(waiting, T, n)
-    cdef int32_t node
-    starts_array = np.zeros(T + 1, dtype=np.int64)
-    node_start_array = np.zeros(n_keep + 1, dtype=np.int64)
-    node_tree_array = np.full(n_keep, -1, dtype=np.int32)
-    cdef int64_t[::1] starts = starts_array, node_start = node_start_array
-    cdef int32_t[::1] node_tree = node_tree_array
-    n_old = min(before.n_nodes, n_keep)
+    cdef _Listing listing = _Listing(keep, waiting, T, n, _n_entries(&entries, T, n),
+                                     max_share)
+    cdef EntryLists* lists = listing.pointer()
     with nogil:
-        # counts: open rows per tree, new waiting rows per node (node_start[d + 1])
-        for t in range(T):
-            for j in range(_first(&entries, t), _end(&entries, t, n)):
-                node = ids[t, _row(&entries, j)]
-                if node < 0:
-                    continue
-                if node >= n_keep or keep[node] == 1:
-                    n_open += 1
-                elif keep[node] == 2 and _waiting_count(&before, node) == 0:
-                    node_start[node + 1] += 1
-                    node_tree[node] = <int32_t> t
-            starts[t + 1] = n_open
-        for d in range(n_keep):
-            if keep[d] == 2 and _waiting_count(&before, d):
-                node_start[d + 1] = _waiting_count(&before, d)
-                node_tree[d] = before.node_tree[d]
-            elif keep[d] != 2:
-                node_start[d + 1] = 0
-                node_tree[d] = -1
-            node_start[d + 1] += node_start[d]
-    waiting_rows_array = np.empty(node_start[n_keep], dtype=np.int32)
-    cdef int32_t[::1] waiting_rows = waiting_rows_array
-    open_array = None if n_open > max_share * T * n else np.empty(n_open, dtype=np.int32)
-    cdef int32_t[::1] open_rows = open_array
-    cdef bint listing = open_array is not None
-    at_array = np.array(node_start_array[:n_keep], copy=True)
-    cdef int64_t[::1] at = at_array
-    with nogil:
-        for d in range(n_old):  # the rows listed before, of the nodes still waiting
-            old_count = _waiting_count(&before, d)
-            if keep[d] == 2 and old_count:
-                memcpy(&waiting_rows[at[d]], &before.rows[before.node_start[d]],
-                       old_count * sizeof(int32_t))
-                at[d] += old_count
-        n_open = 0
         for t in range(T):
             for j in range(_first(&entries, t), _end(&entries, t, n)):
                 i = _row(&entries, j)
-                node = ids[t, i]
-                if node < 0:
-                    continue
-                if node >= n_keep or keep[node] == 1:
-                    if listing:
-                        open_rows[n_open] = <int32_t> i
-                        n_open += 1
-                elif keep[node] == 2 and at[node] < node_start[node + 1]:
-                    waiting_rows[at[node]] = <int32_t> i
-                    at[node] += 1
-    live_out = (open_array, starts_array) if listing else None
-    return live_out, (waiting_rows_array, node_start_array, node_tree_array)
+                _list_entry(lists, t, i, ids[t, i])
+            lists.starts[t + 1] = lists.n_open
+    return listing.done(waiting)
 
 
 def take_rows(const int32_t[:, ::1] ids, const int32_t[::1] group_of, idx_t n_groups,
@@ -634,7 +704,7 @@ def route(const uint8_t[:, ::1] codes, const int32_t[:, ::1] ids, const int32_t[
           const int32_t[::1] threshold_bin, const uint8_t[::1] missing_left,
           const int32_t[::1] left, const int32_t[::1] right,
           const int32_t[::1] level_set=None, const uint64_t[:, ::1] left_levels=None,
-          live=None):
+          live=None, keep=None, waiting=None, double max_share=1.0):
     """Node ids after a round of splits: a new (trees x rows) int32 array.
 
     For the node id d of a row (tables indexed by id; ids beyond them, and
@@ -644,28 +714,40 @@ def route(const uint8_t[:, ::1] codes, const int32_t[:, ::1] ids, const int32_t[
     0) sends a level code c left when bit c of left_levels[level_set[d]] (4
     words, 256 bits) is set, missing values by missing_left[d]. ``live``: the
     only entries moved (`sort_entries`; None: every entry), the others keep their ids.
+    With ``keep`` (and ``waiting``, ``max_share``), the entries are listed in
+    the same pass as `sort_entries` lists them after the move: returns (ids,
+    live, waiting).
     """
     cdef RouteTables tables = _route_tables(feature, threshold_bin, missing_left, left, right,
                                             level_set, left_levels)
     cdef idx_t T = ids.shape[0], n = ids.shape[1], t, i, j
     cdef LiveEntries entries = _live_entries(live, T, n)
+    cdef _Listing listing = None
+    cdef EntryLists* lists = NULL
+    if keep is not None:
+        listing = _Listing(keep, waiting, T, n, _n_entries(&entries, T, n), max_share)
+        lists = listing.pointer()
     out = np.array(ids, dtype=np.int32, copy=True)
     cdef int32_t[:, ::1] new = out
-    if n == 0:
-        return out
-    with nogil:
-        for t in range(T):
-            for j in range(_first(&entries, t), _end(&entries, t, n)):
-                i = _row(&entries, j)
-                new[t, i] = _routed(new[t, i], &codes[i, 0], &tables)
-    return out
+    if n > 0:
+        with nogil:
+            for t in range(T):
+                for j in range(_first(&entries, t), _end(&entries, t, n)):
+                    i = _row(&entries, j)
+                    new[t, i] = _routed(new[t, i], &codes[i, 0], &tables)
+                    if lists != NULL:
+                        _list_entry(lists, t, i, new[t, i])
+                if lists != NULL:
+                    lists.starts[t + 1] = lists.n_open
+    return out if listing is None else (out,) + listing.done(waiting)
 
 
 def histograms(const uint8_t[:, ::1] codes, const int32_t[:, ::1] ids,
                const uint8_t[:, ::1] counts, const int64_t[::1] weights,
                const int32_t[::1] y, const int64_t[::1] first_slot,
                const int32_t[::1] slot_feature, idx_t n_codes, idx_t n_classes,
-               routes=None, bint narrow=False, bint with_cases=True, live=None):
+               routes=None, bint narrow=False, bint with_cases=True, live=None,
+               keep=None, waiting=None, double max_share=1.0):
     """Integer class-weight and case histograms of the requested (node, feature) slots.
 
     Node id d has slots first_slot[d] .. first_slot[d + 1] - 1 (first_slot
@@ -685,11 +767,14 @@ def histograms(const uint8_t[:, ::1] codes, const int32_t[:, ::1] ids,
     every weight is 1 (no weights, multiplicities 0 or 1), the class weights
     then summing to the cases. ``live``: the only entries read (`sort_entries`;
     None: every entry), a superset of those in the requested and split nodes.
+    ``keep`` (and ``waiting``, ``max_share``): the entries read are listed in
+    the same pass as `sort_entries` lists them (after routing).
 
     Returns
     -------
     hist : int64, or int32 when narrow (n_slots, n_codes, n_classes + with_cases)
     ids : int32 (trees, rows), the node ids after routing (with ``routes`` only)
+    live, waiting : `sort_entries`' lists (with ``keep`` only)
     """
     cdef idx_t n_slots = slot_feature.shape[0]
     cdef bint routing = routes is not None
@@ -702,22 +787,31 @@ def histograms(const uint8_t[:, ::1] codes, const int32_t[:, ::1] ids,
         routes = tuple(routes) + (None, None) * (len(routes) == 5)
         tables = _route_tables(routes[0], routes[1], routes[2], routes[3], routes[4],
                                routes[5], routes[6])
-    if ids.shape[1] == 0 or (n_slots == 0 and not routing):
-        return (hist_array, out) if routing else hist_array
+    cdef _Listing listing = None
+    cdef EntryLists* lists = NULL
+    if keep is not None:
+        listing = _Listing(keep, waiting, ids.shape[0], ids.shape[1],
+                           _n_entries(&entries, ids.shape[0], ids.shape[1]), max_share)
+        lists = listing.pointer()
+    result = (hist_array, out) if routing else (hist_array,)
     cdef int32_t[:, :, ::1] hist32
     cdef int64_t[:, :, ::1] hist64
     cdef int32_t[:, ::1] new = out if routing else None
-    if narrow:
+    if ids.shape[1] == 0 or (n_slots == 0 and not routing and lists == NULL):
+        pass
+    elif narrow:
         hist32 = hist_array
         _histogram_pass(&hist32[0, 0, 0] if n_slots else <int32_t*> NULL, codes, ids, new,
                         counts, weights, y, first_slot, slot_feature, n_codes, n_classes,
-                        with_cases, &tables if routing else NULL, &entries)
+                        with_cases, &tables if routing else NULL, &entries, lists)
     else:
         hist64 = hist_array
         _histogram_pass(&hist64[0, 0, 0] if n_slots else <int64_t*> NULL, codes, ids, new,
                         counts, weights, y, first_slot, slot_feature, n_codes, n_classes,
-                        with_cases, &tables if routing else NULL, &entries)
-    return (hist_array, out) if routing else hist_array
+                        with_cases, &tables if routing else NULL, &entries, lists)
+    if listing is not None:
+        result += listing.done(waiting)
+    return result if len(result) > 1 else hist_array
 
 
 cdef void _histogram_pass(hist_t* base, const uint8_t[:, ::1] codes,
@@ -726,8 +820,9 @@ cdef void _histogram_pass(hist_t* base, const uint8_t[:, ::1] codes,
                           const int32_t[::1] y, const int64_t[::1] first_slot,
                           const int32_t[::1] slot_feature, idx_t n_codes, idx_t n_classes,
                           bint with_cases, const RouteTables* tables,
-                          const LiveEntries* live) noexcept:
-    """`histograms`' pass over the rows (routing them first when ``tables``)."""
+                          const LiveEntries* live, EntryLists* lists) noexcept:
+    """`histograms`' pass over the rows (routing them first when ``tables``,
+    listing them after when ``lists``)."""
     cdef idx_t T = ids.shape[0], n = ids.shape[1], n_ids = first_slot.shape[0] - 1, t, i, j
     cdef int32_t d
     cdef int64_t w
@@ -742,6 +837,8 @@ cdef void _histogram_pass(hist_t* base, const uint8_t[:, ::1] codes,
                     new[t, i] = d
                 else:
                     d = ids[t, i]
+                if lists != NULL:
+                    _list_entry(lists, t, i, d)
                 if d < 0 or d >= n_ids or counts[t, i] == 0:
                     continue
                 if first_slot[d] == first_slot[d + 1]:
@@ -751,6 +848,8 @@ cdef void _histogram_pass(hist_t* base, const uint8_t[:, ::1] codes,
                     continue
                 _add_to_slots(base, &first_slot[0], features, d, &codes[i, 0], y[i], w,
                               n_codes, n_classes, with_cases)
+            if lists != NULL:
+                lists.starts[t + 1] = lists.n_open
 
 
 def node_impurity(const double[::1] counts, int criterion):

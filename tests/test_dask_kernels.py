@@ -286,6 +286,56 @@ def test_sort_entries_lists_open_rows_per_tree_and_waiting_rows_per_node(seed):
     assert _as_waiting(none_waiting, 12) == {}
 
 
+@pytest.mark.parametrize("request_histograms", [False, True])
+@pytest.mark.parametrize("seed", range(3))
+def test_entries_listed_in_the_routing_pass_equal_the_naive_lists(seed, request_histograms):
+    """`route` and `histograms` given ``keep`` list the entries they read, after
+    routing, in the same pass: the naive lists of the routed ids, joined to
+    the waiting lists of the rounds before, with the same ids and histograms
+    as without listing."""
+    rng, codes, counts, ids, y = _state(seed)
+    n_ids = 12
+    routes = (rng.integers(-2, codes.shape[1], n_ids).astype(np.int32),
+              rng.integers(0, 6, n_ids).astype(np.int32),
+              rng.integers(0, 2, n_ids).astype(np.uint8),
+              (12 + 2 * np.arange(n_ids)).astype(np.int32),
+              (13 + 2 * np.arange(n_ids)).astype(np.int32))
+    keep = rng.integers(0, 3, 12 + 2 * n_ids).astype(np.uint8)
+    _, before = sort_entries(ids, rng.integers(0, 3, 12).astype(np.uint8))
+    among = _live_subset(rng, ids, 0.7)
+    lengths = rng.integers(0, 3, 12 + 2 * n_ids)
+    first_slot = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    slot_feature = rng.integers(0, codes.shape[1], first_slot[-1]).astype(np.int32)
+    for live in (None, among):
+        routed = route(codes, ids, *routes, live=live)
+        listed = (_naive_live(routed, keep, None if live is None else _as_lists(live)),
+                  _naive_waiting(routed, keep, None if live is None else _as_lists(live),
+                                 _as_waiting(before, 12)))
+        if request_histograms:
+            hist, ids_out, live_out, waiting_out = histograms(
+                codes, ids, counts, None, y, first_slot, slot_feature, 8, 3, routes,
+                live=live, keep=keep, waiting=before)
+            np.testing.assert_array_equal(hist, histograms(
+                codes, routed, counts, None, y, first_slot, slot_feature, 8, 3, live=live))
+            # without routes: listed as the ids are
+            _, unrouted_live, unrouted_waiting = histograms(
+                codes, ids, counts, None, y, first_slot, slot_feature, 8, 3, live=live,
+                keep=keep, waiting=before)
+            assert _as_lists(unrouted_live) == _naive_live(
+                ids, keep, None if live is None else _as_lists(live))
+            assert _as_waiting(unrouted_waiting, keep.shape[0]) == _naive_waiting(
+                ids, keep, None if live is None else _as_lists(live), _as_waiting(before, 12))
+        else:
+            ids_out, live_out, waiting_out = route(codes, ids, *routes, live=live, keep=keep,
+                                                   waiting=before)
+        np.testing.assert_array_equal(ids_out, routed)
+        assert _as_lists(live_out) == listed[0]
+        assert _as_waiting(waiting_out, keep.shape[0]) == listed[1]
+    # more than max_share of the entries open: live None
+    n_open = sum(map(len, _naive_live(route(codes, ids, *routes), keep)))
+    assert route(codes, ids, *routes, keep=keep, max_share=(n_open - 0.5) / ids.size)[1] is None
+
+
 @pytest.mark.parametrize("weighted", [False, True])
 @pytest.mark.parametrize("seed", range(3))
 def test_taking_waiting_rows_out_equals_taking_them_from_the_ids(seed, weighted):
