@@ -178,7 +178,9 @@ LIVE_SHARE = 1.0
 # maxMemoryInMB); open nodes beyond wait for the next round.
 MAX_ROUND_BYTES = 1 << 26
 # In-memory finishing tasks allowed to wait per worker, and the bytes of their rows
-# (p + FINISH_ROW_BYTES per row: codes, node, row index, class, weight): beyond either,
+# (p + FINISH_ROW_BYTES per row: codes, class, weight; at most 9 with weights and up to
+# 256 classes: a part's rows are those of one partition, in order, so no row index
+# is sent, and its nodes are listed once each): beyond either,
 # the rounds leave the rows of nodes to finish in memory where they are (in the node
 # ids) until some end, so that rows taken out do not pile up on the workers while the
 # rounds go first. An idle worker always takes one group. 512 MiB (was 128): at 1e7 rows
@@ -186,7 +188,7 @@ MAX_ROUND_BYTES = 1 << 26
 # waiting for rows between take-out rounds (fits 80.7-91.3 s against 69.6-71.5 s).
 FINISH_BACKLOG_PER_WORKER = 64
 FINISH_BACKLOG_BYTES = 1 << 29
-FINISH_ROW_BYTES = 21
+FINISH_ROW_BYTES = 9
 # max_leaf_nodes: a node finished in memory grows to at most
 # SUBTREE_LEAF_SHARE x max_leaf_nodes x (its rows / its tree's rows) leaves (at least
 # SUBTREE_LEAVES_MIN), not to max_leaf_nodes: its tree keeps about its share. A subtree

@@ -209,45 +209,40 @@ def _sum_histograms(*parts):
 def _take_group(group, *results):
     """One worker's rows of an in-memory finishing group: the group's part of
     each of its partitions' taken rows (the "parts" of their round
-    ``results``; each sorted by (node, global row index), a partition's rows
-    a range of their own), those holding rows, as they are: no copy. One
-    task per (worker, group), where the rows are: what moves to the
-    finishing worker is the group's rows only."""
-    return [r["parts"][group] for r in results if r["parts"][group]["row"].shape[0]]
+    ``results``; `_dask_kernels.take_rows`), those holding rows, as they
+    are: no copy. One task per (worker, group), where the rows are: what
+    moves to the finishing worker is the group's rows only."""
+    return [r["parts"][group] for r in results if r["parts"][group]["y"].shape[0]]
 
 
 def _node_rows(parts, node_id):
-    """The rows of node ``node_id`` in ``parts`` (taken rows, each part sorted
-    by (node, global row index)), in the order of their global row indices:
-    codes (rows, p; Fortran order, as the splitter reads a feature), classes
-    (intp) and weights (float64). The parts of distinct partitions hold row
-    ranges of their own, so their slices are copied one after the other;
-    parts whose rows interleave are merged row by row."""
+    """The rows of node ``node_id`` in ``parts`` (taken rows,
+    `_dask_kernels.take_rows`: per node in row order, each part the rows of
+    one partition, a range of global rows of its own), in the order of
+    their global row indices: the parts' slices one after the other, by the
+    partitions' first rows. Codes (rows, p; Fortran order, as the splitter
+    reads a feature), classes (intp) and weights (float64)."""
     pieces = []
     for part in parts:
-        lo = np.searchsorted(part["node"], node_id)
-        hi = np.searchsorted(part["node"], node_id, side="right")
-        if hi > lo:
-            pieces.append((part, lo, hi))
-    pieces.sort(key=lambda piece: piece[0]["row"][piece[1]])
-    bounds = np.cumsum([0] + [hi - lo for _, lo, hi in pieces])
-    n_rows = int(bounds[-1])
-    if all(a["row"][a_hi - 1] < b["row"][b_lo]  # whole slices one after the other
-           for (a, _, a_hi), (b, b_lo, _) in zip(pieces, pieces[1:])):
-        places = [slice(a, b) for a, b in zip(bounds[:-1], bounds[1:])]
-    else:  # each row's place in the node's rows, by global index
-        order = np.argsort(np.concatenate([t["row"][lo:hi] for t, lo, hi in pieces]),
-                           kind="stable")
-        place = np.empty_like(order)
-        place[order] = np.arange(n_rows)
-        places = [place[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+        at = np.searchsorted(part["nodes"], node_id)
+        if at < part["nodes"].shape[0] and part["nodes"][at] == node_id:
+            pieces.append((part, part["node_start"][at], part["node_start"][at + 1]))
+    pieces.sort(key=lambda piece: piece[0]["start"])
+    for (a, _, _), (b, _, _) in zip(pieces, pieces[1:]):
+        if a["stop"] > b["start"]:
+            raise ValueError(f"node {node_id}'s rows come from parts of overlapping row "
+                             f"ranges ({a['start']}..{a['stop']} and {b['start']}..{b['stop']})")
+    n_rows = sum(int(hi - lo) for _, lo, hi in pieces)
     codes = np.empty((n_rows, parts[0]["codes"].shape[1]), dtype=np.uint8, order="F")
     y = np.empty(n_rows, dtype=np.intp)
     w = np.empty(n_rows, dtype=np.float64)
-    for (t, lo, hi), rows in zip(pieces, places):  # written in place: no copy of the node
-        codes[rows] = t["codes"][lo:hi]
-        y[rows] = t["y"][lo:hi]
-        w[rows] = t["weight"][lo:hi]
+    at = 0
+    for part, lo, hi in pieces:  # written in place: no copy of the node
+        rows = slice(at, at + hi - lo)
+        codes[rows] = part["codes"][lo:hi]
+        y[rows] = part["y"][lo:hi]
+        w[rows] = part["weight"][lo:hi]
+        at += hi - lo
     return codes, y, w
 
 

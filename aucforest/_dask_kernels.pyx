@@ -430,10 +430,14 @@ def take_rows(const int32_t[:, ::1] ids, const int32_t[::1] group_of, idx_t n_gr
 
     Returns
     -------
-    list of dicts, one per group, sorted by (node, global row): "node" (int32),
-        "row" (int64 global index), "codes" (uint8 (taken, features)), "y",
-        "weight" (counts[t, i] as uint8 without weights, else times weights[i]
-        as int64). Each node lies in one tree, whose rows are read ascending.
+    list of dicts, one per group, its rows sorted by (node, row): "codes"
+        (uint8 (taken, features)), "y", "weight" (counts[t, i] as uint8
+        without weights, else times weights[i] as int64); "nodes" (int32,
+        ascending: those with rows taken), whose rows start at "node_start"
+        (int64, one more entry); "start" and "stop", the global rows of the
+        partition (start .. stop - 1): a node's rows are in the order of
+        their global indices, which need not be sent. Each node lies in one
+        tree, whose rows are read ascending.
     """
     cdef idx_t T = ids.shape[0], n = ids.shape[1], n_table = group_of.shape[0], t, i, j
     cdef int32_t d
@@ -455,7 +459,7 @@ def take_rows(const int32_t[:, ::1] ids, const int32_t[::1] group_of, idx_t n_gr
                     at[d] += 1
     cdef TakenGroups groups
     out = _taken_groups(&groups, at, group_of, n_groups, codes.shape[1], byte_classes,
-                        weighted, start)
+                        weighted, start, n)
     with nogil:
         for t in range(T):
             if not every_tree and not trees[t]:
@@ -465,7 +469,7 @@ def take_rows(const int32_t[:, ::1] ids, const int32_t[::1] group_of, idx_t n_gr
                 d = ids[t, i]
                 if d < 0 or d >= n_table or group_of[d] < 0:
                     continue
-                _put_row(&groups, group_of[d], at[d], d, i, &codes[i, 0], y[i],
+                _put_row(&groups, group_of[d], at[d], &codes[i, 0], y[i],
                          counts[t, i] * weights[i] if weighted else counts[t, i])
                 at[d] += 1
     _free_groups(&groups)
@@ -493,7 +497,7 @@ def take_waiting(waiting, const int32_t[::1] group_of, idx_t n_groups,
             at[d] = _waiting_count(&lists, d)
     cdef TakenGroups groups
     out = _taken_groups(&groups, at, group_of, n_groups, codes.shape[1], byte_classes,
-                        weighted, start)
+                        weighted, start, n)
     with nogil:
         for d in range(min(n_table, lists.n_nodes)):
             if group_of[d] < 0:
@@ -501,7 +505,7 @@ def take_waiting(waiting, const int32_t[::1] group_of, idx_t n_groups,
             t = lists.node_tree[d] if _waiting_count(&lists, d) else 0
             for j in range(lists.node_start[d], lists.node_start[d + 1]):
                 i = lists.rows[j]
-                _put_row(&groups, group_of[d], at[d], <int32_t> d, i, &codes[i, 0], y[i],
+                _put_row(&groups, group_of[d], at[d], &codes[i, 0], y[i],
                          counts[t, i] * weights[i] if weighted else counts[t, i])
                 at[d] += 1
     _free_groups(&groups)
@@ -524,58 +528,56 @@ cdef int _check_take(idx_t T, idx_t n, const int32_t[::1] group_of, idx_t n_grou
 
 cdef struct TakenGroups:
     # where `_put_row` writes each group's taken rows (`take_rows`' output)
-    int32_t** node
-    int64_t** row
     uint8_t** codes
     void** y
     void** weight
     idx_t p
-    int64_t start
     bint byte_classes
     bint weighted
 
 
 cdef list _taken_groups(TakenGroups* groups, idx_t[::1] at, const int32_t[::1] group_of,
                         idx_t n_groups, idx_t p, bint byte_classes, bint weighted,
-                        int64_t start):
+                        int64_t start, idx_t n):
     """The groups' output arrays, sized from the rows per node ``at`` (node
-    d's rows in group group_of[d]), and the pointers `_put_row` writes
-    through; ``at`` becomes each node's first place in its group (nodes
-    ascending)."""
+    d's rows in group group_of[d]), each with its nodes and where their rows
+    start, and the pointers `_put_row` writes through; ``at`` becomes each
+    node's first place in its group (nodes ascending). The partition's rows
+    are the global rows start .. start + n - 1."""
     cdef idx_t d, g, count, n_ptrs = max(n_groups, 1)
     sizes_array = np.zeros(n_ptrs, dtype=np.intp)
     cdef idx_t[::1] sizes = sizes_array
+    nodes = [[] for g in range(n_groups)]
+    node_start = [[0] for g in range(n_groups)]
     for d in range(group_of.shape[0]):
         g = group_of[d]
         if g >= 0:
             count = at[d]
             at[d] = sizes[g]
             sizes[g] += count
+            if count:
+                nodes[g].append(d)
+                node_start[g].append(sizes[g])
     out = []
     for g in range(n_groups):
-        out.append({"node": np.empty(sizes[g], dtype=np.int32),
-                    "row": np.empty(sizes[g], dtype=np.int64),
+        out.append({"nodes": np.array(nodes[g], dtype=np.int32),
+                    "node_start": np.array(node_start[g], dtype=np.int64),
+                    "start": start, "stop": start + n,
                     "codes": np.empty((sizes[g], p), dtype=np.uint8),
                     "y": np.empty(sizes[g], dtype=np.uint8 if byte_classes else np.int32),
                     "weight": np.empty(sizes[g], dtype=np.int64 if weighted else np.uint8)})
-    groups.node = <int32_t**> calloc(n_ptrs, sizeof(int32_t*))
-    groups.row = <int64_t**> calloc(n_ptrs, sizeof(int64_t*))
     groups.codes = <uint8_t**> calloc(n_ptrs, sizeof(uint8_t*))
     groups.y = <void**> calloc(n_ptrs, sizeof(void*))
     groups.weight = <void**> calloc(n_ptrs, sizeof(void*))
     groups.p = p
-    groups.start = start
     groups.byte_classes = byte_classes
     groups.weighted = weighted
-    if (groups.node == NULL or groups.row == NULL or groups.codes == NULL
-            or groups.y == NULL or groups.weight == NULL):
+    if groups.codes == NULL or groups.y == NULL or groups.weight == NULL:
         _free_groups(groups)
         raise MemoryError("cannot allocate the group tables")
     for g in range(n_groups):
         if sizes[g] == 0:
             continue
-        groups.node[g] = <int32_t*> <size_t> out[g]["node"].ctypes.data
-        groups.row[g] = <int64_t*> <size_t> out[g]["row"].ctypes.data
         groups.codes[g] = <uint8_t*> <size_t> out[g]["codes"].ctypes.data
         groups.y[g] = <void*> <size_t> out[g]["y"].ctypes.data
         groups.weight[g] = <void*> <size_t> out[g]["weight"].ctypes.data
@@ -583,18 +585,14 @@ cdef list _taken_groups(TakenGroups* groups, idx_t[::1] at, const int32_t[::1] g
 
 
 cdef void _free_groups(TakenGroups* groups) noexcept:
-    free(groups.node)
-    free(groups.row)
     free(groups.codes)
     free(groups.y)
     free(groups.weight)
 
 
-cdef inline void _put_row(const TakenGroups* groups, idx_t g, idx_t pos, int32_t d, idx_t i,
-                          const uint8_t* codes, int32_t klass, int64_t weight) noexcept nogil:
-    """Write row i of node d (its codes, class and weight) at place pos of group g."""
-    groups.node[g][pos] = d
-    groups.row[g][pos] = groups.start + i
+cdef inline void _put_row(const TakenGroups* groups, idx_t g, idx_t pos, const uint8_t* codes,
+                          int32_t klass, int64_t weight) noexcept nogil:
+    """Write a row (its codes, class and weight) at place pos of group g."""
     if groups.p:
         memcpy(groups.codes[g] + pos * groups.p, codes, groups.p)
     if groups.byte_classes:

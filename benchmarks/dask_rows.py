@@ -307,7 +307,7 @@ def cost_model(n, partitions, workers, trees, p=FEATURES, m=5, K=2):
         "T (trees per batch)": T,
         "rounds per batch": rounds_per_batch,
         "take-out rounds per batch (at most)":
-            r * n * T * (p + 21) / (workers * FINISH_BACKLOG_BYTES / 2),
+            r * n * T * (p + 9) / (workers * FINISH_BACKLOG_BYTES / 2),
         "tasks per round (without finishing)": per_round,
         "finishing groups per tree": groups_per_tree,
         "tasks per tree": per_round * rounds_per_batch / T
@@ -315,11 +315,11 @@ def cost_model(n, partitions, workers, trees, p=FEATURES, m=5, K=2):
         + (2 * partitions + workers) / T,
         "histograms per tree to the client (MiB)": H / 2**20,
         "finishing rows between workers per tree (MiB)":
-            r * n * (p + 14) * (workers - 1) / workers / 2**20,
+            r * n * (p + 2) * (workers - 1) / workers / 2**20,
         "per worker: rows + round state (MiB)": n / workers * (p + 8 + 10 * T) / 2**20,
         "per worker: finishing (backlog + one task) (MiB)":
-            (max(min(FINISH_BACKLOG_PER_WORKER * R * (p + 21), FINISH_BACKLOG_BYTES),
-                 R * (p + 21)) + R * (p + 14)
+            (max(min(FINISH_BACKLOG_PER_WORKER * R * (p + 9), FINISH_BACKLOG_BYTES),
+                 R * (p + 9)) + R * (p + 2)
              + local * (p + 40)) / 2**20,
         "per worker: grown subtrees waiting under oob (MiB)":
             grown_nodes_per_tree * (65 + 8 * K) * trees / workers / 2**20,

@@ -87,9 +87,21 @@ def _naive_take(ids, group_of, g, trees, codes, counts, weights, y, start):
     return found
 
 
-def _as_rows(part):
-    return [(int(d), int(r), tuple(c), int(k), int(w)) for d, r, c, k, w in
-            zip(part["node"], part["row"], part["codes"], part["y"], part["weight"])]
+def _as_rows(part, start, stop):
+    """A part's rows as (node, codes, class, weight), in its order (the naive
+    take's, less the global rows: the part's order and range stand for them)."""
+    assert (part["start"], part["stop"]) == (start, stop)
+    nodes, node_start = part["nodes"], part["node_start"]
+    assert nodes.dtype == np.int32 and node_start.dtype == np.int64
+    assert np.all(np.diff(nodes) > 0) and np.all(np.diff(node_start) > 0)
+    assert node_start[0] == 0 and node_start[-1] == part["y"].shape[0]
+    node = np.repeat(nodes, np.diff(node_start))
+    return [(int(d), tuple(c), int(k), int(w)) for d, c, k, w in
+            zip(node, part["codes"], part["y"], part["weight"])]
+
+
+def _less_rows(naive):
+    return [(d, c, k, w) for d, _, c, k, w in naive]
 
 
 @pytest.mark.parametrize("narrow", [False, True])
@@ -126,8 +138,8 @@ def test_take_rows_gives_each_group_its_rows_sorted_and_leaves_the_ids(seed, wei
         for g, part in enumerate(taken):
             assert part["y"].dtype == np.uint8
             assert part["weight"].dtype == (np.int64 if weighted else np.uint8)
-            assert _as_rows(part) == _naive_take(ids, group_of, g, trees, codes, counts,
-                                                 weights, y, 1000)
+            assert _as_rows(part, 1000, 1000 + ids.shape[1]) == _less_rows(
+                _naive_take(ids, group_of, g, trees, codes, counts, weights, y, 1000))
 
 
 def test_take_rows_refuses_a_group_beyond_the_groups():
@@ -161,9 +173,9 @@ def test_a_nodes_rows_from_the_workers_takes_are_in_global_row_order(seed):
     workers = np.array_split(rng.permutation(len(parts)), 2)  # each holds some partitions
     for g in range(2):
         takes = [_take_group(g, *[{"parts": parts[i]} for i in held]) for held in workers]
-        assert all(part["row"].shape[0] for take in takes for part in take)
+        assert all(part["y"].shape[0] for take in takes for part in take)
         naive = _naive_take(ids, group_of, g, None, codes, counts, None, y, 0)
-        assert sum(part["row"].shape[0] for take in takes for part in take) == len(naive)
+        assert sum(part["y"].shape[0] for take in takes for part in take) == len(naive)
         nodes = np.flatnonzero(group_of == g)
         assert sum(len(_expected_node_rows(naive, d)) for d in nodes) > 0
         for d in nodes:
@@ -173,20 +185,18 @@ def test_a_nodes_rows_from_the_workers_takes_are_in_global_row_order(seed):
             assert _node_rows_as_list(*found) == _expected_node_rows(naive, d)
 
 
-@pytest.mark.parametrize("seed", range(3))
-def test_node_rows_merges_parts_whose_rows_interleave(seed):
-    """Parts whose row ranges overlap (not those of distinct partitions):
-    `_node_rows` merges them row by row into global row order."""
-    rng, codes, counts, ids, y = _state(seed, rows=300)
+def test_node_rows_refuses_parts_of_overlapping_row_ranges():
+    """Two parts of one partition's rows (not what a round takes: one part
+    per partition and group): their order by global row is unknown, so
+    `_node_rows` refuses them rather than guess."""
+    rng, codes, counts, ids, y = _state(0, rows=300)
     group_of = np.zeros(12, dtype=np.int32)
     whole = take_rows(ids, group_of, 1, None, codes, counts, None, y, 0, True)[0]
-    side = rng.random(whole["row"].shape[0]) < 0.5  # each half still sorted by (node, row)
-    halves = [{name: value[keep] for name, value in whole.items()} for keep in (side, ~side)]
-    naive = _naive_take(ids, group_of, 0, None, codes, counts, None, y, 0)
-    for d in range(12):
-        expected = _expected_node_rows(naive, d)
-        if expected:
-            assert _node_rows_as_list(*_node_rows(halves[::-1], d)) == expected
+    d = int(whole["nodes"][0])
+    with pytest.raises(ValueError, match="overlapping row ranges"):
+        _node_rows([whole, dict(whole)], d)
+    later = dict(whole, start=300, stop=600)  # the same rows as another partition's
+    assert _node_rows([later, whole], d)[0].shape[0] == 2 * whole["node_start"][1]
 
 
 @pytest.mark.parametrize("narrow", [False, True])
@@ -347,18 +357,18 @@ def test_taking_waiting_rows_out_equals_taking_them_from_the_ids(seed, weighted)
     _, waiting = sort_entries(ids, keep)
     group_of = np.where(keep == 2, rng.integers(-1, 3, 10), -1).astype(np.int32)
     taken = take_waiting(waiting, group_of, 3, codes, counts, weights, y, 50, True)
-    assert [part["row"].shape[0] for part in taken] == \
-        [part["row"].shape[0] for part in take_rows(ids, group_of, 3, None, codes, counts,
-                                                    weights, y, 50, True)]
+    assert [part["y"].shape[0] for part in taken] == \
+        [part["y"].shape[0] for part in take_rows(ids, group_of, 3, None, codes, counts,
+                                                  weights, y, 50, True)]
     for g, part in enumerate(taken):
-        assert _as_rows(part) == _naive_take(ids, group_of, g, None, codes, counts, weights,
-                                             y, 50)
+        assert _as_rows(part, 50, 50 + ids.shape[1]) == _less_rows(
+            _naive_take(ids, group_of, g, None, codes, counts, weights, y, 50))
     # a shorter table (nodes made since): the nodes beyond have nothing waiting
     short = take_waiting(waiting, group_of[:6], 3, codes, counts, weights, y, 50, False)
     for g, part in enumerate(short):
         assert part["y"].dtype == np.int32
-        assert _as_rows(part) == _naive_take(ids, group_of[:6], g, None, codes, counts,
-                                             weights, y, 50)
+        assert _as_rows(part, 50, 50 + ids.shape[1]) == _less_rows(
+            _naive_take(ids, group_of[:6], g, None, codes, counts, weights, y, 50))
 
 
 @pytest.mark.parametrize("rows, node_start, node_tree, match", [
@@ -414,8 +424,8 @@ def test_passes_over_live_entries_equal_full_passes_with_only_those_entries(seed
     for trees in (None, np.array([1, 0, 1], dtype=np.uint8)):
         taken = take_rows(ids, group_of, 3, trees, codes, counts, weights, y, 50, True, live)
         for g, part in enumerate(taken):
-            assert _as_rows(part) == _naive_take(only, group_of, g, trees, codes, counts,
-                                                 weights, y, 50)
+            assert _as_rows(part, 50, 50 + ids.shape[1]) == _less_rows(
+                _naive_take(only, group_of, g, trees, codes, counts, weights, y, 50))
 
 
 @pytest.mark.parametrize("rows, starts, match", [

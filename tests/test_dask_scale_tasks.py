@@ -287,14 +287,17 @@ def test_grow_local_memory_matches_the_cost_model():
     grown subtrees, at most 80 + 8 K bytes per node (the cost model's figures)."""
     p, rows, K = 30, 40_000, 2
     rng = np.random.default_rng(0)
-    node = np.sort(rng.integers(0, 3, rows)).astype(np.int32)
+    node = rng.integers(0, 3, rows).astype(np.int32)
     takes = []
-    for half in np.array_split(rng.permutation(rows), 2):
-        half = half[np.lexsort((half, node[half]))]
-        takes.append({"node": node[half], "row": half.astype(np.int64),
-                      "codes": rng.integers(0, 200, size=(half.size, p), dtype=np.uint8),
-                      "y": rng.integers(0, K, half.size).astype(np.uint8),
-                      "weight": np.ones(half.size, np.uint8)})
+    for start, stop in ((0, rows // 2), (rows // 2, rows)):  # two partitions' parts
+        order = np.argsort(node[start:stop], kind="stable")
+        nodes, counts = np.unique(node[start:stop], return_counts=True)
+        takes.append({"nodes": nodes.astype(np.int32),
+                      "node_start": np.concatenate([[0], np.cumsum(counts)]).astype(np.int64),
+                      "start": start, "stop": stop,
+                      "codes": rng.integers(0, 200, size=(order.size, p), dtype=np.uint8),
+                      "y": rng.integers(0, K, order.size).astype(np.uint8),
+                      "weight": np.ones(order.size, np.uint8)})
     edges = np.full((p, 256), np.inf)
     edges[:, :200] = np.arange(200)
     ctx = {"edges": edges, "n_bins": np.full(p, 201, np.intp), "n_classes": K,
