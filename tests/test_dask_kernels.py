@@ -225,6 +225,16 @@ def test_routing_and_histograms_in_one_pass_equal_the_two_passes(seed, sets, nar
         hist, histograms(codes, expected_ids, counts, weights, y, first_slot, slot_feature, 8, 3))
 
 
+def _random_routes(rng, n_features, n_ids):
+    """Routing tables of n_ids nodes: kept, dropped or split at random, node d's
+    children 12 + 2d and 13 + 2d."""
+    return (rng.integers(-2, n_features, n_ids).astype(np.int32),
+            rng.integers(0, 6, n_ids).astype(np.int32),
+            rng.integers(0, 2, n_ids).astype(np.uint8),
+            (12 + 2 * np.arange(n_ids)).astype(np.int32),
+            (13 + 2 * np.arange(n_ids)).astype(np.int32))
+
+
 def _naive_live(ids, keep, among=None):
     """Per tree, the ascending rows i of ``among`` (None: all) whose ids[t, i]
     = d >= 0 has keep[d] == 1 (ids beyond keep kept)."""
@@ -305,11 +315,7 @@ def test_entries_listed_in_the_routing_pass_equal_the_naive_lists(seed, request_
     as without listing."""
     rng, codes, counts, ids, y = _state(seed)
     n_ids = 12
-    routes = (rng.integers(-2, codes.shape[1], n_ids).astype(np.int32),
-              rng.integers(0, 6, n_ids).astype(np.int32),
-              rng.integers(0, 2, n_ids).astype(np.uint8),
-              (12 + 2 * np.arange(n_ids)).astype(np.int32),
-              (13 + 2 * np.arange(n_ids)).astype(np.int32))
+    routes = _random_routes(rng, codes.shape[1], n_ids)
     keep = rng.integers(0, 3, 12 + 2 * n_ids).astype(np.uint8)
     _, before = sort_entries(ids, rng.integers(0, 3, 12).astype(np.uint8))
     among = _live_subset(rng, ids, 0.7)
@@ -403,11 +409,7 @@ def test_passes_over_live_entries_equal_full_passes_with_only_those_entries(seed
         listed[t, rows] = True
     only = np.where(listed, ids, -1).astype(np.int32)
     n_ids = 12
-    routes = (rng.integers(-2, codes.shape[1], n_ids).astype(np.int32),
-              rng.integers(0, 6, n_ids).astype(np.int32),
-              rng.integers(0, 2, n_ids).astype(np.uint8),
-              (12 + 2 * np.arange(n_ids)).astype(np.int32),
-              (13 + 2 * np.arange(n_ids)).astype(np.int32))
+    routes = _random_routes(rng, codes.shape[1], n_ids)
     routed = route(codes, ids, *routes, live=live)
     np.testing.assert_array_equal(routed, np.where(listed, route(codes, only, *routes), ids))
     weights = rng.integers(1, 50, codes.shape[0]).astype(np.int64) if weighted else None
