@@ -161,12 +161,11 @@ def _round(block, previous, tables, n_codes, n_classes):
         out = histograms(codes, ids, state["counts"], block["weights"], block["y"],
                          first_slot, slot_feature, n_codes, n_classes, routes, narrow,
                          not state["unit"], entries, **listing)
-        out = out if isinstance(out, tuple) else (out,)
-        hist, out = out[0], out[1:]
+        hist, *rest = out if isinstance(out, tuple) else (out,)  # [ids] [live, waiting]
         if routes is not None:
-            ids, out = out[0], out[1:]
+            ids, *rest = rest
         if listing:
-            entries, waiting = out
+            entries, waiting = rest
     elif routes is not None:
         out = route(codes, ids, *routes, live=entries, **listing)
         ids, entries, waiting = out if listing else (out, entries, waiting)
