@@ -114,6 +114,7 @@ import numpy as np
 from ._base import (MAX_SEED, SPLIT_STATISTIC_CRITERIA, check_counts_are_not_booleans,
                     check_some_weight, check_two_classes, collapsed, fit_atomically,
                     resolve_max_features, tree_params)
+from ._binned import PADDED_EDGES, padded_edges
 from ._binning import MAX_BINS, set_feature_edges
 from ._categories import levels_going_left, resolve_fitted
 from ._dask_blocks import (_block_prior, _block_stats, _collapse_group, _cut_group,
@@ -378,8 +379,11 @@ class _Fit:
         sample = np.concatenate([s["sample"] for s in stats])
         edges = np.full((p, self.max_bins), np.inf)
         n_bins = np.empty(p, dtype=np.intp)
-        for j, f in enumerate(np.flatnonzero(~self.is_categorical)):  # as bin_features does
-            set_feature_edges(f, np.array(sample[:, j]), self.max_bins, edges, n_bins)
+        # the table `encode_features` searches (categorical: unused), as bin_features does
+        padded = np.full((p, PADDED_EDGES), np.inf, dtype=np.float32)
+        for j, f in enumerate(np.flatnonzero(~self.is_categorical)):
+            padded[f] = padded_edges(set_feature_edges(f, np.array(sample[:, j]),
+                                                       self.max_bins, edges, n_bins))
         # a categorical feature: one bin per level (its codes are the levels), edges unused
         largest = np.max([s["largest_level"] for s in stats], axis=0, initial=-1)
         for j, f in enumerate(np.flatnonzero(self.is_categorical)):
@@ -390,7 +394,8 @@ class _Fit:
         self.weight_scale = 2.0 ** -self.weight_bits
         forest_params = tree_params(forest)
         params = dict(forest_params, max_bins=self.max_bins)
-        self.ctx = {"edges": edges, "n_bins": n_bins, "classes": classes, "w_max": w_max,
+        self.ctx = {"edges": edges, "n_bins": n_bins, "padded": padded, "classes": classes,
+                    "w_max": w_max,
                     "weight_unit": 2.0 ** self.weight_bits, "weighted": weighted,
                     "class_weights": class_weights, "balanced": forest.balanced_bootstrap,
                     "n_classes": K, "weight_scale": self.weight_scale, "params": params,
@@ -406,11 +411,10 @@ class _Fit:
         # hint: a partition recomputed elsewhere changes where sums run, not their value)
         where = self.client.who_has(self.blocks)
         self.block_worker = [min(where.get(b.key, ()), default=None) for b in self.blocks]
-        self.order = sorted(range(len(self.blocks)),
-                            key=lambda i: (self.block_worker[i] or "", i))
-        # ... and for the finishing tasks' takes: one per (worker, group)
+        # (and for the finishing tasks' takes: one per (worker, group))
+        order = sorted(range(len(self.blocks)), key=lambda i: (self.block_worker[i] or "", i))
         self.worker_sets = [(worker, list(indices)) for worker, indices in itertools.groupby(
-            self.order, key=lambda i: self.block_worker[i])]
+            order, key=lambda i: self.block_worker[i])]
         totals = np.sum(priors, axis=0)
         forest.classes_, forest.n_classes_ = classes, K
         validate_decision(forest.decision, K)

@@ -7,7 +7,7 @@ round (route, take out, histograms), the in-memory finishing of nodes
 import numpy as np
 
 from ._base import check_categorical_codes, grow_tree
-from ._binned import PADDED_EDGES, encode_features, padded_edges
+from ._binned import encode_features
 from ._binning import MISSING_CODE, BinnedData, _level_codes
 from ._compat import check_sample_weight
 from ._dask_kernels import (MAX_MULTIPLICITY, draw_counts, histograms, route, row_uniforms,
@@ -53,13 +53,11 @@ def _encode_block(X, y, w, start, ctx):
     n, p = X.shape
     codes = np.empty((n, p), dtype=np.uint8)
     categorical = ctx.get("is_categorical")
-    ordinal = np.arange(p) if categorical is None else np.flatnonzero(~categorical)
-    padded = np.full((p, PADDED_EDGES), np.inf, dtype=np.float32)  # categorical: unused
-    for f in ordinal:
-        padded[f] = padded_edges(ctx["edges"][f, :ctx["n_bins"][f] - 1])
+    if categorical is None:
+        categorical = np.zeros(p, dtype=bool)
     # a block of rows at a time, each row read once (X is a row-major partition)
-    encode_features(X, padded, ordinal.astype(np.intp), codes, 0, n)
-    for f in np.setdiff1d(np.arange(p), ordinal):  # the level itself, as bin_features
+    encode_features(X, ctx["padded"], np.flatnonzero(~categorical), codes, 0, n)
+    for f in np.flatnonzero(categorical):  # the level itself, as bin_features
         codes[:, f] = _level_codes(X[:, f])
     y = np.searchsorted(ctx["classes"], np.asarray(y)).astype(np.int32)
     K = ctx["classes"].shape[0]

@@ -288,7 +288,7 @@ cdef class _Listing:
     the lists it makes (`done`)."""
     cdef EntryLists lists
     cdef WaitingRows before
-    cdef object keep, open_array, starts_array, new_rows_array, new_nodes_array
+    cdef object keep, waiting, open_array, starts_array, new_rows_array, new_nodes_array
     cdef object node_start_array, node_tree_array
     cdef idx_t T, n
     cdef double max_share
@@ -299,7 +299,7 @@ cdef class _Listing:
         cdef int32_t[::1] open_rows, new_rows, new_nodes, node_tree
         cdef int64_t[::1] starts, node_start
         self.before = _waiting_rows(waiting, T, n)
-        self.keep = keep
+        self.keep, self.waiting = keep, waiting  # what lists and before point into
         self.T, self.n, self.max_share = T, n, max_share
         # at most every entry read is listed (pages never written cost no memory)
         self.open_array = np.empty(max(n_entries, 1), dtype=np.int32)
@@ -327,9 +327,9 @@ cdef class _Listing:
     cdef EntryLists* pointer(self):
         return &self.lists
 
-    def done(self, waiting):
+    def done(self):
         """(live, waiting) as `sort_entries` returns them, once the pass listed
-        every entry; ``waiting``: the lists before (kept alive until now)."""
+        every entry."""
         cdef EntryLists* lists = &self.lists
         cdef const WaitingRows* before = &self.before
         cdef idx_t n_keep = lists.n_keep, d, j, old_count, n_old = min(before.n_nodes, n_keep)
@@ -363,9 +363,14 @@ cdef class _Listing:
         return live_out, (waiting_rows_array, self.node_start_array, self.node_tree_array)
 
 
-cdef idx_t _n_entries(const LiveEntries* live, idx_t T, idx_t n) noexcept nogil:
-    """How many entries a pass over ``live`` reads."""
-    return T * n if live.starts == NULL else live.starts[T]
+cdef _Listing _listing(keep, waiting, const LiveEntries* live, idx_t T, idx_t n,
+                      double max_share):
+    """The lists a pass over ``live`` (T trees of n rows) makes (`_Listing`),
+    None without ``keep``."""
+    if keep is None:
+        return None
+    return _Listing(keep, waiting, T, n, T * n if live.starts == NULL else live.starts[T],
+                    max_share)
 
 
 def sort_entries(const int32_t[:, ::1] ids, const uint8_t[::1] keep, live=None,
@@ -396,8 +401,7 @@ def sort_entries(const int32_t[:, ::1] ids, const uint8_t[::1] keep, live=None,
     """
     cdef idx_t T = ids.shape[0], n = ids.shape[1], t, j, i
     cdef LiveEntries entries = _live_entries(live, T, n)
-    cdef _Listing listing = _Listing(keep, waiting, T, n, _n_entries(&entries, T, n),
-                                     max_share)
+    cdef _Listing listing = _listing(keep, waiting, &entries, T, n, max_share)
     cdef EntryLists* lists = listing.pointer()
     with nogil:
         for t in range(T):
@@ -405,7 +409,7 @@ def sort_entries(const int32_t[:, ::1] ids, const uint8_t[::1] keep, live=None,
                 i = _row(&entries, j)
                 _list_entry(lists, t, i, ids[t, i])
             lists.starts[t + 1] = lists.n_open
-    return listing.done(waiting)
+    return listing.done()
 
 
 def take_rows(const int32_t[:, ::1] ids, const int32_t[::1] group_of, idx_t n_groups,
@@ -720,11 +724,8 @@ def route(const uint8_t[:, ::1] codes, const int32_t[:, ::1] ids, const int32_t[
                                             level_set, left_levels)
     cdef idx_t T = ids.shape[0], n = ids.shape[1], t, i, j
     cdef LiveEntries entries = _live_entries(live, T, n)
-    cdef _Listing listing = None
-    cdef EntryLists* lists = NULL
-    if keep is not None:
-        listing = _Listing(keep, waiting, T, n, _n_entries(&entries, T, n), max_share)
-        lists = listing.pointer()
+    cdef _Listing listing = _listing(keep, waiting, &entries, T, n, max_share)
+    cdef EntryLists* lists = NULL if listing is None else listing.pointer()
     out = np.array(ids, dtype=np.int32, copy=True)
     cdef int32_t[:, ::1] new = out
     if n > 0:
@@ -737,7 +738,7 @@ def route(const uint8_t[:, ::1] codes, const int32_t[:, ::1] ids, const int32_t[
                         _list_entry(lists, t, i, new[t, i])
                 if lists != NULL:
                     lists.starts[t + 1] = lists.n_open
-    return out if listing is None else (out,) + listing.done(waiting)
+    return out if listing is None else (out,) + listing.done()
 
 
 def histograms(const uint8_t[:, ::1] codes, const int32_t[:, ::1] ids,
@@ -785,30 +786,28 @@ def histograms(const uint8_t[:, ::1] codes, const int32_t[:, ::1] ids,
         routes = tuple(routes) + (None, None) * (len(routes) == 5)
         tables = _route_tables(routes[0], routes[1], routes[2], routes[3], routes[4],
                                routes[5], routes[6])
-    cdef _Listing listing = None
-    cdef EntryLists* lists = NULL
-    if keep is not None:
-        listing = _Listing(keep, waiting, ids.shape[0], ids.shape[1],
-                           _n_entries(&entries, ids.shape[0], ids.shape[1]), max_share)
-        lists = listing.pointer()
+    cdef _Listing listing = _listing(keep, waiting, &entries, ids.shape[0], ids.shape[1],
+                                     max_share)
+    cdef EntryLists* lists = NULL if listing is None else listing.pointer()
     result = (hist_array, out) if routing else (hist_array,)
     cdef int32_t[:, :, ::1] hist32
     cdef int64_t[:, :, ::1] hist64
     cdef int32_t[:, ::1] new = out if routing else None
-    if ids.shape[1] == 0 or (n_slots == 0 and not routing and lists == NULL):
-        pass
-    elif narrow:
-        hist32 = hist_array
-        _histogram_pass(&hist32[0, 0, 0] if n_slots else <int32_t*> NULL, codes, ids, new,
-                        counts, weights, y, first_slot, slot_feature, n_codes, n_classes,
-                        with_cases, &tables if routing else NULL, &entries, lists)
-    else:
-        hist64 = hist_array
-        _histogram_pass(&hist64[0, 0, 0] if n_slots else <int64_t*> NULL, codes, ids, new,
-                        counts, weights, y, first_slot, slot_feature, n_codes, n_classes,
-                        with_cases, &tables if routing else NULL, &entries, lists)
+    if ids.shape[1] > 0 and (n_slots > 0 or routing or lists != NULL):  # else nothing to do
+        if narrow:
+            hist32 = hist_array
+            _histogram_pass(&hist32[0, 0, 0] if n_slots else <int32_t*> NULL, codes, ids,
+                            new, counts, weights, y, first_slot, slot_feature, n_codes,
+                            n_classes, with_cases, &tables if routing else NULL, &entries,
+                            lists)
+        else:
+            hist64 = hist_array
+            _histogram_pass(&hist64[0, 0, 0] if n_slots else <int64_t*> NULL, codes, ids,
+                            new, counts, weights, y, first_slot, slot_feature, n_codes,
+                            n_classes, with_cases, &tables if routing else NULL, &entries,
+                            lists)
     if listing is not None:
-        result += listing.done(waiting)
+        result += listing.done()
     return result if len(result) > 1 else hist_array
 
 

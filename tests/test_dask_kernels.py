@@ -452,6 +452,7 @@ def test_encoded_partition_codes_are_the_edge_counts(seed):
     """`_encode_block`'s codes (a block of rows at a time, C order) against a
     naive search: the number of a feature's edges below the value, the
     missing code for NaN, the level itself for a categorical feature."""
+    from aucforest._binned import padded_edges
     from aucforest._dask_blocks import _encode_block
 
     rng = np.random.default_rng(seed)
@@ -465,7 +466,9 @@ def test_encoded_partition_codes_are_the_edge_counts(seed):
     edges = np.full((p, 256), np.inf)
     for f in range(p):
         edges[f, :n_bins[f] - 1] = np.sort(rng.normal(size=n_bins[f] - 1))
-    ctx = {"edges": edges, "n_bins": n_bins, "is_categorical": categorical,
+    # the search table the fit makes of the edges once (`padded_edges`)
+    padded = np.stack([padded_edges(edges[f, :n_bins[f] - 1]) for f in range(p)])
+    ctx = {"edges": edges, "n_bins": n_bins, "padded": padded, "is_categorical": categorical,
            "classes": np.array([0, 1]), "weighted": False, "balanced": False}
     codes = _encode_block(X, rng.integers(0, 2, n), None, 0, ctx)["codes"]
     assert codes.shape == (n, p) and codes.flags.c_contiguous
