@@ -395,21 +395,17 @@ def test_model_files_without_categorical_splits_are_unchanged_and_crafted_sets_a
         load(tmp_path / "crafted.aucf")
 
 
-def test_dask_input_with_categorical_features_splits_level_sets():
+def test_dask_input_with_categorical_features_splits_level_sets(dask_client):
     """categorical_features on a dask array was refused (issue 43 item 7:
     tests/test_dask_categories.py); now its codes are split by level sets."""
-    distributed = pytest.importorskip("distributed")
     da = pytest.importorskip("dask.array")
     rng = np.random.default_rng(3)
     codes = rng.integers(0, 5, 400).astype(float)
     X = np.column_stack([codes, rng.normal(size=400)])
     y = np.isin(codes, [0, 2, 4]).astype(int)  # not a threshold of the codes
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
-                                  dashboard_address=None, silence_logs=50) as cluster, \
-            distributed.Client(cluster):
-        forest = AUCForestClassifier(3, categorical_features=[0], max_depth=1,
-                                     random_state=0).fit(da.from_array(X, chunks=100),
-                                                         da.from_array(y, chunks=100))
+    forest = AUCForestClassifier(3, categorical_features=[0], max_depth=1,
+                                 random_state=0).fit(da.from_array(X, chunks=100),
+                                                     da.from_array(y, chunks=100))
     assert forest.is_categorical_.tolist() == [True, False]
     for tree in forest.estimators_:
         assert tree.tree_.categorical_split[0] == 1

@@ -226,18 +226,6 @@ def folder(tmp_path_factory):
     return tmp_path_factory.mktemp("matrix")
 
 
-@pytest.fixture(scope="module")
-def client():
-    distributed = pytest.importorskip("distributed")
-    # one worker process: with processes=False, a task failing in a worker thread formats its
-    # traceback while pytest formats another, and Python 3.11's AST parser, not thread-safe
-    # there, can raise "SystemError: AST constructor recursion depth mismatch"
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=True,
-                                  dashboard_address=":0", silence_logs=50) as cluster, \
-            distributed.Client(cluster) as client:
-        yield client
-
-
 _dask_fits = {}
 
 
@@ -380,7 +368,7 @@ def cells():
 @pytest.mark.parametrize("kind,operation,n_classes", list(cells()))
 def test_cell_gives_the_dense_answer(kind, operation, n_classes, folder, request):
     if KINDS[kind].is_dask:
-        request.getfixturevalue("client")
+        request.getfixturevalue("dask_client")
     check_cell(KINDS[kind], operation, n_classes, folder)
 
 
@@ -469,7 +457,7 @@ def refusals():
 @pytest.mark.parametrize("kind,call,error,names", list(refusals()))
 def test_refused_combination_names_what_it_refuses(kind, call, error, names, folder, request):
     if KINDS[kind].is_dask:
-        request.getfixturevalue("client")
+        request.getfixturevalue("dask_client")
     data = make_data(3)
     X = make_input(kind, data, folder)[0]
     with pytest.raises(error, match=names):

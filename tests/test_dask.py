@@ -11,18 +11,10 @@ from aucforest import AUCForestClassifier
 distributed = pytest.importorskip("distributed")
 
 
-@pytest.fixture(scope="module")
-def client():
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=None, silence_logs=40)
-    with cluster, distributed.Client(cluster) as client:
-        yield client
-
-
-def test_dask_fit_and_predict_equal_a_local_fit(client):
+def test_dask_fit_and_predict_equal_a_local_fit(dask_client):
     X, y = make_classification(400, 6, n_informative=4, n_classes=3, random_state=0)
     params = dict(n_estimators=12, oob_score=True, random_state=11)
-    with parallel_backend("dask"), distributed.get_task_stream(client) as stream:
+    with parallel_backend("dask"), distributed.get_task_stream(dask_client) as stream:
         remote = AUCForestClassifier(**params).fit(X, y)
         remote_proba = remote.predict_proba(X)
     ran_on = {task["worker"] for task in stream.data}

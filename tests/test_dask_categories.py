@@ -16,7 +16,7 @@ import aucforest
 from aucforest import AUCForestClassifier
 from aucforest.inspection import shap_values
 
-from dask_testing import assert_same_trees, chunked, local_cluster
+from dask_testing import assert_same_trees, chunked
 
 distributed = pytest.importorskip("distributed")
 da = pytest.importorskip("dask.array")
@@ -25,12 +25,6 @@ dd = pytest.importorskip("dask.dataframe")
 
 LETTERS = ["a", "b", "c", "d", "e"]
 SIZES = [10, 20, 30, 40]
-
-
-@pytest.fixture(scope="module")
-def client():
-    with local_cluster(2) as cluster, distributed.Client(cluster) as client:
-        yield client
 
 
 def membership_data(n=900, seed=0):
@@ -93,7 +87,7 @@ PARAMS = dict(n_estimators=4, random_state=0, min_samples_leaf=3)
 
 # ---------------------------------------------------------------- (a) partitioning
 
-def test_category_frame_fits_the_same_forest_for_any_partitioning(client, small_nodes):
+def test_category_frame_fits_the_same_forest_for_any_partitioning(dask_client, small_nodes):
     frame, y = membership_data()
     reference = AUCForestClassifier(**PARAMS).fit(*dask_frame(frame, y, 1))
     assert reference.is_categorical_.tolist() == [False, True, True]
@@ -116,7 +110,7 @@ def _left_letters(tree_, node=0):
     return {LETTERS[c] for c in range(len(LETTERS)) if (int(bits[c // 64]) >> (c % 64)) & 1}
 
 
-def test_splits_are_level_sets_as_in_memory(client, small_nodes):
+def test_splits_are_level_sets_as_in_memory(dask_client, small_nodes):
     frame, y = membership_data(n=1200)
     train, test = slice(0, 900), slice(900, None)
     params = dict(n_estimators=1, bootstrap=False, max_features=None, max_depth=1,
@@ -145,7 +139,7 @@ def test_splits_are_level_sets_as_in_memory(client, small_nodes):
 
 
 @pytest.mark.parametrize("criterion", ["auc", "gini"])
-def test_three_class_root_level_set_is_the_in_memory_one(client, small_nodes, criterion):
+def test_three_class_root_level_set_is_the_in_memory_one(dask_client, small_nodes, criterion):
     """Three classes: under AUC one level order per class ranking (exact over
     all partitions), under Gini the class-composition order; the Dask root's
     level set and children are the in-memory root's."""
@@ -170,7 +164,7 @@ def test_three_class_root_level_set_is_the_in_memory_one(client, small_nodes, cr
 # ---------------------------------------------------------------- (c) codes in an array
 
 @pytest.mark.parametrize("given", [[1, 2], np.array([False, True, True])])
-def test_categorical_features_on_an_array_equal_the_category_frame(client, small_nodes,
+def test_categorical_features_on_an_array_equal_the_category_frame(dask_client, small_nodes,
                                                                    given):
     frame, y = membership_data()
     reference = AUCForestClassifier(**PARAMS).fit(*dask_frame(frame, y, 3))
@@ -197,7 +191,7 @@ def test_categorical_features_on_an_array_equal_the_category_frame(client, small
 
 # ---------------------------------------------------------------- (d) refusals
 
-def test_unknown_categories_are_refused_naming_the_column(client):
+def test_unknown_categories_are_refused_naming_the_column(dask_client):
     frame, y = membership_data(n=200)
     X, y_d = dask_frame(frame, y, 2)
     X = X.assign(size=X["size"].cat.as_unknown())
@@ -205,7 +199,7 @@ def test_unknown_categories_are_refused_naming_the_column(client):
         AUCForestClassifier(n_estimators=2).fit(X, y_d)
 
 
-def test_too_many_categories_are_refused_naming_the_column(client):
+def test_too_many_categories_are_refused_naming_the_column(dask_client):
     rng = np.random.RandomState(0)
     frame = pd.DataFrame({"x": rng.randn(300),
                           "code": pd.Categorical(np.arange(300) % 260,
@@ -216,7 +210,7 @@ def test_too_many_categories_are_refused_naming_the_column(client):
 
 
 @pytest.mark.parametrize("bad", [-1.0, 2.5, 255.0])
-def test_invalid_codes_are_refused_with_the_in_memory_error(client, bad):
+def test_invalid_codes_are_refused_with_the_in_memory_error(dask_client, bad):
     rng = np.random.RandomState(0)
     X = np.column_stack([rng.randn(200), rng.randint(0, 4, 200).astype(float)])
     X[150, 1] = bad
@@ -238,7 +232,7 @@ def _with_level_z(part):
     return part.assign(letter=letter)
 
 
-def test_a_partition_level_outside_the_frame_categories_is_refused(client):
+def test_a_partition_level_outside_the_frame_categories_is_refused(dask_client):
     """The frame's categories are its meta's; a partition holding another level
     is refused where it is read, naming the column and the level (not read as
     missing: the fit would learn nothing of those rows)."""
@@ -250,7 +244,7 @@ def test_a_partition_level_outside_the_frame_categories_is_refused(client):
         AUCForestClassifier(n_estimators=2).fit(X, y_d)
 
 
-def test_a_category_column_outside_categorical_features_is_refused(client):
+def test_a_category_column_outside_categorical_features_is_refused(dask_client):
     frame, y = membership_data(n=200)
     with pytest.raises(ValueError, match="'size' has the category dtype but is not among"):
         AUCForestClassifier(n_estimators=2, categorical_features=["letter"]).fit(
@@ -260,7 +254,7 @@ def test_a_category_column_outside_categorical_features_is_refused(client):
 # ---------------------------------------------------------------- (e) the fitted forest
 
 @pytest.mark.filterwarnings("ignore:Some inputs do not have OOB scores")
-def test_the_fitted_forest_predicts_saves_and_explains_as_the_dense_path(client, small_nodes,
+def test_the_fitted_forest_predicts_saves_and_explains_as_the_dense_path(dask_client, small_nodes,
                                                                          tmp_path):
     frame, y = membership_data()
     X, y_d = dask_frame(frame, y, 3)
@@ -299,7 +293,7 @@ def test_the_fitted_forest_predicts_saves_and_explains_as_the_dense_path(client,
 
 # ---------------------------------------------------------------- (f) max_leaf_nodes
 
-def test_max_leaf_nodes_with_categories(client, small_nodes):
+def test_max_leaf_nodes_with_categories(dask_client, small_nodes):
     frame, y = membership_data()
     params = dict(PARAMS, max_leaf_nodes=6)
     reference = AUCForestClassifier(**params).fit(*dask_frame(frame, y, 1))

@@ -12,31 +12,15 @@ growth) and the lower ones in memory (grown best first to the bound).
 """
 import numpy as np
 import pytest
-from sklearn.datasets import make_classification
 
 import aucforest._dask as dask_fit
 from aucforest import AUCForestClassifier
 from aucforest.metrics import multiclass_auc
 from dask_testing import assert_same_trees, chunked, local_cluster
+from data_builders import dask_data
 
 distributed = pytest.importorskip("distributed")
 da = pytest.importorskip("dask.array")
-
-
-
-@pytest.fixture(scope="module")
-def client():
-    with local_cluster(2) as cluster, distributed.Client(cluster) as client:
-        yield client
-
-
-
-def _data(n=1500, seed=0):
-    X, y = make_classification(n, 6, n_informative=4, n_redundant=1, n_classes=3,
-                               weights=[0.6, 0.3, 0.1], random_state=seed)
-    X[np.random.RandomState(seed).rand(*X.shape) < 0.05] = np.nan
-    return X.astype(np.float32), y
-
 
 
 def _n_leaves(tree_):
@@ -108,11 +92,11 @@ def small_subtrees(monkeypatch):
 
 @pytest.mark.parametrize("subtrees", ["default", "small"])
 @pytest.mark.parametrize("criterion", ["auc", "gini", "entropy"])
-def test_bounded_trees_are_the_best_first_cut_of_the_grown_trees(client, small_nodes,
+def test_bounded_trees_are_the_best_first_cut_of_the_grown_trees(dask_client, small_nodes,
                                                                  request, subtrees, criterion):
     if subtrees == "small":
         request.getfixturevalue("small_subtrees")
-    X, y = _data()
+    X, y = dask_data()
     params = dict(n_estimators=3, random_state=7, predict_min_samples=1, criterion=criterion)
     chunks = chunked([700, 800], X, y)
     grown = AUCForestClassifier(**params).fit(*chunks)
@@ -133,13 +117,13 @@ def test_bounded_trees_are_the_best_first_cut_of_the_grown_trees(client, small_n
         assert opened == 3 if bound == 2 else opened <= grown._dask_fit_stats["open_nodes"]
 
 
-def test_bounded_trees_drawn_with_replacement_are_the_best_first_cut(client, small_nodes):
+def test_bounded_trees_drawn_with_replacement_are_the_best_first_cut(dask_client, small_nodes):
     """With replacement the rows finished in memory weigh their multiplicities,
     whose sums round: the best-first builder keeps each node's class weights as
     summed when it made the node, as the depth-first builder of the unbounded
     fit does, so the bounded trees are its cut to the last bit (the builder
     once summed them again in another order)."""
-    X, y = _data()
+    X, y = dask_data()
     params = dict(n_estimators=3, random_state=7, predict_min_samples=1, replacement=True)
     chunks = chunked([700, 800], X, y)
     grown = AUCForestClassifier(**params).fit(*chunks)
@@ -152,12 +136,12 @@ def test_bounded_trees_drawn_with_replacement_are_the_best_first_cut(client, sma
 
 
 @pytest.mark.parametrize("criterion", ["auc", "gini"])
-def test_whole_trees_grown_in_memory_are_the_best_first_cut_of_the_grown_trees(client,
+def test_whole_trees_grown_in_memory_are_the_best_first_cut_of_the_grown_trees(dask_client,
                                                                                criterion):
     """Trees of at most WHOLE_TREE_ROWS rows (all of these) are grown whole on
     one worker, best first to the bound: no level-wise round opens a node of
     theirs, and each is the naive best-first cut of its unbounded tree."""
-    X, y = _data()
+    X, y = dask_data()
     params = dict(n_estimators=3, random_state=7, predict_min_samples=1, criterion=criterion)
     chunks = chunked([700, 800], X, y)
     grown = AUCForestClassifier(**params).fit(*chunks)
@@ -172,7 +156,7 @@ def test_whole_trees_grown_in_memory_are_the_best_first_cut_of_the_grown_trees(c
 
 
 @pytest.mark.parametrize("whole_tree_rows", [1 << 20, 960])
-def test_whole_trees_give_the_forest_of_the_cut(client, small_nodes, monkeypatch,
+def test_whole_trees_give_the_forest_of_the_cut(dask_client, small_nodes, monkeypatch,
                                                 whole_tree_rows):
     """A tree grown whole in memory is finished where it was grown (out-of-bag
     sums, collapse to the node size) instead of being read, cut and finished
@@ -180,7 +164,7 @@ def test_whole_trees_give_the_forest_of_the_cut(client, small_nodes, monkeypatch
     cut (the cut keeps all of it), with fewer tasks; also when only some of a
     batch's trees are whole (960 rows: about half of these roots' rows)."""
     monkeypatch.setattr(dask_fit, "WHOLE_TREE_ROWS", whole_tree_rows)
-    X, y = _data(n=1500, seed=2)
+    X, y = dask_data(n=1500, seed=2)
     params = dict(n_estimators=8, random_state=4, max_leaf_nodes=20, oob_score=True)
     chunks = chunked([600, 900], X, y)
     whole = AUCForestClassifier(**params).fit(*chunks)
@@ -195,8 +179,8 @@ def test_whole_trees_give_the_forest_of_the_cut(client, small_nodes, monkeypatch
     assert whole._dask_fit_stats["tasks"] < cut._dask_fit_stats["tasks"]
 
 
-def test_with_max_depth_both_bounds_hold(client, small_nodes):
-    X, y = _data(seed=1)
+def test_with_max_depth_both_bounds_hold(dask_client, small_nodes):
+    X, y = dask_data(seed=1)
     params = dict(n_estimators=3, random_state=2, predict_min_samples=1, max_depth=5)
     chunks = chunked([500, 500, 500], X, y)
     grown = AUCForestClassifier(**params).fit(*chunks)
@@ -209,10 +193,11 @@ def test_with_max_depth_both_bounds_hold(client, small_nodes):
 
 
 @pytest.mark.parametrize("subtrees", ["default", "small"])
-def test_identical_forest_across_chunkings_and_workers(client, small_nodes, request, subtrees):
+def test_identical_forest_across_chunkings_and_workers(dask_client, small_nodes, request,
+                                                        subtrees):
     if subtrees == "small":
         request.getfixturevalue("small_subtrees")
-    X, y = _data(n=1800, seed=3)
+    X, y = dask_data(n=1800, seed=3)
     params = dict(n_estimators=4, random_state=5, max_leaf_nodes=12, oob_score=True)
     forests = [AUCForestClassifier(**params).fit(*chunked(sizes, X, y))
                for sizes in ([1800], [500, 800, 500], [100, 400, 200, 300, 350, 200, 250])]
@@ -228,12 +213,12 @@ def test_identical_forest_across_chunkings_and_workers(client, small_nodes, requ
 
 @pytest.mark.parametrize("predict_min_samples", ["oob", 4])
 def test_subtrees_grown_to_their_share_give_the_forest_of_subtrees_grown_to_the_bound(
-        client, small_nodes, monkeypatch, predict_min_samples):
+        dask_client, small_nodes, monkeypatch, predict_min_samples):
     """Subtrees finished in memory grow to their share of the bound, and again
     to the bound above a decrease floor when their tree may keep more of them:
     the forest (trees, out-of-bag estimate, node size) is the one of subtrees
     grown to the bound, after one regrowth at most."""
-    X, y = _data(n=2000, seed=6)
+    X, y = dask_data(n=2000, seed=6)
     params = dict(n_estimators=4, random_state=3, max_leaf_nodes=40, oob_score=True,
                   predict_min_samples=predict_min_samples)
     chunks = chunked([900, 1100], X, y)
@@ -254,8 +239,8 @@ def test_subtrees_grown_to_their_share_give_the_forest_of_subtrees_grown_to_the_
         np.testing.assert_array_equal(forest.predict_proba(X), reference.predict_proba(X))
 
 
-def test_a_bound_above_the_grown_leaves_gives_the_unbounded_forest(client, small_nodes):
-    X, y = _data(seed=4)
+def test_a_bound_above_the_grown_leaves_gives_the_unbounded_forest(dask_client, small_nodes):
+    X, y = dask_data(seed=4)
     params = dict(n_estimators=3, random_state=1, predict_min_samples=1, oob_score=True)
     chunks = chunked([600, 900], X, y)
     grown = AUCForestClassifier(**params).fit(*chunks)
@@ -265,7 +250,7 @@ def test_a_bound_above_the_grown_leaves_gives_the_unbounded_forest(client, small
     assert bounded.oob_score_ == grown.oob_score_
 
 
-def test_test_auc_and_leaf_count_as_the_in_memory_fit(client, monkeypatch):
+def test_test_auc_and_leaf_count_as_the_in_memory_fit(dask_client, monkeypatch):
     """The in-memory fit with the same bound (same bins, other draws): the same
     leaf count per tree, and a held-out AUC within 0.02 (the Monte Carlo noise of
     40 bounded trees plus the different growth order: measured 0.0023, 0.0088
@@ -273,7 +258,7 @@ def test_test_auc_and_leaf_count_as_the_in_memory_fit(client, monkeypatch):
     monkeypatch.setattr(dask_fit, "LOCAL_ROWS", 400)
     monkeypatch.setattr(dask_fit, "LOCAL_ROWS_MAX", 400)  # whatever n
     monkeypatch.setattr(dask_fit, "WHOLE_TREE_ROWS", 0)
-    X, y = _data(n=5000, seed=11)
+    X, y = dask_data(n=5000, seed=11)
     train, test = slice(0, 3500), slice(3500, None)
     params = dict(n_estimators=40, random_state=0, max_leaf_nodes=16, predict_min_samples=1)
     remote = AUCForestClassifier(**params).fit(*chunked([1500, 2000], X[train], y[train]))

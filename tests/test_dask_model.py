@@ -2,9 +2,11 @@
 
 It pins no training rows on the workers, pickles and saves without a cluster and
 without gathering anything that grows with n, and its lazy predictions send the
-model to each worker once per client. A real LocalCluster (two in-process workers,
-one thread each); transfers are counted where distributed moves results to the
-client (``Client._gather_remote``), not by the fit's own counters.
+model to each worker once per client. The session's shared LocalCluster
+(conftest.py's ``dask_client``), and short-lived in-process clusters where a
+test needs a second client or one that closes; transfers are counted where
+distributed moves results to the client (``Client._gather_remote``), not by
+the fit's own counters.
 """
 import gc
 import os
@@ -12,30 +14,21 @@ import pickle
 import re
 import time
 import warnings
+from functools import partial
 
 import numpy as np
 import pytest
-from sklearn.datasets import make_classification
 
 import aucforest
 import aucforest._dask as dask_fit
 from aucforest import AUCForestClassifier
 from aucforest._dask_kernels import draw_counts, hash_key
+from dask_testing import local_cluster
+from data_builders import classification
 
 distributed = pytest.importorskip("distributed")
 dask = pytest.importorskip("dask")
 da = pytest.importorskip("dask.array")
-
-
-def _cluster():
-    return distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                    dashboard_address=None, silence_logs=50)
-
-
-@pytest.fixture(scope="module")
-def client():
-    with _cluster() as cluster, distributed.Client(cluster) as client:
-        yield client
 
 
 @pytest.fixture
@@ -53,10 +46,9 @@ def gathered(monkeypatch):
     return sizes
 
 
-def _data(n, seed=0):
-    X, y = make_classification(n, 5, n_informative=3, n_redundant=1, weights=[0.7],
-                               random_state=seed)
-    return X.astype(np.float32), y
+# two classes (0.7, 0.3), float32, no missing values
+model_data = partial(classification, n_features=5, n_informative=3, n_redundant=1,
+                     weights=[0.7], dtype=np.float32)
 
 
 def _scheduler_keys(client):
@@ -94,19 +86,19 @@ def _brute_force_oob(forest, X, y):
         return total / n_trees[:, None]
 
 
-def test_the_fitted_forest_pins_no_training_rows(client):
+def test_the_fitted_forest_pins_no_training_rows(dask_client):
     """After a fit on persisted collections, deleting them frees the workers:
     the forest holds no graph of X. The explicit out-of-bag array holds them
     while the user keeps it, and equals the brute-force OOB average."""
-    X, y = _data(1200)
+    X, y = model_data(1200)
     X_d = da.from_array(X, chunks=400).persist()
     y_d = da.from_array(y, chunks=400).persist()
     distributed.wait([X_d, y_d])
     keys = _key_names(X_d) | _key_names(y_d)
-    assert keys <= _scheduler_keys(client)
+    assert keys <= _scheduler_keys(dask_client)
     forest = AUCForestClassifier(n_estimators=6, oob_score=True, random_state=0).fit(X_d, y_d)
     del X_d, y_d
-    assert _wait_released(client, keys), "the fitted forest keeps the training rows"
+    assert _wait_released(dask_client, keys), "the fitted forest keeps the training rows"
     assert 0.5 < forest.oob_score_ <= 1.0
 
     X_d = da.from_array(X, chunks=300).persist()
@@ -116,14 +108,14 @@ def test_the_fitted_forest_pins_no_training_rows(client):
     oob = forest.oob_decision_function(X_d, y_d)
     assert isinstance(oob, da.Array) and oob.shape == (1200, 2)
     del X_d, y_d
-    assert not _wait_released(client, keys, timeout=0.5), "the OOB array lost its rows"
+    assert not _wait_released(dask_client, keys, timeout=0.5), "the OOB array lost its rows"
     np.testing.assert_allclose(oob.compute(), _brute_force_oob(forest, X, y), rtol=1e-12)
     del oob
-    assert _wait_released(client, keys), "the OOB array kept its rows after it was deleted"
+    assert _wait_released(dask_client, keys), "the OOB array kept its rows after it was deleted"
 
 
-def test_oob_predictions_are_explicit_and_their_absence_explained(client):
-    X, y = _data(600)
+def test_oob_predictions_are_explicit_and_their_absence_explained(dask_client):
+    X, y = model_data(600)
     forest = AUCForestClassifier(n_estimators=4, oob_score=True, random_state=1).fit(
         da.from_array(X, chunks=200), da.from_array(y, chunks=200))
     assert not hasattr(forest, "oob_decision_function_")
@@ -140,7 +132,7 @@ def test_oob_predictions_are_explicit_and_their_absence_explained(client):
         local.oob_decision_function(da.from_array(X, chunks=200), da.from_array(y, chunks=200))
 
 
-def test_pickles_carry_no_graph_and_do_not_grow_with_n(client, monkeypatch, gathered):
+def test_pickles_carry_no_graph_and_do_not_grow_with_n(dask_client, monkeypatch, gathered):
     """The pickle of a Dask-fitted forest is the model and the bounded OOB
     sample: at 4x the rows (trees bounded by max_depth) it is the same size,
     pickling transfers nothing, and the restored forest predicts and scores
@@ -148,7 +140,7 @@ def test_pickles_carry_no_graph_and_do_not_grow_with_n(client, monkeypatch, gath
     monkeypatch.setattr(dask_fit, "OOB_CHOICE_MAX_CASES", 400)
     sizes = {}
     for n in (1500, 6000):
-        X, y = _data(n, seed=2)
+        X, y = model_data(n, seed=2)
         forest = AUCForestClassifier(n_estimators=4, max_depth=3, oob_score=True,
                                      random_state=0).fit(da.from_array(X, chunks=n // 3),
                                                          da.from_array(y, chunks=n // 3))
@@ -172,8 +164,8 @@ def test_save_needs_no_cluster_and_gathers_nothing(tmp_path, gathered, monkeypat
     predicts as the fitted one, keeps oob_score_ and an oob_gmean_ that follows
     the decision, and explains why it has no out-of-bag array."""
     monkeypatch.setattr(dask_fit, "OOB_CHOICE_MAX_CASES", 300)
-    X, y = _data(1500, seed=3)
-    with _cluster() as cluster, distributed.Client(cluster):
+    X, y = model_data(1500, seed=3)
+    with local_cluster(2, processes=False) as cluster, distributed.Client(cluster):
         forest = AUCForestClassifier(n_estimators=5, oob_score=True, random_state=2).fit(
             da.from_array(X, chunks=500), da.from_array(y, chunks=500))
         gathered.clear()
@@ -198,18 +190,22 @@ def test_save_needs_no_cluster_and_gathers_nothing(tmp_path, gathered, monkeypat
         loaded.oob_decision_function(da.from_array(X, chunks=500), da.from_array(y, chunks=500))
 
 
-def _scattered_models(client):
-    """Keys of models scattered to the workers, and how many workers hold each."""
-    return {str(k): len(v) for k, v in client.who_has().items() if "aucforest-model" in str(k)}
+def _scattered_models(client, before=()):
+    """Keys of models scattered to the workers, and how many workers hold each;
+    without the keys ``before`` (the shared cluster may hold the models of the
+    forests other test modules keep)."""
+    return {str(k): len(v) for k, v in client.who_has().items()
+            if "aucforest-model" in str(k) and str(k) not in before}
 
 
-def test_lazy_predict_sends_the_model_once_per_client(client, recwarn):
+def test_lazy_predict_sends_the_model_once_per_client(dask_client, recwarn):
     """Repeated lazy predictions reference one scattered copy of the model (on
     every worker) instead of shipping it in each graph: no "Sending large
     graph" warning under a threshold below the model's size; a refit scatters
     the new model (the old predictions stay correct) and another client gets
     its own copy."""
-    X, y = _data(3000, seed=4)
+    before = set(_scattered_models(dask_client))
+    X, y = model_data(3000, seed=4)
     forest = AUCForestClassifier(n_estimators=20, random_state=0).fit(X, y)
     model_bytes = len(pickle.dumps(forest.estimators_))
     threshold = model_bytes // 4
@@ -221,7 +217,7 @@ def test_lazy_predict_sends_the_model_once_per_client(client, recwarn):
     np.testing.assert_array_equal(results[0], forest.predict_proba(X))
     np.testing.assert_array_equal(results[1], forest.predict(X))
     np.testing.assert_array_equal(results[2], forest.apply(X))
-    models = _scattered_models(client)
+    models = _scattered_models(dask_client, before)
     # one key, scattered to both workers; distributed's active memory manager
     # (ReduceReplicas, every 2 s) may since have dropped one copy, which a worker
     # then fetches from the other, not from the client (dask/dask#11148)
@@ -233,21 +229,21 @@ def test_lazy_predict_sends_the_model_once_per_client(client, recwarn):
     assert not np.array_equal(forest.predict_proba(X), old_proba)
     np.testing.assert_array_equal(forest.predict_proba(X_d).compute(), forest.predict_proba(X))
     np.testing.assert_array_equal(lazy_old.compute(), old_proba)
-    assert len(_scattered_models(client)) == 2
+    assert len(_scattered_models(dask_client, before)) == 2
 
-    with _cluster() as cluster, distributed.Client(cluster) as other:
+    with local_cluster(2, processes=False) as cluster, distributed.Client(cluster) as other:
         np.testing.assert_array_equal(forest.predict_proba(X_d).compute(),
                                       forest.predict_proba(X))
         assert len(_scattered_models(other)) == 1
-    assert distributed.get_client() is client
+    assert distributed.get_client() is dask_client
     np.testing.assert_array_equal(forest.predict(X_d).compute(), forest.predict(X))
 
 
 @pytest.mark.parametrize("bad", ["nan", "negative", "zeros", "one_class"])
-def test_dask_fit_refuses_bad_input_with_the_in_memory_message(client, bad):
+def test_dask_fit_refuses_bad_input_with_the_in_memory_message(dask_client, bad):
     """The Dask fit shares the in-memory checks of y and sample_weight: the
     same ValueError, word for word."""
-    X, y = _data(300, seed=5)
+    X, y = model_data(300, seed=5)
     w = np.ones(300)
     if bad == "nan":
         w[17] = np.nan

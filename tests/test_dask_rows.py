@@ -11,36 +11,17 @@ import time
 
 import numpy as np
 import pytest
-from sklearn.datasets import make_classification
 
 import aucforest._dask as dask_fit
 from aucforest import AUCForestClassifier, auc_split_statistic
 from aucforest._dask_kernels import draw_counts, hash_key
 from aucforest.metrics import multiclass_auc
 from dask_testing import assert_same_trees, chunked, local_cluster
+from data_builders import dask_data
 
 distributed = pytest.importorskip("distributed")
 da = pytest.importorskip("dask.array")
 dd = pytest.importorskip("dask.dataframe")
-
-
-
-@pytest.fixture(scope="module")
-def client():
-    with local_cluster(2) as cluster, distributed.Client(cluster) as client:
-        yield client
-
-
-
-def _data(n=1500, n_features=6, n_classes=3, seed=0, nan=True):
-    X, y = make_classification(n, n_features, n_informative=4, n_redundant=1,
-                               n_classes=n_classes, weights=[0.6, 0.3, 0.1][:n_classes]
-                               if n_classes == 3 else None, random_state=seed)
-    if nan:
-        rng = np.random.RandomState(seed)
-        X[rng.rand(*X.shape) < 0.05] = np.nan
-    return X.astype(np.float32), y
-
 
 
 def _assert_same_forest(a, b):
@@ -59,8 +40,8 @@ CONFIGS = {
 
 
 @pytest.mark.parametrize("config", CONFIGS)
-def test_forest_is_identical_across_chunkings_and_workers(client, small_nodes, config):
-    X, y = _data()
+def test_forest_is_identical_across_chunkings_and_workers(dask_client, small_nodes, config):
+    X, y = dask_data()
     w = None
     if config == "weighted_poisson":
         w = np.random.RandomState(1).uniform(0.0, 3.0, size=y.shape[0])
@@ -123,8 +104,8 @@ def _root_reference(forest, X, y, w, class_weight=None):
 
 
 @pytest.mark.parametrize("setting", ["sample_weight", "class_weight", "balanced", "nan"])
-def test_root_split_matches_brute_force(client, small_nodes, setting):
-    X, y = _data(n=600, n_features=5, nan=setting == "nan", seed=3)
+def test_root_split_matches_brute_force(dask_client, small_nodes, setting):
+    X, y = dask_data(n=600, n_features=5, missing=0.05 if setting == "nan" else 0.0, seed=3)
     X = np.round(X, 1)  # few distinct values: every threshold is a bin edge
     w, class_weight, params = None, None, {}
     if setting == "sample_weight":
@@ -149,7 +130,8 @@ def test_root_split_matches_brute_force(client, small_nodes, setting):
     np.testing.assert_allclose(tree.value[1, 0] * tree.weighted_n_node_samples[1],
                                np.bincount(codes[left], weights=weight[left], minlength=3),
                                rtol=1e-9)
-    # class weights move the leaf proportions, not the AUC split (DESIGN, section 2)
+    # class weights move the leaf proportions, not the AUC split: they cancel in
+    # r_k = n_kR / n_k (docs/user_guide.md, section 1)
     if setting == "class_weight":
         plain = AUCForestClassifier(n_estimators=1, max_features=None, nsplit=None,
                                     predict_min_samples=1, random_state=5).fit(
@@ -158,14 +140,14 @@ def test_root_split_matches_brute_force(client, small_nodes, setting):
         assert not np.allclose(plain.estimators_[0].tree_.value[0], tree.value[0])
 
 
-def test_test_auc_is_close_to_the_in_memory_binned_fit(client, monkeypatch):
+def test_test_auc_is_close_to_the_in_memory_binned_fit(dask_client, monkeypatch):
     """Same rows, parameters and bins, different draws and random streams: the two
     forests differ by their Monte Carlo noise. Over 6 seeds the in-memory fit's test
     AUC here has a standard deviation of 0.0020 (one forest of 60 trees), so 0.008
     is four of them."""
     monkeypatch.setattr(dask_fit, "LOCAL_ROWS", 600)
     monkeypatch.setattr(dask_fit, "LOCAL_ROWS_MAX", 600)  # whatever n
-    X, y = _data(n=6000, n_features=8, seed=11)
+    X, y = dask_data(n=6000, n_features=8, seed=11)
     train, test = slice(0, 4000), slice(4000, None)
     params = dict(n_estimators=60, random_state=0, max_bins=255)
     remote = AUCForestClassifier(**params).fit(*chunked([1000, 1500, 1500], X[train], y[train], None))
@@ -176,8 +158,8 @@ def test_test_auc_is_close_to_the_in_memory_binned_fit(client, monkeypatch):
     assert remote.max_bins_ == local.max_bins_ == 255
 
 
-def test_lazy_prediction_equals_in_memory_prediction(client, small_nodes):
-    X, y = _data()
+def test_lazy_prediction_equals_in_memory_prediction(dask_client, small_nodes):
+    X, y = dask_data()
     forest = AUCForestClassifier(n_estimators=5, random_state=1).fit(
         *chunked([700, 800], X, y, None))
     X_dask = da.from_array(X, chunks=(300, 6))
@@ -191,9 +173,9 @@ def test_lazy_prediction_equals_in_memory_prediction(client, small_nodes):
     assert isinstance(forest.predict_proba(X), np.ndarray)  # in-memory input: as before
 
 
-def test_dataframe_input_gives_feature_names(client, small_nodes):
+def test_dataframe_input_gives_feature_names(dask_client, small_nodes):
     pd = pytest.importorskip("pandas")
-    X, y = _data(n=800)
+    X, y = dask_data(n=800)
     frame = pd.DataFrame(X, columns=[f"f{i}" for i in range(X.shape[1])])
     ddf = dd.from_pandas(frame, npartitions=3)
     forest = AUCForestClassifier(n_estimators=4, random_state=2).fit(
@@ -210,14 +192,14 @@ def test_dataframe_input_gives_feature_names(client, small_nodes):
     (dict(class_weight="balanced_subsample"), "balanced_subsample"),
     (dict(warm_start=True), "warm_start"),
 ])
-def test_unsupported_settings_raise_clearly(client, params, message):
-    X, y = _data(n=200)
+def test_unsupported_settings_raise_clearly(dask_client, params, message):
+    X, y = dask_data(n=200)
     with pytest.raises(ValueError, match=message):
         AUCForestClassifier(n_estimators=2, **params).fit(*chunked([200], X, y, None))
 
 
-def test_draws_of_a_dask_fit_are_refused_clearly(client):
-    X, y = _data(n=300)
+def test_draws_of_a_dask_fit_are_refused_clearly(dask_client):
+    X, y = dask_data(n=300)
     forest = AUCForestClassifier(n_estimators=2, random_state=0).fit(
         *chunked([150, 150], X, y, None))
     with pytest.raises(AttributeError, match="not available after a fit on dask"):
@@ -230,13 +212,13 @@ def test_draws_of_a_dask_fit_are_refused_clearly(client):
     np.testing.assert_array_equal(restored.predict_proba(X), forest.predict_proba(X))
 
 
-def test_no_n_sized_array_reaches_the_client(client, monkeypatch):
+def test_no_n_sized_array_reaches_the_client(dask_client, monkeypatch):
     n = 20_000
     monkeypatch.setattr(dask_fit, "LOCAL_ROWS", 2_000)
     monkeypatch.setattr(dask_fit, "LOCAL_ROWS_MAX", 2_000)  # whatever n
     monkeypatch.setattr(dask_fit, "EDGE_SAMPLE_ROWS", 1_000)
     monkeypatch.setattr(dask_fit, "OOB_CHOICE_MAX_CASES", 900)
-    X, y = _data(n=n, n_features=5, seed=4)
+    X, y = dask_data(n=n, n_features=5, seed=4)
     forest = AUCForestClassifier(n_estimators=3, oob_score=True, random_state=0).fit(
         *chunked([5000, 7000, 8000], X, y, None))
     stats = forest._dask_fit_stats
@@ -247,12 +229,12 @@ def test_no_n_sized_array_reaches_the_client(client, monkeypatch):
     assert isinstance(oob, da.Array) and oob.shape == (n, 3)
 
 
-def test_one_worker_and_a_worker_killed_mid_fit_give_the_same_forest(client, small_nodes):
+def test_one_worker_and_a_worker_killed_mid_fit_give_the_same_forest(dask_client, small_nodes):
     """On a cluster of one worker the forest is the one two workers grow; killing
     that worker (SIGKILL) once the level-wise growth has started loses every
     partition, which dask recomputes from the graph (its nanny starts a new
     worker): the same forest again, or a clear error, never a hang."""
-    X, y = _data(n=2000, seed=5)
+    X, y = dask_data(n=2000, seed=5)
     params = dict(n_estimators=4, random_state=3)
     reference = AUCForestClassifier(**params).fit(*chunked([700, 600, 700], X, y, None))
     outcome = {}

@@ -3,7 +3,9 @@ mid-fit, nothing unbounded reaching the client, 1 to 3 workers, many rounds,
 batches and finishing groups, several parquet files. Each test compares the
 forest, to the bit, with a fit on one partition (or with the defaults).
 
-Real LocalClusters of worker processes (1 thread each). ``LOCAL_ROWS`` is
+Real LocalClusters of worker processes (1 thread each): the session's shared
+one, and conftest.py's dedicated three-worker cluster for the tests that kill
+one of its workers or compare three workers with fewer. ``LOCAL_ROWS`` is
 lowered so that these small data sets grow level by level for a few levels
 before their nodes are finished in memory: both phases run.
 """
@@ -15,36 +17,14 @@ import time
 import numpy as np
 import pytest
 from dask.sizeof import sizeof
-from sklearn.datasets import make_classification
 
 import aucforest._dask as dask_fit
 from aucforest import AUCForestClassifier
 from dask_testing import assert_same_trees, chunked, local_cluster
+from data_builders import dask_data
 
 distributed = pytest.importorskip("distributed")
 da = pytest.importorskip("dask.array")
-
-
-
-@pytest.fixture(scope="module")
-def cluster3():
-    with local_cluster(3) as cluster:
-        yield cluster
-
-
-@pytest.fixture
-def client(cluster3):
-    with distributed.Client(cluster3) as client:
-        yield client
-
-
-
-def _data(n=1500, n_features=6, seed=0):
-    X, y = make_classification(n, n_features, n_informative=4, n_redundant=1, n_classes=3,
-                               weights=[0.6, 0.3, 0.1], random_state=seed)
-    X[np.random.RandomState(seed).rand(*X.shape) < 0.05] = np.nan
-    return X.astype(np.float32), y
-
 
 
 def _assert_same_forest(a, b, X):
@@ -52,12 +32,14 @@ def _assert_same_forest(a, b, X):
     np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
 
 
-def test_one_of_three_workers_killed_mid_fit_gives_the_same_forest(client, small_nodes):
+def test_one_of_three_workers_killed_mid_fit_gives_the_same_forest(dask_three_worker_client,
+                                                                   small_nodes):
     """SIGKILL one of three worker processes once the level-wise rounds have
     started: dask recomputes its partitions and lost tasks elsewhere (the
     nanny starts a new worker), and the forest is the uninterrupted one, to
     the bit. Any error fails the test."""
-    X, y = _data(n=4000, seed=5)
+    client = dask_three_worker_client
+    X, y = dask_data(n=4000, seed=5)
     params = dict(n_estimators=6, random_state=3, oob_score=True)
     chunks = chunked([700, 600, 700, 500, 800, 700], X, y)
     reference = AUCForestClassifier(**params).fit(*chunks)
@@ -110,7 +92,7 @@ def _record_gathers(monkeypatch):
     return received
 
 
-def test_nothing_but_bounded_samples_reaches_the_client(client, monkeypatch):
+def test_nothing_but_bounded_samples_reaches_the_client(dask_client, monkeypatch):
     """Each result the client receives is at most the largest bounded object
     of the fit, whatever n: the bin-edge sample (EDGE_SAMPLE_ROWS rows x p
     float32), the OOB choice rows (OOB_CHOICE_MAX_CASES rows: codes, global
@@ -125,7 +107,7 @@ def test_nothing_but_bounded_samples_reaches_the_client(client, monkeypatch):
     monkeypatch.setattr(dask_fit, "LOCAL_ROWS_MAX", 2_000)  # whatever n
     monkeypatch.setattr(dask_fit, "LOCAL_ROWS_PER_TASK", 1_000)
     monkeypatch.setattr(dask_fit, "MAX_ROUND_BYTES", 8_192)
-    X, y = _data(n=n, n_features=p, seed=4)
+    X, y = dask_data(n=n, n_features=p, seed=4)
     chunks = chunked([15_000] * 4, X, y)
     slot = 256 * (K + 1) * 8
     node_bytes = 8 * K + 8 * 8  # value row, 8 other node columns of 8 bytes (or less)
@@ -150,8 +132,9 @@ def test_nothing_but_bounded_samples_reaches_the_client(client, monkeypatch):
     assert largest[1] <= bound, (largest, bound)
 
 
-def test_chunkings_on_one_two_and_three_workers_give_the_same_forest(client, small_nodes):
-    X, y = _data(n=1800, seed=2)
+def test_chunkings_on_one_two_and_three_workers_give_the_same_forest(dask_three_worker_client,
+                                                                     small_nodes):
+    X, y = dask_data(n=1800, seed=2)
     params = dict(n_estimators=4, random_state=9, oob_score=True, replacement=True)
     forests = [AUCForestClassifier(**params).fit(*chunked([300] * 6, X, y))]
     for n_workers, sizes in ((1, [1800]), (2, [1000, 800]), (2, [100, 500, 200, 1000])):
@@ -163,14 +146,14 @@ def test_chunkings_on_one_two_and_three_workers_give_the_same_forest(client, sma
         assert other.oob_score_ == forests[0].oob_score_
 
 
-def test_tiny_batches_groups_rounds_and_fan_in_give_the_same_forest(client, small_nodes,
+def test_tiny_batches_groups_rounds_and_fan_in_give_the_same_forest(dask_client, small_nodes,
                                                                     monkeypatch):
     """One tree per batch (BATCH_STATE_BYTES), one node's histograms per round
     (MAX_ROUND_BYTES), finishing tasks of one node at a time, sums of two
     partial sums per task: many rounds, batches overlapping their finishing,
     several finishing groups per round, deep reduction trees; the forest of
     the default knobs."""
-    X, y = _data(n=2000, seed=7)
+    X, y = dask_data(n=2000, seed=7)
     params = dict(n_estimators=4, random_state=4, oob_score=True, max_features=2)
     chunks = chunked([300, 400, 300, 500, 500], X, y)
     reference = AUCForestClassifier(**params).fit(*chunks)
@@ -194,14 +177,15 @@ def test_tiny_batches_groups_rounds_and_fan_in_give_the_same_forest(client, smal
     assert tiny.oob_score_ == reference.oob_score_
 
 
-def test_several_parquet_files_fit_as_the_concatenated_frame(client, small_nodes, tmp_path):
+def test_several_parquet_files_fit_as_the_concatenated_frame(dask_client, small_nodes,
+                                                             tmp_path):
     """dd.read_parquet over files of unequal sizes (a nullable Int64 column with
     missing values among them): the forest of the concatenated frame in one
     partition, and lazy predictions equal to the in-memory ones."""
     pd = pytest.importorskip("pandas")
     dd = pytest.importorskip("dask.dataframe")
     pytest.importorskip("pyarrow")
-    X, y = _data(n=1700, n_features=5, seed=8)
+    X, y = dask_data(n=1700, n_features=5, seed=8)
     frame = pd.DataFrame(X, columns=[f"x{i}" for i in range(5)])
     frame["count"] = pd.array(np.round(np.nan_to_num(X[:, 0], nan=0) * 3).astype(int),
                               dtype="Int64")

@@ -1,21 +1,23 @@
 """The Dask fit at scale (issue 43): tasks per round, what the client receives,
 the finishing backlog, `_grow_local`'s memory.
 
-A real LocalCluster (2 worker processes, 1 thread each; its scheduler runs in
-this process, so a scheduler plugin sees every task the fit submits).
+The session's shared LocalCluster (conftest.py's ``dask_cluster``: 2 worker
+processes, 1 thread each; its scheduler runs in this process, so a scheduler
+plugin sees every task the fit submits).
 ``LOCAL_ROWS`` is lowered so that small data grow a few levels on the workers
 before their nodes are finished in memory.
 """
 import tracemalloc
+from functools import partial
 
 import numpy as np
 import pytest
-from sklearn.datasets import make_classification
 
 import aucforest._dask as dask_fit
 from aucforest import AUCForestClassifier
 from aucforest._base import tree_params
 from dask_testing import assert_same_trees, chunked
+from data_builders import dask_data
 
 distributed = pytest.importorskip("distributed")
 da = pytest.importorskip("dask.array")
@@ -64,29 +66,16 @@ class TaskLog(distributed.diagnostics.plugin.SchedulerPlugin):
         return found
 
 
-@pytest.fixture(scope="module")
-def cluster():
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=":0", silence_logs=50) as cluster, \
-            distributed.Client(cluster):
-        yield cluster
-
-
 @pytest.fixture
-def log(cluster):
+def log(dask_cluster, dask_client):
     plugin = TaskLog()
-    cluster.scheduler.add_plugin(plugin, name="test-task-log")
+    dask_cluster.scheduler.add_plugin(plugin, name="test-task-log")
     yield plugin
-    cluster.scheduler.remove_plugin(name="test-task-log")
+    dask_cluster.scheduler.remove_plugin(name="test-task-log")
 
 
-def _data(n=3000, seed=0):
-    X, y = make_classification(n, 6, n_informative=4, n_redundant=1, random_state=seed)
-    X = X.astype(np.float32)
-    X[np.random.RandomState(seed).rand(*X.shape) < 0.03] = np.nan
-    return X, y
-
-
+# two balanced classes, 3% of the cells NaN
+two_class_data = partial(dask_data, n_classes=2, missing=0.03)
 
 
 def _round_bound(partitions, workers, backlog):
@@ -105,7 +94,7 @@ def _round_bound(partitions, workers, backlog):
 
 
 @pytest.mark.parametrize("partitions", [3, 12])
-def test_tasks_per_round_are_bounded_whatever_the_nodes(cluster, log, monkeypatch, partitions):
+def test_tasks_per_round_are_bounded_whatever_the_nodes(dask_client, log, monkeypatch, partitions):
     """Deeper trees (more nodes, more finishing groups: a group of at most 60
     rows) and the same per-round bound, read from the scheduler; each round's
     tables reach the scheduler once, in their own key, and no round task
@@ -114,7 +103,7 @@ def test_tasks_per_round_are_bounded_whatever_the_nodes(cluster, log, monkeypatc
     monkeypatch.setattr(dask_fit, "LOCAL_ROWS", 150)
     monkeypatch.setattr(dask_fit, "LOCAL_ROWS_MAX", 150)  # whatever n
     monkeypatch.setattr(dask_fit, "LOCAL_ROWS_PER_TASK", 60)
-    X, y = _data()
+    X, y = two_class_data(3000)
     sizes = [len(c) for c in np.array_split(np.arange(len(y)), partitions)]
     counts = {}
     for depth in (4, None):
@@ -138,14 +127,14 @@ def test_tasks_per_round_are_bounded_whatever_the_nodes(cluster, log, monkeypatc
     assert counts[None][0] > 3 * counts[4][0], counts  # many more nodes, the same bound
 
 
-def test_forest_is_the_same_whatever_the_task_machinery(cluster, monkeypatch):
+def test_forest_is_the_same_whatever_the_task_machinery(dask_client, monkeypatch):
     """Batches of one tree, histograms of one node per round, sums of two
     inputs, finishing groups of one node and a backlog of one finishing task
     (so that nodes wait in the node ids, and the client for finishing tasks)
     give the forest of the defaults, for three chunkings."""
     monkeypatch.setattr(dask_fit, "LOCAL_ROWS", 150)
     monkeypatch.setattr(dask_fit, "LOCAL_ROWS_MAX", 150)  # whatever n
-    X, y = _data(2000, seed=3)
+    X, y = two_class_data(2000, seed=3)
     params = dict(n_estimators=3, random_state=5, oob_score=True)
     reference = AUCForestClassifier(**params).fit(*chunked([2000], X, y))
     assert reference._dask_fit_stats["finishing_groups"] >= 6
@@ -167,7 +156,7 @@ def test_forest_is_the_same_whatever_the_task_machinery(cluster, monkeypatch):
 
 @pytest.mark.parametrize("max_leaf_nodes", [None, 40])
 def test_rounds_reading_only_the_rows_still_in_play_give_the_same_forest(
-        cluster, monkeypatch, max_leaf_nodes):
+        dask_client, monkeypatch, max_leaf_nodes):
     """Rounds that read only the (tree, row) entries still in the batch's work
     (listed from the first round on: LIVE_SHARE 1) give the forest of rounds
     that read every entry (LIVE_SHARE 0: listed only when none is left), with
@@ -180,7 +169,7 @@ def test_rounds_reading_only_the_rows_still_in_play_give_the_same_forest(
     monkeypatch.setattr(dask_fit, "FINISH_BACKLOG_PER_WORKER", 0)
     monkeypatch.setattr(dask_fit, "SUBTREE_LEAVES_MIN", 2)
     monkeypatch.setattr(dask_fit, "SUBTREE_LEAF_SHARE", 0.5)
-    X, y = _data(2500, seed=4)
+    X, y = two_class_data(2500, seed=4)
     params = dict(n_estimators=4, random_state=2, oob_score=True,
                   max_leaf_nodes=max_leaf_nodes)
     forests = {}
@@ -198,7 +187,7 @@ def test_rounds_reading_only_the_rows_still_in_play_give_the_same_forest(
 
 
 @pytest.mark.parametrize("per_worker, backlog_bytes", [(2, 1 << 27), (16, 1)])
-def test_finishing_tasks_waiting_are_capped(cluster, log, monkeypatch, per_worker,
+def test_finishing_tasks_waiting_are_capped(dask_client, log, monkeypatch, per_worker,
                                             backlog_bytes):
     """Rounds go before finishing; at most FINISH_BACKLOG_PER_WORKER finishing
     tasks per worker wait at once, and no more rows than FINISH_BACKLOG_BYTES
@@ -210,7 +199,7 @@ def test_finishing_tasks_waiting_are_capped(cluster, log, monkeypatch, per_worke
     monkeypatch.setattr(dask_fit, "LOCAL_ROWS_PER_TASK", 1)
     monkeypatch.setattr(dask_fit, "FINISH_BACKLOG_PER_WORKER", per_worker)
     monkeypatch.setattr(dask_fit, "FINISH_BACKLOG_BYTES", backlog_bytes)
-    X, y = _data(3000, seed=2)
+    X, y = two_class_data(3000, seed=2)
     forest = AUCForestClassifier(6, random_state=2).fit(*chunked([1000] * 3, X, y))
     groups = forest._dask_fit_stats["finishing_groups"]
     cap = min(per_worker, max(1, backlog_bytes // (6 + dask_fit.FINISH_ROW_BYTES))) * 2
@@ -234,7 +223,7 @@ def _node_arrays(obj, found):
 
 @pytest.mark.parametrize("max_leaf_nodes, whole_tree_rows", [(None, 0), (30, 0), (30, 1 << 20)])
 @pytest.mark.parametrize("predict_min_samples", [50, "oob"])
-def test_the_client_receives_collapsed_subtrees_only(cluster, monkeypatch, predict_min_samples,
+def test_the_client_receives_collapsed_subtrees_only(dask_client, monkeypatch, predict_min_samples,
                                                      max_leaf_nodes, whole_tree_rows):
     """Every gather of the fit, intercepted at `Client._gather`: the subtrees
     the client receives are collapsed to the node size the forest predicts
@@ -246,7 +235,7 @@ def test_the_client_receives_collapsed_subtrees_only(cluster, monkeypatch, predi
     monkeypatch.setattr(dask_fit, "LOCAL_ROWS", 500)
     monkeypatch.setattr(dask_fit, "LOCAL_ROWS_MAX", 500)  # whatever n
     monkeypatch.setattr(dask_fit, "WHOLE_TREE_ROWS", whole_tree_rows)
-    X, y = _data(6000, seed=4)
+    X, y = two_class_data(6000, seed=4)
     data = chunked([2000] * 3, X, y)
     params = dict(n_estimators=4, random_state=0, min_samples_leaf=1)
     grown = AUCForestClassifier(predict_min_samples=1, **params).fit(*data)

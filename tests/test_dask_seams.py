@@ -1,7 +1,7 @@
 """Dask collections meeting categories, nullable dtypes, decisions and parquet
 files (issue 44): each gives the in-memory answer or a clear refusal.
 
-A real LocalCluster (two in-process workers, one thread each), shared by the module.
+The session's shared LocalCluster (conftest.py's ``dask_client``).
 """
 import re
 import subprocess
@@ -19,14 +19,6 @@ da = pytest.importorskip("dask.array")
 pd = pytest.importorskip("pandas")
 dd = pytest.importorskip("dask.dataframe")
 pytest.importorskip("pyarrow")
-
-
-@pytest.fixture(scope="module")
-def client():
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                  dashboard_address=None, silence_logs=50) as cluster, \
-            distributed.Client(cluster) as client:
-        yield client
 
 
 def _assert_same_trees(a, b):
@@ -69,7 +61,7 @@ def _with_partition_categories(frame, sizes, directory):
     return dd.read_parquet(str(directory))
 
 
-def test_lazy_predictions_map_category_columns_by_value_in_each_partition(client, tmp_path):
+def test_lazy_predictions_map_category_columns_by_value_in_each_partition(dask_client, tmp_path):
     """Case 1: predict_proba, predict and apply on a dask DataFrame, for a
     forest fitted in memory with category columns, map each partition by
     value as the in-memory predict does, to the bit."""
@@ -91,7 +83,7 @@ def test_lazy_predictions_map_category_columns_by_value_in_each_partition(client
 
 
 @pytest.mark.filterwarnings("ignore:column 'level' has 10 values")  # on the workers
-def test_lazy_predictions_refuse_what_the_in_memory_predict_refuses_on_frames(client):
+def test_lazy_predictions_refuse_what_the_in_memory_predict_refuses_on_frames(dask_client):
     """Case 1: a numeric column where a category one was fitted is refused
     (naming it) before anything is computed; a value not seen at fit is missing."""
     frame, y = _category_data(n=300)
@@ -107,7 +99,7 @@ def test_lazy_predictions_refuse_what_the_in_memory_predict_refuses_on_frames(cl
         forest.predict_proba(dd.from_pandas(unseen, npartitions=2)).compute(), expected)
 
 
-def test_dask_fit_oob_gmean_follows_the_decision(client):
+def test_dask_fit_oob_gmean_follows_the_decision(dask_client):
     """Case 2: a Dask-fitted forest's oob_gmean_ changes with ``decision`` as
     in memory: set afterwards, it equals a fit made with that decision."""
     X, y = make_classification(1500, 5, n_informative=3, weights=[0.85], flip_y=0.05,
@@ -127,7 +119,7 @@ def test_dask_fit_oob_gmean_follows_the_decision(client):
 
 
 @pytest.mark.parametrize("bad", [1.5, 300.0, -1.0])
-def test_dask_predict_refuses_category_codes_the_dense_predict_refuses(client, bad):
+def test_dask_predict_refuses_category_codes_the_dense_predict_refuses(dask_client, bad):
     """Case 3: level codes that are not 0..254 integers are refused on a dask
     array with the dense predict's error (when the block is computed)."""
     rng = np.random.RandomState(0)
@@ -147,7 +139,7 @@ def test_dask_predict_refuses_category_codes_the_dense_predict_refuses(client, b
 
 
 @pytest.mark.parametrize("levels", [[0, 1, 2], ["a", "b", "c"]])
-def test_dask_fit_trains_category_columns_as_categorical_features(client, levels):
+def test_dask_fit_trains_category_columns_as_categorical_features(dask_client, levels):
     """Case 4: a category column (int or str levels) of a dask DataFrame was
     refused at fit (before issue 43 item 7: an int one had been trained on as
     numbers); now it is a categorical feature, its categories kept, split by
@@ -167,7 +159,7 @@ def test_dask_fit_trains_category_columns_as_categorical_features(client, levels
     np.testing.assert_array_equal(forest.predict(frame), y_values)
 
 
-def test_dask_fit_refuses_text_columns_naming_them(client):
+def test_dask_fit_refuses_text_columns_naming_them(dask_client):
     rng = np.random.RandomState(0)
     frame = pd.DataFrame({"x": rng.randn(100), "name": rng.choice(["a", "b"], 100)})
     y = dd.from_pandas(pd.Series(rng.randint(0, 2, 100)), npartitions=2)
@@ -189,7 +181,7 @@ def _nullable_data(n=900, seed=5):
     return frame, y
 
 
-def test_nullable_columns_fit_on_dask_as_their_numpy_equivalent(client):
+def test_nullable_columns_fit_on_dask_as_their_numpy_equivalent(dask_client):
     """Case 5: Int64, Float64 and boolean columns (pd.NA missing) fit on Dask
     as the float array with NaN does, and predict as in memory."""
     frame, y = _nullable_data()
@@ -209,7 +201,7 @@ def test_nullable_columns_fit_on_dask_as_their_numpy_equivalent(client):
                                   reference.predict_proba(numbers))
 
 
-def test_readme_recipe_on_parquet_files(client, tmp_path):
+def test_readme_recipe_on_parquet_files(dask_client, tmp_path):
     """Case 6: the README's recipe, read_parquet over several files, fit on
     ``train.drop(columns="y")`` and ``train["y"]``, predict_proba of the same."""
     X, y = make_classification(900, 4, n_informative=3, n_redundant=0, random_state=2)

@@ -1,10 +1,13 @@
 """Collection-time marks of the adapted scikit-learn tests (tables in generate.py):
-sparse-input cases xfail (strict=False) and heavy parametrizations deselected."""
+sparse-input cases xfail (strict=False), heavy parametrizations deselected, and
+under aucforest's defaults (the ``our_defaults`` parameter of the fixture
+``adapted_variant``) the tests left out there and sparse input deselected."""
 import numpy as np
 import pytest
 from scipy import sparse
 
-from generate import DESELECTED, KNOWN_DIFFERENCES, SPARSE_TESTS, SPARSE_XFAIL_REASON
+from generate import (DESELECTED, KNOWN_DIFFERENCES, SPARSE_TESTS, SPARSE_XFAIL_REASON,
+                      without_our_defaults)
 
 ADAPTED_PREFIX = "test_adapted_"
 
@@ -32,11 +35,22 @@ def _is_sklearn_regressor(value):
 
 
 def _source(item):
-    name = item.path.name
+    name = item.path.stem
     if not name.startswith(ADAPTED_PREFIX):
         return None
-    source = name[len(ADAPTED_PREFIX):].split("_")[0]
+    source = name[len(ADAPTED_PREFIX):]
     return source if source in SPARSE_TESTS else None
+
+
+def _name_without_variant(item, variant):
+    """The test's name without the id of its variant (the name the tables of
+    generate.py give): ``test_x[sklearn_defaults-a-b]`` -> ``test_x[a-b]``."""
+    name = item.name
+    if variant is None or "[" not in name:
+        return name
+    base, ids = name[:-1].split("[", 1)
+    rest = [part for part in ids.split("-") if part != variant]
+    return f"{base}[{'-'.join(rest)}]" if rest else base
 
 
 def pytest_configure(config):
@@ -51,16 +65,19 @@ def pytest_collection_modifyitems(config, items):
             kept.append(item)
             continue
         params = getattr(getattr(item, "callspec", None), "params", {})
-        if (any(src == source and part in item.name for (src, part) in DESELECTED)
-                or any(_is_sklearn_regressor(v) for v in params.values())):
+        our_defaults = params.get("adapted_variant") == "our_defaults"
+        name = _name_without_variant(item, params.get("adapted_variant"))
+        if (any(src == source and part in name for (src, part) in DESELECTED)
+                or any(_is_sklearn_regressor(v) for v in params.values())
+                or (our_defaults and item.originalname in without_our_defaults(source))):
             deselected.append(item)
             continue
         for (src, part), reason in KNOWN_DIFFERENCES.items():
-            if src == source and item.name.startswith(part):
+            if src == source and name.startswith(part):
                 item.add_marker(pytest.mark.xfail(reason=reason, strict=False))
         if (item.originalname in SPARSE_TESTS[source]
                 or any(_is_sparse_parameter(v) for v in params.values())):
-            if item.path.name.endswith("_our_defaults.py"):  # run under scikit-learn's
+            if our_defaults:  # run under scikit-learn's
                 deselected.append(item)
                 continue
             if SPARSE_XFAIL_REASON:

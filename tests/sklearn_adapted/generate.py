@@ -1,23 +1,28 @@
 """Write scikit-learn's own forest and tree tests, adapted to aucforest's estimators.
 
 Reads the installed scikit-learn's ``sklearn/ensemble/tests/test_forest.py`` and
-``sklearn/tree/tests/test_tree.py`` (shipped in its wheel) and writes, for each
-of two sets of defaults, a copy in which the classifiers are aucforest's:
+``sklearn/tree/tests/test_tree.py`` (shipped in its wheel) and writes one
+adapted copy of each, ``test_adapted_<source>.py``, in which the classifiers
+are aucforest's and every test runs under two sets of defaults (the autouse
+fixture ``adapted_variant`` of ``_adapted.py``, parametrized over its
+``VARIANTS``):
 
-* ``test_adapted_<source>_sklearn_defaults.py``: ``RandomForestClassifier`` is
-  `AUCForestClassifier` and ``DecisionTreeClassifier`` is `AUCTreeClassifier`
-  with scikit-learn's defaults (``_estimators.FOREST_SKLEARN_DEFAULTS``,
-  ``TREE_SKLEARN_DEFAULTS``); ``ExtraTreeClassifier`` is `AUCTreeClassifier`
-  with ``splitter="random", max_features="sqrt"``.
-* ``test_adapted_<source>_our_defaults.py``: the same with aucforest's own
-  defaults, without the tests in ``NOT_MEANINGFUL_UNDER_OUR_DEFAULTS``.
+* ``sklearn_defaults``: ``RandomForestClassifier`` is `AUCForestClassifier`
+  and ``DecisionTreeClassifier`` is `AUCTreeClassifier` with scikit-learn's
+  defaults (``_estimators.FOREST_SKLEARN_DEFAULTS``, ``TREE_SKLEARN_DEFAULTS``);
+  ``ExtraTreeClassifier`` is `AUCTreeClassifier` with ``splitter="random",
+  max_features="sqrt"``.
+* ``our_defaults``: the same with aucforest's own defaults, without the tests
+  in ``NOT_MEANINGFUL_UNDER_OUR_DEFAULTS`` and ``HEAVY_UNDER_OUR_DEFAULTS``
+  and without sparse input (deselected at collection by ``conftest.py``).
 
 The only edits are the ones listed in the tables below (each with its reason):
 whole tests removed (``EXCLUDED``), module-level names rebound
 (``REBOUND``), and text replaced inside a test (``REPLACEMENTS``). No
 assertion is removed or loosened. Items are marked at collection by
-``conftest.py``: sparse input xfail (``SPARSE_XFAIL_REASON``) and the
-heavy parametrizations deselected (``DESELECTED``).
+``conftest.py``: sparse input xfail (``SPARSE_XFAIL_REASON``), the heavy
+parametrizations deselected (``DESELECTED``) and the tests left out under
+aucforest's defaults deselected there.
 
 Run ``python tests/sklearn_adapted/generate.py`` after upgrading scikit-learn;
 ``test_adapted_generated.py`` checks the committed files are current.
@@ -35,8 +40,6 @@ SOURCES = {
     "forest": SKLEARN_DIR / "ensemble" / "tests" / "test_forest.py",
     "tree": SKLEARN_DIR / "tree" / "tests" / "test_tree.py",
 }
-# variant -> the module binding scikit-learn's names to aucforest's estimators
-VARIANTS = {"sklearn_defaults": "_sklearn_defaults", "our_defaults": "_our_defaults"}
 # the scikit-learn names rebound in each source
 ESTIMATOR_NAMES = {
     "forest": ("RandomForestClassifier",),
@@ -155,7 +158,8 @@ REPLACEMENTS = {
         "allocating")],
 }
 
-# tests that are not meaningful under aucforest's defaults: (source, test) -> reason
+# tests that are not meaningful under aucforest's defaults, deselected under them at
+# collection (conftest.py): (source, test) -> reason
 WITHOUT_REPLACEMENT = ("aucforest draws without replacement by default (0.632 n cases, "
                        "randomForestSRC's default), scikit-learn n cases with replacement")
 NOT_MEANINGFUL_UNDER_OUR_DEFAULTS = {
@@ -177,7 +181,8 @@ NOT_MEANINGFUL_UNDER_OUR_DEFAULTS = {
         "under the AUC criterion tree_.impurity holds theta of the node's split (1/2 at "
         "a leaf): it asserts 0 at the leaves of one case (the tree of its seed has one)"),
 }
-# the heaviest tests run under scikit-learn's defaults only (run time): (source, test) -> reason
+# the heaviest tests run under scikit-learn's defaults only (run time; deselected under
+# aucforest's at collection): (source, test) -> reason
 HEAVY_UNDER_OUR_DEFAULTS = {
     ("forest", "test_importances_asymptotic"): "the slowest forest test (3-5 s here)",
     ("forest", "test_distribution"): "the next slowest",
@@ -233,7 +238,18 @@ def _top_level_spans(module):
         yield name, first, node.end_lineno, node
 
 
-def adapted_source(source, variant):
+def without_our_defaults(source):
+    """The tests of ``source`` deselected under aucforest's defaults: name -> reason."""
+    left_out = {test: f"under aucforest's defaults: {reason}"
+                for (src, test), reason in NOT_MEANINGFUL_UNDER_OUR_DEFAULTS.items()
+                if src == source}
+    left_out.update({test: f"run time, under scikit-learn's defaults only: {reason}"
+                     for (src, test), reason in HEAVY_UNDER_OUR_DEFAULTS.items()
+                     if src == source})
+    return left_out
+
+
+def adapted_source(source):
     """The text of the adapted copy of scikit-learn's test module `source`."""
     text = SOURCES[source].read_text()
     lines = text.splitlines(keepends=True)
@@ -241,22 +257,16 @@ def adapted_source(source, variant):
     spans = list(_top_level_spans(module))
     names = {name for name, *_ in spans}
     excluded = dict(EXCLUDED[source])
-    if variant == "our_defaults":
-        excluded.update({test: f"under aucforest's defaults: {reason}"
-                         for (src, test), reason in NOT_MEANINGFUL_UNDER_OUR_DEFAULTS.items()
-                         if src == source})
-        excluded.update({test: f"run time, under scikit-learn's defaults only: {reason}"
-                         for (src, test), reason in HEAVY_UNDER_OUR_DEFAULTS.items()
-                         if src == source})
-    for table in (excluded, REBOUND[source]):
+    for table in (excluded, REBOUND[source], without_our_defaults(source)):
         missing = set(table) - names
         if missing:
             raise SystemExit(f"{SOURCES[source]} no longer defines {sorted(missing)}: "
                              "update the tables of generate.py")
     last_import = max(end for _, _, end, node in spans
                       if isinstance(node, (ast.Import, ast.ImportFrom)))
-    rebinding = (f"from {VARIANTS[variant]} import {', '.join(ESTIMATOR_NAMES[source])}"
-                 "  # adapted: aucforest's estimators\n")
+    rebinding = (f"from _adapted import {', '.join(ESTIMATOR_NAMES[source])}, adapted_variant"
+                 "  # noqa: F401  adapted: aucforest's estimators, under each set of "
+                 "defaults\n")
     out = []
     position = 0  # 0-based index of the next original line to copy
     for name, first, last, node in spans:
@@ -279,15 +289,16 @@ def adapted_source(source, variant):
             out.append(rebinding)
     out.extend(lines[position:])
     header = (f'"""scikit-learn {sklearn.__version__}\'s '
-              f'{SOURCES[source].relative_to(SKLEARN_DIR.parent)}, adapted to aucforest '
-              f'({variant.replace("_", " ")}).\n\nGENERATED by tests/sklearn_adapted/'
+              f'{SOURCES[source].relative_to(SKLEARN_DIR.parent)}, adapted to aucforest: '
+              'each test runs under\nscikit-learn\'s defaults and under aucforest\'s '
+              '(the autouse fixture adapted_variant).\n\nGENERATED by tests/sklearn_adapted/'
               'generate.py: do not edit; see README.md there.\n"""\n'
               f'ADAPTED_FROM_SKLEARN_VERSION = "{sklearn.__version__}"\n\n')
     return header + "".join(out)
 
 
-def output_path(source, variant):
-    return HERE / f"test_adapted_{source}_{variant}.py"
+def output_path(source):
+    return HERE / f"test_adapted_{source}.py"
 
 
 def readme_tables():
@@ -304,10 +315,10 @@ def readme_tables():
                     rows.append(f"| {source} | `{name}` | `{old}` -> `{new}` | {reason} |")
         for (src, name), reason in NOT_MEANINGFUL_UNDER_OUR_DEFAULTS.items():
             if src == source:
-                rows.append(f"| {source} | `{name}` | excluded under our defaults | {reason} |")
+                rows.append(f"| {source} | `{name}` | deselected under our defaults | {reason} |")
         for (src, name), reason in HEAVY_UNDER_OUR_DEFAULTS.items():
             if src == source:
-                rows.append(f"| {source} | `{name}` | excluded under our defaults (run time) "
+                rows.append(f"| {source} | `{name}` | deselected under our defaults (run time) "
                             f"| {reason} |")
         for (src, name), reason in DESELECTED.items():
             if src == source:
@@ -326,8 +337,7 @@ def readme_tables():
 
 def main():
     for source in SOURCES:
-        for variant in VARIANTS:
-            output_path(source, variant).write_text(adapted_source(source, variant))
+        output_path(source).write_text(adapted_source(source))
     readme = HERE / "README.md"
     text = readme.read_text() if readme.exists() else ""
     marker = "<!-- tables generated by generate.py -->\n"
