@@ -96,15 +96,30 @@ def tree_params(estimator):
     return {name: getattr(estimator, name) for name in TREE_PARAMS}
 
 
+# The private attributes a fit (in memory, on Dask, from a model file) keeps on a forest;
+# every other private attribute is scikit-learn's (tests/test_fit_provenance.py checks it).
+FIT_PRIVATE_STATE = frozenset({"_case_draws", "_n_samples_bootstrap", "_oob_source",
+                               "_dask_fit_stats"})
+
+
+def is_fitted_state(name):
+    """Whether attribute ``name`` belongs to a fit (dropped by a refit)."""
+    return name in FIT_PRIVATE_STATE or (name.endswith("_") and not name.startswith("__"))
+
+
 def fit_atomically(estimator, fit_into):
     """Fit a staging copy of `estimator` and publish its state in one assignment.
 
-    ``fit_into(staging)`` sets the fitted attributes on a shallow copy that
-    holds the parameters but none of the fitted attributes (names ending in
-    "_", scikit-learn's convention). Only when it returns is the copy's
-    ``__dict__`` made the estimator's, so a fit that raises or is interrupted
-    leaves the previous model as it was, and a thread reading the estimator
-    sees either the old model or the new one, never a mix.
+    ``fit_into(staging)`` sets the fitted state on a shallow copy that holds
+    nothing of an earlier fit: neither its fitted attributes (names ending in
+    "_", scikit-learn's convention) nor the private state a fit keeps
+    (`FIT_PRIVATE_STATE`: case draws, the out-of-bag source, a Dask fit's
+    counters); the parameters and what scikit-learn itself sets on an
+    estimator (``set_output``, metadata requests, a pipeline's callback
+    context) stay. Only when it returns is the copy's ``__dict__`` made the
+    estimator's, so a fit that raises or is interrupted leaves the previous
+    model as it was, and a thread reading the estimator sees either the old
+    model or the new one, never a mix.
 
     Returns
     -------
@@ -112,7 +127,7 @@ def fit_atomically(estimator, fit_into):
     """
     staging = copy.copy(estimator)
     staging.__dict__ = {name: value for name, value in vars(estimator).items()
-                        if not (name.endswith("_") and not name.startswith("__"))}
+                        if not is_fitted_state(name)}
     fit_into(staging)
     estimator.__dict__ = staging.__dict__
     return estimator

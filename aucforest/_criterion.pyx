@@ -8,7 +8,9 @@ multiclass problems*, the multiclass rule theta(L, R) of the vignette) is
           = 1/2 + S / (K(K-1)),    S = sum_{k1<k2} |r_k1 - r_k2|,
 
 with r_k = n_kR / n_k the share of class k sent right and K the number of
-classes present in the node (absent classes are left out; DESIGN section 2).
+classes present in the node. A class absent from the node (n_k = 0) is left
+out of the pairs: a rule of this package, since the vignette leaves 0/0 open
+and randomForestSRC's C code divides by it (docs/user_guide.md, section 1).
 
 A splitter scans candidate thresholds in ascending order and moves cases
 from the right child to the left one (`criterion_move_left`, in the .pxd so

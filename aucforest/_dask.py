@@ -125,7 +125,8 @@ from ._dask_blocks import (_block_prior, _block_stats, _collapse_group, _cut_gro
 from ._dask_inputs import _as_rows, _check_supported, _client, _frame_categories
 from ._dask_kernels import HistogramSplitter, draw_counts, feature_order, hash_key, node_impurity
 from ._dask_model import _DrawsOnWorkers
-from ._decision import validate_decision
+from ._decision import DecisionRule
+from ._oob_source import OnWorkers
 from ._leaf_budget import (LeafBudget, bottlenecks, expansions, kept_nodes, risks,
                            split_priorities, split_priority)
 from ._oob import OOB_CHOICE_MAX_CASES, OutOfBagSums, node_size_candidates
@@ -329,9 +330,9 @@ class _Fit:
         self._prepare()
         self._grow()
         self._finish()
-        forest._dask_fit_stats = dict(self.stats, n_trees=len(self.trees),
-                                      tree_nodes=sum(t.node_count for t in self.trees),
-                                      tasks_per_tree=self.stats["tasks"] / len(self.trees))
+        forest._set_fit_provenance(fit_stats=dict(
+            self.stats, n_trees=len(self.trees), tree_nodes=sum(t.node_count for t in self.trees),
+            tasks_per_tree=self.stats["tasks"] / len(self.trees)))
         return forest
 
     def _prepare(self):
@@ -417,7 +418,7 @@ class _Fit:
             order, key=lambda i: self.block_worker[i])]
         totals = np.sum(priors, axis=0)
         forest.classes_, forest.n_classes_ = classes, K
-        validate_decision(forest.decision, K)
+        DecisionRule.parse(forest.decision, K)  # a bad rule fails before the trees grow
         forest.class_prior_ = (np.full(K, 1.0 / K) if forest.balanced_bootstrap
                                else totals / totals.sum())
         forest.draw_class_weights_ = draw_class_weights_of_sums(
@@ -1312,14 +1313,17 @@ class _Fit:
         forest.estimators_ = [
             fitted_tree(tree_, self.classes, self.p, int(seed), params, features)
             for seed, tree_ in zip(self.seeds, self.trees)]
+        sample = None
         if self.oob is not None and forest.oob_score:
             # the model keeps the bounded sample oob_score_ is computed on (oob_gmean_
             # under any later decision), not n rows: `oob_decision_function` computes
             # those where the rows are, from the user's X (nothing pins it here)
-            forest._oob_sample_ = (labels, forest.oob_decision_function_)
+            sample = (labels, forest.oob_decision_function_)
             del forest.oob_decision_function_, forest.oob_labels_
-        forest._case_draws = _DrawsOnWorkers(self.draw_keys, self.rates, self.poisson, self.n,
-                                             forest.balanced_bootstrap)
+        forest._set_fit_provenance(
+            case_draws=_DrawsOnWorkers(self.draw_keys, self.rates, self.poisson, self.n,
+                                       forest.balanced_bootstrap),
+            oob_source=OnWorkers(sample))
         for block in self.blocks:
             block.release()
 

@@ -21,7 +21,6 @@ import numpy as np
 
 from ._base import check_categorical_codes
 from ._categories import predict_codes
-from ._decision import validate_decision
 from ._prediction import decide_classes, mean_tree_proba
 from ._dask_blocks import _add_oob
 from ._dask_inputs import _as_rows, _is_dask_frame, is_dask_collection
@@ -227,8 +226,8 @@ def _proba_block(X, model):
     return mean_tree_proba(X, model, 1)
 
 
-def _predict_block(X, model, decision):
-    return decide_classes(_proba_block(X, model), model, decision)
+def _predict_block(X, model, rule):
+    return decide_classes(_proba_block(X, model), model, rule)
 
 
 def _apply_block(X, model):
@@ -246,9 +245,8 @@ def predict_proba(forest, X):
 def predict(forest, X):
     """Lazy `predict`: a dask array (n_samples,) of classes."""
     X, model, state = _prediction_rows(forest, X)
-    classes, decision = state["classes_"], state["decision"]
-    validate_decision(decision, classes.shape[0])
-    return X.map_blocks(_predict_block, model, decision, dtype=classes.dtype, drop_axis=1,
+    classes = state["classes_"]
+    return X.map_blocks(_predict_block, model, forest.decision_rule_, dtype=classes.dtype, drop_axis=1,
                         meta=np.empty((0,), dtype=classes.dtype))
 
 

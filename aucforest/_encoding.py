@@ -42,6 +42,13 @@ Rules (documented in docs/user_guide.md, "Command line"):
 * At prediction, a level not seen in training becomes a missing value
   (categorical), all zeros (one-hot) or -1, below every known level
   (ordinal), with a warning naming the column and how many cells.
+* A model saved from Python has no stored encoding: `ColumnEncoding.from_forest`
+  describes its columns as its ``predict`` reads them, a ``category``
+  column as "categorical" when its levels are sorted text (the rule above),
+  else as "category": the position of the cell's value in the model's
+  ``categories_[j]``, in that order (str, int or float levels, matched by
+  value: a cell equal to a text level, or a number equal to a numeric one;
+  missing when it is none).
 * Class labels: integers (int64, exact) when every label is an integer, text
   otherwise.
 
@@ -58,13 +65,15 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.exceptions import NotFittedError
 from sklearn.preprocessing import OneHotEncoder, OrdinalEncoder
 
-from ._categories import MAX_CATEGORIES
+from ._categories import MAX_CATEGORIES, checked_categories, storable_categories
 from ._compat import validate_data
 from ._table import clean_cell, quote, text_array
 
 DEFAULT_NA_VALUES = ("", "NA", "NaN", "nan", "?", "null", "N/A", "None")
 MAX_ONE_HOT_LEVELS = 10
-KINDS = ("numeric", "categorical", "one-hot", "ordinal")
+KINDS = ("numeric", "categorical", "one-hot", "ordinal", "category")
+# kinds whose encoded column holds a level's code, split natively by the forest
+_CODE_KINDS = ("categorical", "category")
 
 
 class ColumnEncoding(TransformerMixin, BaseEstimator):
@@ -79,9 +88,12 @@ class ColumnEncoding(TransformerMixin, BaseEstimator):
     ----------
     columns : list of dict or None, default=None
         A fixed encoding: one dict per input column, ``name``, ``kind``
-        ("numeric", "categorical", "one-hot" or "ordinal") and, for the last
-        three, ``levels`` (sorted list of str); ``fit`` then only checks the
-        input. None: ``fit`` chooses each column's kind from its cells.
+        ("numeric", "categorical", "one-hot", "ordinal" or "category") and,
+        for the last four, ``levels`` (sorted list of str; for "category",
+        the levels of a model's ``category`` column in the order of their
+        codes, str, int or float, matched by value: see
+        :meth:`from_forest`); ``fit`` then only checks the input. None:
+        ``fit`` chooses each column's kind from its cells.
     na_values : sequence of str, default=DEFAULT_NA_VALUES
         Cell texts read as missing values (case-insensitive; the empty cell
         always is).
@@ -245,7 +257,7 @@ class ColumnEncoding(TransformerMixin, BaseEstimator):
     @property
     def categorical_mask(self):
         """Boolean mask of the encoded columns that are categorical codes."""
-        return np.array([kind == "categorical" for column in self._spec
+        return np.array([kind in _CODE_KINDS for column in self._spec
                          for kind in [column["kind"]] * (len(column["levels"])
                                                          if column["kind"] == "one-hot" else 1)],
                         dtype=bool)
@@ -255,7 +267,7 @@ class ColumnEncoding(TransformerMixin, BaseEstimator):
         """The levels of each categorical encoded column, None for the others.
 
         The ``categories_`` of a forest fitted on the encoded columns."""
-        return [list(column["levels"]) if column["kind"] == "categorical" else None
+        return [list(column["levels"]) if column["kind"] in _CODE_KINDS else None
                 for column in self._spec
                 for _ in range(len(column["levels"]) if column["kind"] == "one-hot" else 1)]
 
@@ -429,6 +441,63 @@ class ColumnEncoding(TransformerMixin, BaseEstimator):
                              "aucforest command line")
         return cls.from_dict(saved.extra["encoding"])
 
+    @classmethod
+    def from_forest(cls, forest):
+        """Describe a fitted forest's input columns as its ``predict`` encodes them.
+
+        The encoding of a model saved from Python (which stores none): a
+        numeric feature, also a categorical one fitted from codes in a numeric
+        column, is "numeric" (the number as given); a feature fitted from a
+        pandas ``category`` column is the position of its value in
+        ``forest.categories_[j]``: "categorical" when those levels are sorted
+        text (the command line's rule), else "category" (the levels in their
+        order, str, int or float, matched by value). The columns are named
+        as ``feature_names_in_``, or ``x0, x1, ...`` without names.
+
+        Parameters
+        ----------
+        forest : fitted AUCForestClassifier or AUCTreeClassifier
+            The model.
+
+        Returns
+        -------
+        ColumnEncoding
+            Its ``transform`` of a table of the forest's columns gives the
+            forest's input (level codes as numbers, NaN when missing or not a
+            level), which an exported model takes.
+
+        Raises
+        ------
+        ValueError
+            If a feature's categories are not str, int or finite float values.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd
+        >>> from aucforest import AUCForestClassifier, ColumnEncoding
+        >>> X = pd.DataFrame({"x": [0.1, 0.5, 0.9, 0.3],
+        ...                   "size": pd.Categorical([3, 7, 3, 7])})
+        >>> forest = AUCForestClassifier(n_estimators=2).fit(X, [0, 1, 0, 1])
+        >>> ColumnEncoding.from_forest(forest).to_dict()["columns"]
+        [{'name': 'x', 'kind': 'numeric'}, {'name': 'size', 'kind': 'category', 'levels': [3, 7]}]
+        """
+        n_features = int(forest.n_features_in_)
+        names = getattr(forest, "feature_names_in_", None)
+        names = ([f"x{j}" for j in range(n_features)] if names is None
+                 else [str(name) for name in names])
+        categories = (storable_categories(getattr(forest, "categories_", None), n_features)
+                      or [None] * n_features)
+        columns = []
+        for name, levels in zip(names, categories):
+            if levels is None:
+                columns.append({"name": name, "kind": "numeric"})
+                continue
+            text = (bool(levels) and all(isinstance(level, str) for level in levels)
+                    and levels == sorted(set(levels)))
+            columns.append({"name": name, "kind": "categorical" if text else "category",
+                            "levels": levels})
+        return cls(columns)
+
     def __repr__(self, N_CHAR_MAX=700):
         try:
             return f"ColumnEncoding({self.summary()})"
@@ -568,7 +637,12 @@ def missing_mask(values, na_values):
 def _check_column_spec(column):
     ok = (isinstance(column, dict) and isinstance(column.get("name"), str)
           and column.get("kind") in KINDS)
-    if ok and column["kind"] != "numeric":
+    if ok and column["kind"] == "category":  # a model's categories_ entry, in code order
+        try:
+            checked_categories([column.get("levels")], 1)
+        except ValueError:
+            ok = False
+    elif ok and column["kind"] != "numeric":
         levels = column.get("levels")
         ok = (isinstance(levels, list) and all(isinstance(v, str) for v in levels)
               and levels == sorted(set(levels))
@@ -689,6 +763,9 @@ def _encode_column(column, table, allow_missing, na_values):
                              f"training, but holds text: {_non_numbers(values, na_values)}")
         check_float32_range(numbers, name, table.path)
         return numbers[:, None]
+    if kind == "category":
+        return codes_by_value(values, column["levels"], name, table.path, allow_missing,
+                              na_values)[:, None]
     text, missing = _checked_text(values, name, table.path, allow_missing, na_values)
     _warn_unknown_levels(text[~missing], column["levels"], name, kind)
     encoded = _encoder(kind, column["levels"]).transform(np.where(missing, "", text)[:, None])

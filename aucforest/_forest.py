@@ -7,7 +7,7 @@ collapsed to it (`aucforest._base.collapsed`).
 """
 import threading
 import warnings
-from numbers import Integral, Real
+from numbers import Integral
 
 import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs
@@ -25,10 +25,11 @@ from ._base import (MAX_SEED, TREE_PARAMETER_CONSTRAINTS, check_counts_are_not_b
 from ._categories import fit_categories, predict_codes, resolve_fitted
 from ._compat import (Interval, RealNotInt, StrOptions, fit_context, in_memory,
                       validate_data)
-from ._decision import validate_decision
+from ._decision import DecisionRule
 from ._prior_shift import draw_class_weights
 from ._oob import (auc_of_rows, cases_choosing_node_size, gmean_of_rows, node_size_candidates,
                    oob_gmean, out_of_bag_sums)
+from ._oob_source import KeptInMemory, NotKept, oob_source
 from ._prediction import decide_classes, mean_tree_proba
 from ._progress import progress
 from ._sampling import (TreeSampler, class_weights_of_counts, seeded_rng, tree_growth_seed,
@@ -142,9 +143,8 @@ default="rfq"
         rule of the out-of-bag G-mean that chooses the node size, so forests
         fitted under different decisions can predict from different node
         sizes and give different ``predict_proba`` (the grown trees are the
-        same). On 11 imbalanced sets "argmax" forests had 0.05 more test
-        G-mean at their own size than at RFQ's
-        (benchmarks/results/decision_node_size.md). Changed after ``fit``
+        same); to get the same probabilities under every decision, give
+        ``predict_min_samples`` an int. Changed after ``fit``
         (``set_params``) it changes the labels only.
     predict_min_samples : int or "oob", default="oob"
         Node size the trees predict from: each tree is collapsed so that a row
@@ -362,8 +362,8 @@ default="from_dtype"
                                          closed="both"),
                                 StrOptions({"oob"})],
         "class_weight": [StrOptions({"balanced", "balanced_subsample"}), dict, None],
-        "decision": [StrOptions({"rfq", "argmax"}), Interval(Real, 0.0, 1.0, closed="neither"),
-                     "array-like"],
+        # parsed with the fitted classes by DecisionRule.parse (one set of messages)
+        "decision": "no_validation",
         "oob_score": ["boolean", callable],
         "n_jobs": [Integral, None],
         "verbose": ["verbose"],
@@ -453,7 +453,7 @@ default="from_dtype"
             self, X, y, sample_weight,  # sample_weight None: all one
             order=training_layout(self.max_bins, X))
         self.n_classes_ = n_classes = self.classes_.shape[0]
-        validate_decision(self.decision, n_classes)
+        DecisionRule.parse(self.decision, n_classes)  # a bad rule fails before the trees grow
         class_weights = self._class_weights(y)
         weights = weight_product(sample_weight, class_weights)
         self.class_prior_ = self._class_prior(y_encoded, sample_weight)
@@ -464,6 +464,7 @@ default="from_dtype"
         seeds = random_state.randint(MAX_SEED, size=self.n_estimators)
         sampler = TreeSampler(self, y, y_encoded, sample_weight, weights)
         self._case_draws = sampler.draws  # for estimators_samples_
+        self._oob_source = KeptInMemory() if self.oob_score else NotKept()
         self._n_samples_bootstrap = sampler.draws.n_draws  # scikit-learn's name
         self.max_bins_ = resolve_max_bins(self.max_bins, X.shape[0])
         self.is_categorical_, self.categories_ = resolve_fitted(
@@ -550,6 +551,20 @@ default="from_dtype"
             trees = [estimator.tree_ for estimator in estimators]
         return [(estimator.random_state, tree_params(estimator), tree_)
                 for estimator, tree_ in zip(estimators, trees)]
+
+    def _set_fit_provenance(self, *, case_draws=None, oob_source=None, fit_stats=None):
+        """What a fit made elsewhere hands over (the Dask fit, a model file, the
+        command line's training data): how the trees drew their cases
+        (`estimators_samples_`, out-of-bag inspection), where the out-of-bag
+        predictions come from (`aucforest._oob_source`) and the fit's
+        counters. The one place outside ``fit`` that sets them; a refit
+        drops them (`fit_atomically`). None leaves a value as it is."""
+        if case_draws is not None:
+            self._case_draws = case_draws
+        if oob_source is not None:
+            self._oob_source = oob_source
+        if fit_stats is not None:
+            self._dask_fit_stats = fit_stats
 
     def __sklearn_is_fitted__(self):
         """Fitted once a fit has published at least one tree."""
@@ -650,9 +665,9 @@ default="from_dtype"
     def _set_oob_estimates(self, y_encoded, oob):
         """OOB decision function and score at the node size chosen: among
         several candidates, the one with the largest OOB AUC + OOB G-mean
-        (under the forest's decision at fit: under "argmax" or a threshold the
-        G-mean under RFQ chose worse sizes, benchmarks/results/
-        decision_node_size.md), the first of equal ones."""
+        (the G-mean under the forest's decision at fit, not under RFQ: see
+        docs/evidence/imbalanced.md, "The G-mean under the decision at fit"),
+        the first of equal ones."""
         n_candidates = len(oob.min_samples)
 
         def figures(candidates):  # OOB AUC, and OOB G-mean when there is a choice
@@ -660,8 +675,8 @@ default="from_dtype"
             for c in candidates:
                 proba, codes = oob.proba_with_oob(c, y_encoded)  # one copy for both figures
                 found.append((c, auc_of_rows(codes, proba, self.classes_),
-                              gmean_of_rows(codes, proba, self.class_prior_, self.decision,
-                                            self.draw_class_weights_)
+                              gmean_of_rows(codes, proba, self.class_prior_,
+                                            self.decision_rule_, self.draw_class_weights_)
                               if n_candidates > 1 else None))
             return found
 
@@ -705,17 +720,16 @@ default="from_dtype"
     def oob_gmean_(self):
         """OOB G-mean of the predictions under the current ``decision``."""
         model = self._frozen()  # one model and one decision, whatever another thread does
+        check_is_fitted(model)
         # a fit on dask collections keeps the bounded sample oob_score_ is computed on
-        sample = getattr(model, "_oob_sample_", None)
-        if sample is not None:
-            labels, proba = sample
-        else:
+        source = oob_source(model)
+        rows = source.scored_rows(model)
+        if rows is None:
             check_is_fitted(model, ["oob_decision_function_", "oob_labels_"])
-            labels, proba = model.oob_labels_, model.oob_decision_function_
-            if labels is None:  # loaded from a file without the training labels
-                return model._saved_oob_gmean
-        validate_decision(model.decision, model.n_classes_)
-        return oob_gmean(labels, proba, model.class_prior_, model.decision,
+        labels, proba = rows
+        if labels is None:  # loaded from a file without the training labels
+            return source.saved_gmean
+        return oob_gmean(labels, proba, model.class_prior_, model.decision_rule_,
                          getattr(model, "draw_class_weights_", None))
 
     def oob_decision_function(self, X, y, sample_weight=None):
@@ -759,7 +773,8 @@ default="from_dtype"
     def __getattr__(self, name):
         """Only for attributes that are not set: say why a fit on dask
         collections has no ``oob_decision_function_``."""
-        if name == "oob_decision_function_" and "_oob_sample_" in vars(self):
+        source = vars(self).get("_oob_source")
+        if name == "oob_decision_function_" and source is not None and source.on_workers:
             from ._dask_model import OOB_NOT_KEPT
             raise AttributeError(OOB_NOT_KEPT)
         attribute = getattr(type(self), name, None)
@@ -885,7 +900,18 @@ default="from_dtype"
     def _decide(self, proba):
         """Classes the fitted decision rule gives for class probabilities ``proba``
         (call it on the `_frozen` copy that gave them)."""
-        return decide_classes(proba, vars(self), self.decision)
+        return decide_classes(proba, vars(self), self.decision_rule_)
+
+    @property
+    def decision_rule_(self):
+        """The ``decision`` parameter parsed for the fitted classes.
+
+        A `aucforest._decision.DecisionRule` (kind, threshold or costs, its
+        plain-data form), read from ``decision`` at each call, so that
+        ``set_params(decision=...)`` after a fit takes effect.
+        """
+        check_is_fitted(self, "n_classes_")  # also on a staging copy during a fit
+        return DecisionRule.parse(self.decision, self.n_classes_)
 
     def apply(self, X):
         """Leaf of each row in each tree.

@@ -7,7 +7,6 @@ import numpy as np
 from scipy.sparse import csr_array, issparse
 from sklearn.utils.random import sample_without_replacement
 
-from ._decision import decide
 from ._sparse import SparseRows, is_sparse
 from ._tree import (GROWN_SPARSE_ABOVE_CLASSES, accumulate_oob_proba, oob_proba_means_sparse,
                     oob_proba_sums_by_row, oob_used_nodes)
@@ -331,24 +330,24 @@ def auc_of_rows(codes, proba, classes):
     return hand_till_auc(codes, proba)
 
 
-def oob_gmean(y_encoded, proba, prior, decision, draw_weights=None):
+def oob_gmean(y_encoded, proba, prior, rule, draw_weights=None):
     """OOB G-mean (geometric mean of the per-class recalls, over the classes
-    with OOB cases) of the classes `decide` predicts from the OOB
+    with OOB cases) of the classes the `DecisionRule` ``rule`` predicts from the OOB
     probabilities (a cost-matrix decision from them under the training
     priors, given the forest's ``draw_weights``); NaN when fewer than two
     classes have OOB cases."""
     proba, codes = rows_with_oob(proba, y_encoded)
-    return gmean_of_rows(codes, proba, prior, decision, draw_weights)
+    return gmean_of_rows(codes, proba, prior, rule, draw_weights)
 
 
-def gmean_of_rows(codes, proba, prior, decision, draw_weights=None):
+def gmean_of_rows(codes, proba, prior, rule, draw_weights=None):
     """`oob_gmean` of rows that all have OOB predictions (proba dense or a
     scipy sparse matrix)."""
     cases = np.bincount(codes, minlength=prior.shape[0])
     if np.count_nonzero(cases) < 2:
         return np.nan
     # no n x K temporaries under RFQ (`_rfq`)
-    predicted = decide(proba, prior, decision, draw_weights)
+    predicted = rule.apply(proba, prior, draw_weights)
     hits = np.bincount(codes, weights=predicted == codes, minlength=prior.shape[0])
     return _geometric_mean(hits[cases > 0] / cases[cases > 0])
 

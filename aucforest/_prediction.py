@@ -1,10 +1,10 @@
 """Prediction of a fitted forest from its model (the estimator's attribute dict,
 read once so that a concurrent refit cannot mix two models): the mean of the
-trees' leaf proportions, in threads over blocks of rows, and the decision rule."""
+trees' leaf proportions, in threads over blocks of rows, and the decision rule
+(a `aucforest._decision.DecisionRule`) applied to them."""
 import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs
 
-from ._decision import decide, validate_decision
 from ._tree import accumulate_proba
 
 
@@ -38,9 +38,9 @@ def _predict_block(X, trees, n_classes, stop):
     return proba
 
 
-def decide_classes(proba, model, decision):
-    """Classes predicted from proba under `decision`, with the model's classes,
-    prior and draw weights (a cost matrix decides under the training priors)."""
-    validate_decision(decision, model["classes_"].shape[0])
-    return model["classes_"][decide(proba, model["class_prior_"], decision,
-                                    model.get("draw_class_weights_"))]
+def decide_classes(proba, model, rule):
+    """Classes predicted from proba under the `DecisionRule` ``rule``, with the
+    model's classes, prior and draw weights (a cost matrix decides under the
+    training priors)."""
+    return model["classes_"][rule.apply(proba, model["class_prior_"],
+                                        model.get("draw_class_weights_"))]

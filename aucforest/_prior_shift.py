@@ -13,7 +13,8 @@ class-conditional density. The probabilities under the training priors are
 to new a priori probabilities: a simple procedure", Neural Computation 14(1)
 21-41, eq. 2.4; Elkan 2001, "The foundations of cost-sensitive learning",
 IJCAI, theorem 2). ``w'_k`` is the share of class k in the trees' weighted
-draws divided by its training share pi_k (DESIGN section 12).
+draws divided by its training share pi_k. Calibration and the cost-matrix rule
+work on these corrected probabilities (docs/user_guide.md, section 13).
 """
 import numpy as np
 from sklearn.utils.class_weight import compute_sample_weight

@@ -8,35 +8,43 @@ the smaller index), a class of prior 0 never predicted.
 """
 import numpy as np
 
-from libc.math cimport INFINITY
+from libc.math cimport INFINITY, fabs
 from libc.stdint cimport int32_t
 
 ctypedef Py_ssize_t idx_t
 
 
-def rfq_classes(const double[:, ::1] proba, const double[::1] prior):
+def rfq_classes(const double[:, ::1] proba, const double[::1] prior, double tolerance=0.0,
+                bint divide=True):
     """Index of the class argmax_k proba[i, k] / prior[k] for each row i.
 
-    Ties go to the smaller prior (a stable order of the priors), as do
-    equal scores; a class of prior 0 scores -inf; a row with a NaN score
-    takes the first NaN in that order (numpy's argmax). The same classes as
-    argmax over ``proba[:, order] / prior[order]`` (the quotients are the
-    same divisions), without its n x K temporaries.
+    Scores within a relative ``tolerance`` of the row's best are tied, and a
+    tie goes to the smaller prior (a stable order of the priors: equal priors,
+    the smaller index); a class of prior 0 scores -inf; a row with a NaN
+    score takes the first NaN in that order (numpy's argmax). The same
+    classes as `aucforest._decision.first_best` over ``proba / prior``,
+    without its n x K temporaries. ``divide=False`` is argmax of proba
+    itself, ties to the smaller index.
 
     Parameters
     ----------
     proba : float64 array (n_samples, n_classes), C order
     prior : float64 array (n_classes,)
+    tolerance : float
+        Relative distance to the best score within which scores tie.
+    divide : bool
 
     Returns
     -------
     intp array (n_samples,)
     """
     cdef idx_t n = proba.shape[0], K = proba.shape[1], i, j, c, best_class
-    cdef double score, best
+    cdef double score, best, floor
     if prior.shape[0] != K or K == 0:
         raise ValueError(f"prior has {prior.shape[0]} classes, proba {K} columns")
-    cdef const idx_t[::1] order = np.argsort(np.asarray(prior), kind="stable").astype(np.intp)
+    cdef const idx_t[::1] order = (np.argsort(np.asarray(prior), kind="stable") if divide
+                                   else np.arange(K)).astype(np.intp)
+    cdef const double[::1] weight = np.asarray(prior) if divide else np.ones(K)
     classes = np.empty(n, dtype=np.intp)
     cdef idx_t[::1] out = classes
     with nogil:
@@ -45,29 +53,37 @@ def rfq_classes(const double[:, ::1] proba, const double[::1] prior):
             best = -INFINITY
             for j in range(K):
                 c = order[j]
-                score = proba[i, c] / prior[c] if prior[c] > 0 else -INFINITY
+                score = proba[i, c] / weight[c] if weight[c] > 0 else -INFINITY
                 if score != score:  # NaN: numpy's argmax takes the first one
                     best_class = c
                     break
                 if score > best or best_class < 0:
                     best, best_class = score, c
+            if best == best and best > -INFINITY:  # the first score within the tolerance
+                floor = best - tolerance * fabs(best)
+                for j in range(K):
+                    c = order[j]
+                    if weight[c] > 0 and proba[i, c] / weight[c] >= floor:
+                        best_class = c
+                        break
             out[i] = best_class
     return classes
 
 
 def rfq_classes_sparse(const idx_t[::1] indptr, const int32_t[::1] indices,
-                       const double[::1] data, const double[::1] prior, bint divide=True):
+                       const double[::1] data, const double[::1] prior, double tolerance=0.0,
+                       bint divide=True):
     """`rfq_classes` of a CSR matrix of non-negative proportions (columns
     ascending within a row, none stored twice), from its stored values.
 
     A stored positive proportion of a class of positive prior scores above
     every 0, so the best stored one is the row's class (the same ties); a
     row where no stored value beats 0 is decided over its dense row, as
-    `rfq_classes` would. ``divide=False`` is numpy's argmax (the first
-    largest proportion) instead.
+    `rfq_classes` would (the same tolerance). ``divide=False`` is argmax (the
+    first largest proportion within the tolerance) instead.
     """
     cdef idx_t n = indptr.shape[0] - 1, K = prior.shape[0], i, j, c, p, best_class
-    cdef double score, best
+    cdef double score, best, floor
     if n < 0 or K == 0 or indptr[0] != 0 or indptr[n] != indices.shape[0] \
             or data.shape[0] != indices.shape[0]:
         raise ValueError("indptr, indices and data do not describe a CSR matrix")
@@ -94,11 +110,18 @@ def rfq_classes_sparse(const idx_t[::1] indptr, const int32_t[::1] indices,
             for p in range(indptr[i], indptr[i + 1]):
                 c = indices[p]
                 score = data[p] / weight[c] if weight[c] > 0 else -INFINITY
-                if best_class < 0 or score > best or (score == best and rank[c] < rank[best_class]):
+                if best_class < 0 or score > best:
                     best, best_class = score, c
+            if best > 0.0:  # of the stored scores within the tolerance, the first in order
+                floor = best - tolerance * best
+                for p in range(indptr[i], indptr[i + 1]):
+                    c = indices[p]
+                    if weight[c] > 0 and data[p] / weight[c] >= floor \
+                            and rank[c] < rank[best_class]:
+                        best_class = c
             out[i] = best_class if best > 0.0 else -1
     for i in np.flatnonzero(classes < 0):  # no stored value beats 0: the dense row
         row_array[0, np.asarray(indices[indptr[i]:indptr[i + 1]])] = data[indptr[i]:indptr[i + 1]]
-        out[i] = rfq_classes(row, prior)[0] if divide else np.argmax(row_array[0])
+        out[i] = rfq_classes(row, prior, tolerance, divide)[0]
         row_array[0] = 0.0
     return classes

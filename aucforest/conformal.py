@@ -13,18 +13,17 @@ import warnings
 from numbers import Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
+from sklearn.base import ClassifierMixin
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import check_is_fitted, column_or_1d
+from sklearn.utils.validation import check_is_fitted
 
-from ._compat import fit_context, in_memory
-from ._forest import AUCForestClassifier
-from ._oob_source import fitted_on_dask, training_oob_proba
+from ._compat import fit_context
+from ._oob_wrapper import OOBForestWrapper
 
 __all__ = ["MondrianConformalClassifier"]
 
 
-class MondrianConformalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
+class MondrianConformalClassifier(ClassifierMixin, OOBForestWrapper):
     """Class-conditional conformal prediction sets from a forest's out-of-bag scores.
 
     ``fit`` clones ``estimator``, fits it once with ``oob_score=True`` and keeps,
@@ -122,6 +121,11 @@ class MondrianConformalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstim
     (``oob_decision_function(X, y, sample_weight)``): the n calibration
     scores are kept in memory.
 
+    ``calibrate(y, sample_weight)`` keeps the scores of ``estimator`` fitted
+    elsewhere with ``oob_score=True`` on labels y (the command line's
+    ``predict --sets`` calibrates the forest of a model file this way): the
+    forest is neither cloned nor fitted again, and becomes ``estimator_``.
+
     References
     ----------
     .. [1] V. Vovk, A. Gammerman and G. Shafer, "Algorithmic Learning in a
@@ -180,46 +184,9 @@ class MondrianConformalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstim
         self : MondrianConformalClassifier
             The fitted predictor.
         """
-        forest = self._oob_forest()
-        if sample_weight is None:
-            forest.fit(X, y)
-        else:
-            forest.fit(X, y, sample_weight=sample_weight)
-        # a fit on dask collections keeps no n-row oob_decision_function_: computed
-        # from the training collections (the n calibration scores are kept in memory)
-        oob = (training_oob_proba(forest, "MondrianConformalClassifier", X, y, sample_weight)
-               if fitted_on_dask(forest) else forest.oob_decision_function_)
-        y, sample_weight = in_memory(y), in_memory(sample_weight)
-        labels, y_encoded = np.unique(column_or_1d(y, warn=True), return_inverse=True)
-        if not np.array_equal(labels, forest.classes_):  # a forest that relabels y
-            raise ValueError(f"the forest's classes_ {forest.classes_!r} are not the "
-                             f"labels of y {labels!r}")
-        oob = np.asarray(oob, dtype=np.float64)
-        # the score of each case for its own class
-        scores = 1.0 - oob[np.arange(y_encoded.shape[0]), y_encoded]
-        has_oob = ~np.isnan(oob).any(axis=1)
-        if not has_oob.all():
-            warnings.warn(f"{int((~has_oob).sum())} of {has_oob.size} training cases have "
-                          "no out-of-bag prediction (they were in every tree's sample) and "
-                          "are left out of the conformal calibration; use more trees.",
-                          UserWarning)
-        keep = has_oob
-        if sample_weight is not None:
-            keep = keep & (np.asarray(sample_weight, dtype=np.float64) != 0)
-        n_classes = forest.classes_.shape[0]
-        self.calibration_scores_ = [np.sort(scores[keep & (y_encoded == k)])
-                                    for k in range(n_classes)]
-        self.n_calibration_ = np.array([s.shape[0] for s in self.calibration_scores_])
-        self.estimator_ = forest
-        self.classes_ = forest.classes_
-        self.n_features_in_ = forest.n_features_in_
-        if hasattr(forest, "feature_names_in_"):
-            self.feature_names_in_ = forest.feature_names_in_
-        return self
+        return self._fit_forest_and_oob(X, y, sample_weight)
 
-    def _oob_forest(self):
-        """An unfitted clone of ``estimator`` that computes out-of-bag predictions."""
-        forest = AUCForestClassifier() if self.estimator is None else clone(self.estimator)
+    def _check_forest(self, forest):
         params = forest.get_params(deep=False)
         if "oob_score" not in params or "bootstrap" not in params:
             raise ValueError(f"estimator {type(forest).__name__} has no oob_score and "
@@ -230,9 +197,25 @@ class MondrianConformalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstim
             raise ValueError("estimator has bootstrap=False: without bootstrap samples no "
                              "case is out of bag, and the conformal scores are out-of-bag "
                              "scores; set bootstrap=True")
-        if not params["oob_score"]:
-            forest.set_params(oob_score=True)
-        return forest
+
+    def _oob_state(self, forest, y, oob, sample_weight):
+        labels, y_encoded = np.unique(y, return_inverse=True)
+        if not np.array_equal(labels, forest.classes_):  # a forest that relabels y
+            raise ValueError(f"the forest's classes_ {forest.classes_!r} are not the "
+                             f"labels of y {labels!r}")
+        # the score of each case for its own class
+        scores = _nonconformity(oob)[np.arange(y_encoded.shape[0]), y_encoded]
+        has_oob = ~np.isnan(oob).any(axis=1)
+        if not has_oob.all():
+            warnings.warn(f"{int((~has_oob).sum())} of {has_oob.size} training cases have "
+                          "no out-of-bag prediction (they were in every tree's sample) and "
+                          "are left out of the conformal calibration; use more trees.",
+                          UserWarning)
+        keep = has_oob if sample_weight is None else has_oob & (sample_weight != 0)
+        calibration = [np.sort(scores[keep & (y_encoded == k)])
+                       for k in range(forest.classes_.shape[0])]
+        return {"calibration_scores_": calibration,
+                "n_calibration_": np.array([s.shape[0] for s in calibration])}
 
     def p_values(self, X):
         """Conformal p-value of each candidate label for each row.
@@ -251,7 +234,7 @@ class MondrianConformalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstim
         """
         check_is_fitted(self)
         calibration = self.calibration_scores_  # read once
-        test_scores = 1.0 - np.asarray(self.estimator_.predict_proba(X), dtype=np.float64)
+        test_scores = _nonconformity(self.estimator_.predict_proba(X))
         uniforms = None
         if self.smoothing:
             uniforms = check_random_state(self.random_state).uniform(size=test_scores.shape)
@@ -312,14 +295,22 @@ class MondrianConformalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstim
         check_is_fitted(self)
         return self.estimator_.predict(X)
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        forest = AUCForestClassifier() if self.estimator is None else self.estimator
-        forest_tags = forest.__sklearn_tags__()
-        tags.input_tags.allow_nan = forest_tags.input_tags.allow_nan
-        tags.input_tags.sparse = forest_tags.input_tags.sparse
-        tags.input_tags.categorical = forest_tags.input_tags.categorical
-        return tags
+
+def _nonconformity(proba):
+    """The nonconformity score ``a = 1 - p_k`` of each row with each label k.
+
+    Parameters
+    ----------
+    proba : array-like of shape (n_samples, n_classes)
+        Class probabilities (out-of-bag ones for the calibration cases, the
+        whole forest's for new cases).
+
+    Returns
+    -------
+    scores : ndarray of shape (n_samples, n_classes)
+        ``1 - proba``, as float64.
+    """
+    return 1.0 - np.asarray(proba, dtype=np.float64)
 
 
 def mondrian_p_values(calibration_scores, test_scores, uniforms=None):

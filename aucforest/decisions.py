@@ -6,7 +6,10 @@ matrix on the RFQ scale (K classes) that maximises the G-mean, the balanced
 accuracy or F1, or minimises the expected cost under a given cost matrix, and
 gives a bootstrap interval on the metric. Its ``decision`` is a value for
 ``AUCForestClassifier(decision=...)``. `expected_cost` is the mean cost of
-predictions under a cost matrix (DESIGN section 12).
+predictions under a cost matrix ``C[j, k]`` (the cost of predicting k when the
+truth is j), the quantity whose expectation the cost-matrix rule
+``argmin_k sum_j p_j(x) C[j, k]`` minimises (Elkan 2001, "The foundations of
+cost-sensitive learning", IJCAI, eq. (1)).
 """
 import itertools
 import numbers
@@ -18,8 +21,9 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ._compat import in_memory
-from ._decision import least_cost_classes, validate_decision
+from ._decision import DecisionRule
 from ._oob_source import training_oob_proba
+from .metrics._validation import check_class_labels
 
 __all__ = ["DecisionTuning", "expected_cost", "tune_decision"]
 
@@ -96,9 +100,8 @@ def expected_cost(y_true, y_pred, cost_matrix, *, labels):
     >>> expected_cost([0, 0, 1, 1], [0, 1, 0, 1], [[0, 1], [5, 0]], labels=[0, 1])
     1.5
     """
-    labels = np.asarray(labels)
-    costs = np.asarray(cost_matrix, dtype=np.float64)
-    validate_decision(costs, labels.shape[0])
+    labels = check_class_labels(labels, None)
+    costs = DecisionRule.parse_costs(cost_matrix, labels.shape[0]).costs
     truth, predicted = _codes(labels, y_true, "y_true"), _codes(labels, y_pred, "y_pred")
     if truth.shape != predicted.shape:
         raise ValueError(f"y_true has {truth.shape[0]} labels, y_pred {predicted.shape[0]}")
@@ -138,11 +141,13 @@ def tune_decision(forest, metric="gmean", *, y=None, cost_matrix=None, n_bootstr
     (percentile). Re-doing the choice makes it honest about the selection
     (``score`` is optimistic, and may lie above the interval). It describes
     the chosen rule's score on a held-out set about a third the size of the
-    training set, from out-of-bag probabilities (about 37% of the trees); on
-    11 real imbalanced sets it held the metric of a held-out fold (a quarter
-    of the training size) in 78-80% of folds, not 95%, most misses on the
-    favourable side, since a rule tuned on them applies to ``predict_proba``
-    of all trees, whose probabilities are a little less spread. Replicates
+    training set, from out-of-bag probabilities (about 37% of the trees). It
+    can hold the metric of a held-out set less often than
+    ``confidence_level`` says, most misses on the favourable side, since a
+    rule tuned on out-of-bag probabilities applies to ``predict_proba`` of
+    all trees, whose probabilities are a little less spread (the coverage
+    measured on real imbalanced sets: docs/evidence/decisions.md,
+    "Decisions under a cost matrix"). Replicates
     whose left-out cases give no score (NaN) are left out.
 
     Parameters
@@ -214,11 +219,7 @@ def tune_decision(forest, metric="gmean", *, y=None, cost_matrix=None, n_bootstr
         if cost_matrix is None:
             raise ValueError("metric='expected_cost' needs cost_matrix= (C[j, k]: the cost of "
                              "predicting classes_[k] when the truth is classes_[j]).")
-        try:
-            validate_decision(np.asarray(cost_matrix, dtype=np.float64), n_classes)
-        except (TypeError, ValueError) as error:
-            raise ValueError(f"cost_matrix: {error}") from None
-        costs = np.asarray(cost_matrix, dtype=np.float64)
+        costs = DecisionRule.parse_costs(cost_matrix, n_classes).costs
     elif cost_matrix is not None:
         raise ValueError(f"cost_matrix is used by metric='expected_cost' only; got "
                          f"metric={metric!r}.")
@@ -247,14 +248,16 @@ def tune_decision(forest, metric="gmean", *, y=None, cost_matrix=None, n_bootstr
 
     if n_classes == 2:
         candidates = _thresholds(proba[:, 1])
-        predictions = (proba[:, 1][None, :] >= candidates[:, None]).astype(np.intp)
+        # each threshold as the forest set to it applies it (`DecisionRule.cut`)
+        cuts = np.array([DecisionRule.parse(float(t), 2).cut(None)[1] for t in candidates])
+        predictions = (proba[:, 1][None, :] >= cuts[:, None]).astype(np.intp)
     else:
         scale = _rfq_scale(forest.class_prior_, draw_weights)
         sign = -1.0 if metric == "expected_cost" else 1.0  # the search maximises
         weights = _class_weight_candidates(n_classes, lambda t: sign * float(score(
-            least_cost_classes(proba, _rfq_costs(scale, t), draw_weights)[None, :])[0]))
+            _least_cost(proba, _rfq_costs(scale, t), draw_weights)[None, :])[0]))
         candidates = np.array([_rfq_costs(scale, t) for t in weights])
-        predictions = np.array([least_cost_classes(proba, c, draw_weights) for c in candidates])
+        predictions = np.array([_least_cost(proba, c, draw_weights) for c in candidates])
     scores = score(predictions)
     best = _best(scores, metric)
     if best is None:
@@ -264,6 +267,11 @@ def tune_decision(forest, metric="gmean", *, y=None, cost_matrix=None, n_bootstr
     decision = float(candidates[best]) if n_classes == 2 else candidates[best]
     return DecisionTuning(decision, float(scores[best]), interval, scores, candidates, metric,
                           float(confidence_level))
+
+
+def _least_cost(proba, costs, draw_weights):
+    """Classes of the cost-matrix rule ``costs`` (what the forest set to it predicts)."""
+    return DecisionRule.parse_costs(costs, proba.shape[1]).apply(proba, None, draw_weights)
 
 
 def _codes(labels, y, name):

@@ -12,6 +12,7 @@ from ._base import (MAX_SEED, TREE_PARAMETER_CONSTRAINTS, check_categorical_code
                     validate_training_data)
 from ._categories import fit_categories, predict_codes, resolve_fitted
 from ._compat import StrOptions, fit_context, in_memory, validate_data
+from ._decision import rule_of
 from ._export_text import export_text  # noqa: F401 (categorical splits as sets)
 from ._pruning import cost_complexity_path
 from ._sampling import check_class_weight_dict, tree_growth_seed
@@ -418,7 +419,7 @@ default="from_dtype"
         model = self._frozen()
         X = model._validate_X_predict(X)
         proba = model.tree_.predict_proba(X)
-        return model.classes_[np.argmax(proba, axis=1)]
+        return model.classes_[rule_of(model).apply(proba, None)]  # argmax, the package's ties
 
     @property
     def feature_importances_(self):

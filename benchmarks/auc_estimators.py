@@ -1,7 +1,9 @@
 """Which AUC estimator should a researcher trust? (issue 5)
 
-Reproduces in spirit the synthetic experiment of the CBAUC paper
-(shared/papers/bayesian-closed-form-auc-cbauc.txt, section 3.1.1): two classes
+Reproduces in spirit the synthetic experiment of the CBAUC paper (Hassan,
+Huttunen, Niemi & Tohka, "Bayesian receiver operating characteristic metric
+for linear classifiers", Pattern Recognition Letters 128 (2019) 52-59,
+section 3.1.1, "Multivariate Gaussian Data"): two classes
 N(0, I) and N(1, I) in P = 4 and P = 10 dimensions, n = 10, 20, 50, 100 cases
 per class, an L2-regularised logistic regression fitted on each sample
 (LIBLINEAR, C = 1, as in the paper). The true AUC of the fitted weights w is
@@ -11,7 +13,9 @@ known exactly,
 
 and every estimator is compared with it: the apparent AUC, the 5-fold
 cross-validated AUC (mean of the fold AUCs, as in the paper), the
-leave-one-out bootstrap AUC^(*), .632 and .632+ (bootstrap paper eq. 16-19)
+leave-one-out bootstrap AUC^(*), .632 and .632+ (Yousef, Wagner & Loew,
+"Comparison of non-parametric methods for assessing classifier performance
+in terms of ROC parameters", eq. 16-19)
 and CBAUC (eq. 14). A third setting breaks CBAUC's Gaussian assumption: each
 case is drawn with covariance I (probability 0.9) or 16 I (probability 0.1),
 a heavy-tailed scale mixture whose true AUC is the mixture of the normal AUCs,

@@ -62,7 +62,7 @@ def data_sets():
 def merit(codes, proba, forest):
     """The fit's merit of a candidate: OOB AUC + OOB G-mean under its decision."""
     return (auc_of_rows(codes, proba, forest.classes_)
-            + gmean_of_rows(codes, proba, forest.class_prior_, forest.decision))
+            + gmean_of_rows(codes, proba, forest.class_prior_, forest.decision_rule_))
 
 
 def drawn_rows(codes, n_classes, cap, rng):

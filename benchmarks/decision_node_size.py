@@ -40,7 +40,7 @@ from sklearn.datasets import load_digits, load_wine, make_classification
 from sklearn.metrics import accuracy_score
 
 from aucforest import AUCForestClassifier
-from aucforest._decision import decide
+from aucforest._decision import DecisionRule, decide
 from aucforest._oob import MIN_CLASS_CASES_TO_CHOOSE, MIN_SAMPLES_CANDIDATES, gmean_of_rows
 from aucforest.metrics import gmean_score, multiclass_auc
 
@@ -118,7 +118,8 @@ def fold_rows(name, load):
                            auc=float(multiclass_auc(y[test], proba, labels=classes)))
                 for d in decisions_of(classes.size):
                     row[f"oob_g_{d}"] = gmean_of_rows(codes[has_oob], oob[has_oob],
-                                                      forest.class_prior_, d)
+                                                      forest.class_prior_,
+                                                      DecisionRule.parse(d, classes.size))
                     predicted = classes[decide(proba, forest.class_prior_, d)]
                     row[f"g_{d}"] = gmean_score(y[test], predicted, labels=classes)
                     row[f"acc_{d}"] = accuracy_score(y[test], predicted)

@@ -101,7 +101,7 @@ def main(argv=None):
     ap.add_argument("--seeds", type=int, default=2, help="extra forest seeds (1..N)")
     ap.add_argument("--trees", type=int, default=250)
     ap.add_argument("--jobs", type=int, default=1, help="data sets run in parallel")
-    ap.add_argument("--rfsrc-lib", default=systems.RFSRC_LIB)
+    ap.add_argument("--rfsrc-lib", default=systems.RFSRC_LIB, help=systems.RFSRC_LIB_HELP)
     ap.add_argument("--peers-csv", default=os.path.join(RESULTS, "imbalance_peers.csv"))
     ap.add_argument("--out-dir", default=RESULTS)
     args = ap.parse_args(argv)

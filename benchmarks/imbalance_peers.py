@@ -22,8 +22,11 @@ of the same data sets and grows the same number of trees (--trees, 250):
   take most of the time budget, and even its own default of 10 took half of
   the quick run's time.
 * ``rfsrc-imb``: randomForestSRC's ``imbalanced()`` through Rscript, when
-  Rscript and the package (--rfsrc-lib, default /work/rfsrc-lib, built by
-  ../shared/peers/build-rfsrc.sh) are present; skipped with a note otherwise.
+  Rscript and the package are present in the R library folder --rfsrc-lib
+  (default /work/rfsrc-lib); skipped with a note otherwise. To install it:
+  R (Debian: ``apt-get install r-base``), then in R
+  ``dir.create("LIBDIR"); install.packages("randomForestSRC", lib = "LIBDIR")``
+  and ``--rfsrc-lib LIBDIR``.
   Defaults of imbalanced() (method="rfq", splitrule="auc", ...) except
   ntree = --trees and rf.cores = 1. imbalanced() handles two classes only,
   so it runs on the binary sets; the report ranks it on those.
@@ -292,7 +295,7 @@ def parse_args(argv=None):
     ap.add_argument("--reference", help="system the Wilcoxon tests compare (default: the "
                     "first aucforest configuration)")
     ap.add_argument("--no-rfsrc", dest="rfsrc", action="store_false")
-    ap.add_argument("--rfsrc-lib", default=systems.RFSRC_LIB)
+    ap.add_argument("--rfsrc-lib", default=systems.RFSRC_LIB, help=systems.RFSRC_LIB_HELP)
     ap.add_argument("--jobs", type=int, default=1, help="data sets run in parallel")
     ap.add_argument("--quick", action="store_true",
                     help=f"{','.join(QUICK_DATASETS)}; 1 x 3 folds; 50 trees")

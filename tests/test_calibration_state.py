@@ -3,12 +3,15 @@
 the maps read back predict exactly as the fitted ones, scikit-learn's
 IsotonicRegression included, and damaged data is refused by name."""
 import json
+import re
+import warnings
 
 import numpy as np
 import pytest
 from sklearn.datasets import make_classification
 from sklearn.isotonic import IsotonicRegression
 
+import aucforest
 from aucforest import AUCForestClassifier
 from aucforest._calibration_state import (IsotonicMap, calibration_from_plain,
                                           calibration_to_plain)
@@ -60,3 +63,50 @@ def test_damaged_data_is_refused(change, message):
     change(plain)
     with pytest.raises(ValueError, match=message):
         calibration_from_plain(fitted.estimator_, plain)
+
+
+def test_a_model_file_with_a_venn_abers_pair_p0_above_p1_is_refused(capsys, tmp_path):
+    """Defect 5: a stored Venn-Abers pair (p0, p1) with p0 > p1, each in [0, 1]
+    (no fitted map holds one) is refused on reading, naming the map, its class
+    and the pair; ``predict`` fails with exit status 1 instead of writing a NaN
+    probability (p1 / (1 - p0 + p1) = 0 / 0 for the pair (1, 0)) and a label."""
+    from aucforest.io import read_model
+    from cli_files import run_main, write_csv
+
+    X, y = make_classification(200, n_features=4, n_informative=3, n_redundant=0,
+                               weights=[0.8], random_state=2)
+    X, y = np.round(X, 4), np.array(["common", "rare"])[y]
+    names = [f"x{j}" for j in range(X.shape[1])]
+    train = write_csv(tmp_path / "train.csv", [*names, "label"],
+                      [[*row, label] for row, label in zip(X[:150].tolist(), y[:150])])
+    test = write_csv(tmp_path / "test.csv", names, X[150:].tolist())
+    code, _, err = run_main(capsys, "fit", train, "--target", "label", "--output",
+                            tmp_path / "m.npz", "--n-estimators", 20, "--calibrate",
+                            "venn_abers", "--quiet")
+    assert code == 0, err
+    forest, extra = read_model(tmp_path / "m.npz")
+    # the place (gap or tie) of the first test row's score in the stored map
+    calibrated = calibration_from_plain(forest, extra["calibration"])
+    venn_abers = calibrated.calibrators_[0]
+    with warnings.catch_warnings():  # X without the forest's column names
+        warnings.simplefilter("ignore", UserWarning)
+        score = calibrated.corrected_proba(X[150:151])[0, 1]
+    place = int(np.searchsorted(venn_abers.scores_, score))
+    tied = place < venn_abers.scores_.size and venn_abers.scores_[place] == score
+    key = "tie_bounds" if tied else "gap_bounds"
+    extra["calibration"]["maps"][0][key][place] = [1.0, 0.0]  # in [0, 1], p0 > p1
+    aucforest.save(forest, tmp_path / "bad.npz", extra=extra)
+
+    _, stored = read_model(tmp_path / "bad.npz")
+    assert stored["calibration"]["maps"][0][key][place] == [1.0, 0.0]
+    pair = rf"pair {key}\[{place}\] = \(1\.0, 0\.0\) has p0 > p1"
+    with pytest.raises(ValueError, match=r"calibration map 0 \(venn_abers, class 'rare'\): "
+                                         + pair):
+        calibration_from_plain(forest, stored["calibration"])
+    for command in (["predict", tmp_path / "bad.npz", test, "--proba"],
+                    ["predict", tmp_path / "bad.npz", test],
+                    ["evaluate", tmp_path / "bad.npz", train, "--target", "label"]):
+        code, out, err = run_main(capsys, *command)
+        assert code == 1 and out == "", (out, err)
+        assert re.search(r"bad\.npz: invalid stored calibration: calibration map 0 "
+                         r"\(venn_abers, class 'rare'\): " + pair, err), err

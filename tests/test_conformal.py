@@ -302,6 +302,29 @@ def test_alpha_outside_the_open_unit_interval_is_refused(alpha):
         conformal.predict_set(X, alpha)
 
 
+@pytest.mark.parametrize("weighted", [False, True])
+def test_calibrate_on_a_fitted_forest_is_the_second_half_of_fit(weighted):
+    """calibrate(y, sample_weight) on a forest fitted with oob_score=True keeps
+    fit's calibration scores, the forest neither cloned nor fitted again."""
+    X, y = imbalanced_data(21, n_samples=300)
+    weights = None
+    if weighted:
+        weights = np.random.RandomState(0).uniform(0.5, 2, len(y))
+        weights[:40] = 0.0
+    fitted = MondrianConformalClassifier(AUCForestClassifier(20, random_state=0),
+                                         random_state=0).fit(X[:200], y[:200], weights[:200]
+                                                             if weighted else None)
+    forest = AUCForestClassifier(20, oob_score=True, random_state=0).fit(
+        X[:200], y[:200], sample_weight=weights[:200] if weighted else None)
+    conformal = MondrianConformalClassifier(forest, random_state=0).calibrate(
+        y[:200], weights[:200] if weighted else None)
+    assert conformal.estimator_ is forest
+    for ours, theirs in zip(conformal.calibration_scores_, fitted.calibration_scores_):
+        np.testing.assert_array_equal(ours, theirs)
+    np.testing.assert_array_equal(conformal.n_calibration_, fitted.n_calibration_)
+    np.testing.assert_array_equal(conformal.p_values(X[200:]), fitted.p_values(X[200:]))
+
+
 @pytest.mark.parametrize("method", ["p_values", "predict", "predict_proba"])
 def test_an_unfitted_predictor_refuses_to_predict(method):
     with pytest.raises(NotFittedError):

@@ -19,24 +19,19 @@ from sklearn.isotonic import IsotonicRegression
 
 import aucforest
 from aucforest import AUCForestClassifier
+from aucforest._oob_source import KeptInMemory, OnWorkers, oob_source
 from aucforest._prior_shift import draw_class_weights, to_training_priors
 from aucforest.calibration import OOBCalibratedClassifier
 from aucforest.conformal import MondrianConformalClassifier
 from aucforest.decisions import tune_decision
 from aucforest.metrics import oob_imbalance_report
 from cli_files import run_main, write_csv
-from dask_testing import chunked, local_cluster
+from dask_testing import chunked
 
 distributed = pytest.importorskip("distributed")
 
 N_TREES = 20
 CHUNKS = (120, 90, 90)
-
-
-@pytest.fixture(scope="module")
-def client():
-    with local_cluster(2) as cluster, distributed.Client(cluster) as client:
-        yield client
 
 
 def _data(n_classes=2, seed=0):
@@ -49,7 +44,7 @@ def _data(n_classes=2, seed=0):
 
 
 @pytest.fixture(scope="module")
-def dask_forest(client):
+def dask_forest(dask_client):
     """A forest fitted on dask collections (balanced bootstrap), its training
     rows in memory and as dask arrays, and their OOB probabilities computed."""
     X, y, X_test = _data()
@@ -64,10 +59,10 @@ def _in_memory_twin(forest, y, proba):
     """The forest as a fit in memory would keep it, with ``proba`` as its
     out-of-bag predictions (the consumers' in-memory path as the reference)."""
     twin = copy.copy(forest)
-    for name in ("_case_draws", "_oob_sample_"):
-        vars(twin).pop(name, None)
+    vars(twin).pop("_case_draws", None)
     twin.oob_decision_function_ = proba
     twin.oob_labels_ = np.searchsorted(forest.classes_, y)
+    twin._set_fit_provenance(oob_source=KeptInMemory())
     return twin
 
 
@@ -89,12 +84,12 @@ def _assert_same(a, b):
 
 def test_the_dask_forest_has_no_n_row_oob_decision_function(dask_forest):
     forest, *_ = dask_forest
-    assert "_oob_sample_" in vars(forest)
+    assert isinstance(oob_source(forest), OnWorkers) and oob_source(forest).sample is not None
     with pytest.raises(AttributeError, match=r"oob_decision_function\(X, y"):
         forest.oob_decision_function_
 
 
-def test_oob_calibrated_classifier_fits_its_maps_on_the_computed_oob(client):
+def test_oob_calibrated_classifier_fits_its_maps_on_the_computed_oob(dask_client):
     X, y, X_test = _data(seed=1)
     weight = np.random.default_rng(1).uniform(0.5, 2.0, y.shape[0])
     X_d, y_d, w_d = chunked(CHUNKS, X, y, weight)
@@ -117,7 +112,7 @@ def test_oob_calibrated_classifier_fits_its_maps_on_the_computed_oob(client):
                                np.column_stack([1 - positive, positive]), rtol=0, atol=1e-12)
 
 
-def test_mondrian_conformal_keeps_the_scores_of_the_computed_oob(client):
+def test_mondrian_conformal_keeps_the_scores_of_the_computed_oob(dask_client):
     X, y, X_test = _data(n_classes=3, seed=2)
     weight = np.where(np.arange(y.shape[0]) % 7 == 0, 0.0, 1.0)  # weight 0: not calibrating
     X_d, y_d, w_d = chunked(CHUNKS, X, y, weight)

@@ -161,14 +161,17 @@ def test_rfq_ties_go_to_the_smaller_prior():
 def rfq_written_out(proba, prior):
     """RFQ's class for each row, one row at a time: the largest p_k / pi_k
     over the classes of positive prior, the smaller prior (then the smaller
-    index) among equal ones; a NaN quotient is taken as numpy's argmax takes
-    it (the first, in that order)."""
+    index) among those within a relative 1e-12 of the largest (equal up to
+    rounding); a NaN quotient is taken as numpy's argmax takes it (the first,
+    in that order)."""
     order = sorted(range(prior.size), key=lambda k: (prior[k], k))
     classes = []
     for row in proba:
         scores = [row[k] / prior[k] if prior[k] > 0 else -np.inf for k in order]
         nan = [j for j, score in enumerate(scores) if np.isnan(score)]
-        classes.append(order[nan[0]] if nan else order[int(np.argmax(scores))])
+        best = max(scores)
+        tied = [j for j, score in enumerate(scores) if score >= best - 1e-12 * abs(best)]
+        classes.append(order[nan[0]] if nan else order[tied[0]])
     return np.array(classes)
 
 

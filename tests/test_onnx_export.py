@@ -341,3 +341,118 @@ def test_command_refuses_what_it_cannot_export(tmp_path, capsys, monkeypatch):
     code, _, err = run_main(capsys, "export", "c.npz", "c.npz")
     assert code == 1 and "is the input file" in err
     assert not (tmp_path / "out.onnx").exists()
+
+
+def encode_as_the_metadata_says(metadata, rows):
+    """The ONNX input of text ``rows`` (dicts of cells, as a CSV file holds them),
+    encoded by the rules of the metadata's ``encoding`` alone, as a program in
+    another language would: a numeric column's number (NaN for a missing-value
+    marker), a categorical column's position of its cell in ``levels``, matched
+    as text ("categorical") or by value ("category": a number equal to a
+    numeric level), NaN when missing or not a level."""
+    encoding = json.loads(metadata["encoding"])
+    markers = {marker.lower() for marker in encoding["na_values"]} | {""}
+    X = np.full((len(rows), len(encoding["columns"])), np.nan)
+    for j, column in enumerate(encoding["columns"]):
+        for i, row in enumerate(rows):
+            cell = row[column["name"]]
+            if cell.lower() in markers:
+                continue
+            if column["kind"] == "numeric":
+                X[i, j] = float(cell)
+                continue
+            assert column["kind"] in ("categorical", "category"), column
+            for code, level in enumerate(column["levels"]):
+                if cell == level or (column["kind"] == "category" and not isinstance(level, str)
+                                     and is_float(cell) and float(cell) == level):
+                    X[i, j] = code
+                    break
+    return X
+
+
+def is_float(text):
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def test_command_exports_a_python_model_with_text_category_columns(tmp_path):
+    """Regression: ``aucforest export`` of a model saved from Python with a
+    ``category`` column of text levels wrote an ``encoding`` calling that column
+    numeric, against its own ``categories`` entry, so rows encoded as the
+    metadata say could not be encoded. Each column is now described as predict
+    encodes it: rows encoded by the metadata alone, run in onnxruntime, give
+    predict's labels."""
+    rng = np.random.default_rng(11)
+    colours = ["amber", "blue", "green", "red"]
+    grades = ["low", "mid", "high"]  # categories in their own order, not sorted
+
+    def frame(n, extra_colour=()):
+        x = rng.normal(size=n)
+        x[rng.random(n) < 0.1] = np.nan
+        return pd.DataFrame({
+            "x": x,
+            "colour": pd.Categorical(rng.choice([*colours, *extra_colour], n)),
+            "size": pd.Categorical(rng.choice([3, 7, 11], n)),
+            "grade": pd.Categorical(rng.choice(grades, n), categories=grades)})
+
+    train = frame(400)
+    train.loc[rng.random(400) < 0.1, "colour"] = np.nan
+    y = np.where(train["colour"].isin(["red", "amber"]) ^ (train["grade"] == "high")
+                 ^ (train["x"] > 0.8), "yes", "no")
+    forest = AUCForestClassifier(n_estimators=20, categorical_features="from_dtype",
+                                 random_state=0).fit(train, y)
+    assert forest.categories_[1] == colours and forest.categories_[3] == grades
+    aucforest.save(forest, tmp_path / "m.npz")
+    result = aucforest_command("export", "m.npz", "m.onnx", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    model = onnx.load(tmp_path / "m.onnx")
+    metadata = {p.key: p.value for p in model.metadata_props}
+    test = frame(200, extra_colour=["teal"])  # a level never seen: missing, as predict
+    test.loc[:9, "colour"] = np.nan
+    cells = [{"x": "" if np.isnan(row.x) else repr(row.x),
+              "colour": "" if pd.isna(row.colour) else row.colour,
+              "size": str(row.size), "grade": row.grade} for row in test.itertuples()]
+    label, proba = run_onnx(model, encode_as_the_metadata_says(metadata, cells))
+    with pytest.warns(UserWarning, match="not seen"):
+        expected = forest.predict(test)
+    np.testing.assert_array_equal(label, expected)
+    with pytest.warns(UserWarning, match="not seen"):
+        np.testing.assert_allclose(proba, forest.predict_proba(test), rtol=0, atol=ATOL)
+    columns = json.loads(metadata["encoding"])["columns"]
+    assert [column.get("levels") for column in columns] == json.loads(metadata["categories"])
+    assert [column["kind"] for column in columns] == ["numeric", "categorical", "category",
+                                                      "category"]
+    # the package's own codec reads the description the same way
+    encoding = ColumnEncoding.from_dict(json.loads(metadata["encoding"]))
+    with pytest.warns(UserWarning, match="not seen"):
+        encoded = encoding.transform({name: [row[name] for row in cells]
+                                      for name in ["x", "colour", "size", "grade"]})
+    np.testing.assert_array_equal(encoded, encode_as_the_metadata_says(metadata, cells))
+
+
+def test_the_metadata_describe_every_column_as_predict_encodes_it():
+    """One description of the columns (`ColumnEncoding.from_forest`) for to_onnx
+    and the command line: text levels in sorted order are "categorical", integer
+    levels "category" (by value), codes in a numeric column numbers."""
+    forest, test, codes = categorical_frame_forest()
+    metadata = {p.key: p.value for p in to_onnx(forest).metadata_props}
+    encoding = json.loads(metadata["encoding"])
+    assert encoding == ColumnEncoding.from_forest(forest).to_dict()
+    assert [(c["name"], c["kind"], c.get("levels")) for c in encoding["columns"]] == [
+        ("x", "numeric", None), ("colour", "categorical", forest.categories_[1]),
+        ("size", "category", [3, 7, 11])]
+    with pytest.warns(UserWarning, match="not seen"):
+        np.testing.assert_array_equal(ColumnEncoding.from_dict(encoding).transform(
+            {"x": test["x"], "colour": test["colour"].astype(str), "size": test["size"]}), codes)
+    forest, _ = categorical_codes_forest()  # codes given as numbers: numbers to predict
+    encoding = json.loads({p.key: p.value for p in to_onnx(forest).metadata_props}["encoding"])
+    assert encoding["columns"] == [{"name": f"x{j}", "kind": "numeric"} for j in range(5)]
+    with pytest.raises(ValueError, match="the encoding gives 2 columns but the forest has 5"):
+        to_onnx(forest, encoding=ColumnEncoding([{"name": "a", "kind": "numeric"},
+                                                 {"name": "b", "kind": "numeric"}]))
+    with pytest.raises(ValueError, match="malformed"):  # 1 and 1.0: one level to pandas
+        ColumnEncoding.from_dict({"columns": [{"name": "a", "kind": "category",
+                                               "levels": [1, 1.0]}]})

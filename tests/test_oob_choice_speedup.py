@@ -8,7 +8,7 @@ from scipy.stats import rankdata
 from sklearn.metrics import roc_auc_score
 
 from aucforest import AUCForestClassifier
-from aucforest._decision import decide
+from aucforest._decision import DecisionRule, decide
 from aucforest._oob import oob_auc, oob_gmean
 from aucforest.metrics import multiclass_auc
 from aucforest.metrics._auc import hand_till_auc
@@ -93,7 +93,7 @@ def test_blockwise_oob_gmean_equals_the_decision_on_all_rows(decision):
     predicted = decide(proba, prior, decision)
     recalls = [np.mean(predicted[y == k] == k) for k in range(40)]
     expected = np.prod(recalls) ** (1 / 40) if min(recalls) > 0 else 0.0
-    assert oob_gmean(y, proba, prior, decision) == pytest.approx(expected, rel=1e-12)
+    assert oob_gmean(y, proba, prior, DecisionRule.parse(decision, 40)) == pytest.approx(expected, rel=1e-12)
 
 
 def test_out_of_bag_sums_of_many_classes_equal_each_collapsed_tree():
@@ -330,8 +330,9 @@ def test_sparse_out_of_bag_means_equal_the_dense_means_to_the_bit():
         np.testing.assert_array_equal(codes, y[has_oob])
         assert auc_of_rows(codes, proba, classes) == auc_of_rows(codes, dense, classes)
         for decision in ("rfq", "argmax"):
-            assert (gmean_of_rows(codes, proba, prior, decision)
-                    == gmean_of_rows(codes, dense, prior, decision))
+            rule = DecisionRule.parse(decision, k)
+            assert (gmean_of_rows(codes, proba, prior, rule)
+                    == gmean_of_rows(codes, dense, prior, rule))
 
 
 def test_sparse_scores_of_a_caller_are_decided_and_ranked_without_being_reordered():

@@ -1,4 +1,6 @@
-"""aucforest.inspection.shap_values and to_shap (DESIGN section 11).
+"""aucforest.inspection.shap_values and to_shap: exact path-dependent TreeSHAP
+(Lundberg, Erion, Chen et al., Nature Machine Intelligence 2020, Algorithm 2)
+per class of predict_proba, and the model dict of the shap package's TreeEnsemble.
 
 References: exact Shapley values by enumerating every subset of features with
 the path-dependent conditional expectation (Lundberg et al. 2020, Algorithm 1),

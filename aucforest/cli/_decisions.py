@@ -9,21 +9,32 @@ data and stores it in the file's ``extra`` data, as numbers
 name (``extra["calibrate"]``); ``predict`` and ``evaluate`` apply the stored
 map without fitting anything. A file written before the map was stored holds
 only the name: its map is fitted again from the out-of-bag predictions. The
-conformal calibration scores are read from those predictions directly.
+conformal sets are those of `aucforest.conformal.MondrianConformalClassifier`
+(not smoothed) calibrated on those predictions. Both estimators are built
+around the file's fitted forest with their ``calibrate`` method: nothing is
+fitted again but the maps and the scores.
 """
 import numpy as np
 
+from .._calibration_maps import MAPS
 from .._calibration_state import calibration_from_plain, calibration_to_plain
 from .._oob_source import fitted_on_dask
 from ..calibration import OOBCalibratedClassifier
-from ..conformal import mondrian_p_values
+from ..conformal import MondrianConformalClassifier
 
-CALIBRATION_METHODS = ("isotonic", "sigmoid", "venn_abers")
+#: The calibration methods ``--calibrate`` offers: the registered maps (a live view).
+CALIBRATION_METHODS = MAPS.keys()
 SET_SEPARATOR = "|"
 
 
-def _oob_labels(forest, path, option):
-    """The training labels' class indices and OOB probabilities stored with a model."""
+def calibration_choices():
+    """The ``--calibrate`` methods as help text: each name with what it is."""
+    return ", ".join(f"{name} ({cls.summary})" for name, cls in MAPS.items())
+
+
+def _training_codes(forest, path, option):
+    """The class indices of the training labels stored with a model, which
+    also holds their out-of-bag predictions (or ValueError naming ``option``)."""
     if fitted_on_dask(forest):
         raise ValueError(f"{option} needs the out-of-bag predictions of every training row; "
                          f"{path} holds a forest fitted on dask collections, which keeps no "
@@ -38,7 +49,7 @@ def _oob_labels(forest, path, option):
                          f"the model; {path} has none (saved from Python without "
                          f"oob_score=True, or by an older version): refit it with "
                          f"'aucforest fit'")
-    return np.asarray(oob, dtype=np.float64), np.asarray(codes, dtype=np.intp)
+    return np.asarray(codes, dtype=np.intp)
 
 
 def calibrated_model(forest, method, path, stored=None):
@@ -60,17 +71,15 @@ def calibrated_model(forest, method, path, stored=None):
             return calibration_from_plain(forest, stored)
         except ValueError as error:
             raise ValueError(f"{path}: invalid stored calibration: {error}") from None
-    oob, codes = _oob_labels(forest, path, "--calibrate")
-    model = OOBCalibratedClassifier(forest, method=method)
-    return model._calibrate(forest, forest.classes_[codes], oob)
+    codes = _training_codes(forest, path, "--calibrate")
+    return OOBCalibratedClassifier(forest, method=method).calibrate(forest.classes_[codes])
 
 
 def fitted_calibration(forest, method, y, sample_weight=None):
     """The maps of ``OOBCalibratedClassifier(forest, method=method)`` fitted on the
     out-of-bag predictions of the ``forest`` just fitted on labels ``y`` with
     ``sample_weight``, as its ``fit`` fits them."""
-    model = OOBCalibratedClassifier(forest, method=method)
-    return model._calibrate(forest, np.asarray(y), forest.oob_decision_function_, sample_weight)
+    return OOBCalibratedClassifier(forest, method=method).calibrate(np.asarray(y), sample_weight)
 
 
 def stored_calibration(model):
@@ -78,18 +87,14 @@ def stored_calibration(model):
     return calibration_to_plain(model)
 
 
-def conformal_sets(forest, proba, alpha, path):
-    """Mondrian conformal sets (not smoothed) of the rows whose forest
-    probabilities are ``proba``: label k is in a row's set when
-    ``(#{i in k: a_i >= 1 - p_k} + 1) / (n_k + 1) > alpha``, with a_i the
-    out-of-bag scores ``1 - p_{y_i}(x_i)`` of the training cases of class k."""
-    oob, codes = _oob_labels(forest, path, "--sets")
-    has_oob = ~np.isnan(oob).any(axis=1)
-    scores = 1.0 - oob[np.arange(codes.shape[0]), codes]
-    calibration = [np.sort(scores[has_oob & (codes == k)])
-                   for k in range(forest.classes_.shape[0])]
-    test_scores = 1.0 - np.asarray(proba, dtype=np.float64)
-    return mondrian_p_values(calibration, test_scores) > alpha
+def conformal_predictor(forest, path):
+    """`MondrianConformalClassifier` (not smoothed) around the fitted ``forest``,
+    calibrated on its stored out-of-bag predictions: label k is in a row's set
+    at level alpha when ``(#{i in k: a_i >= a(x, k)} + 1) / (n_k + 1) > alpha``.
+    Every training case with an out-of-bag prediction is a calibration case,
+    once (a model file keeps no case weights)."""
+    codes = _training_codes(forest, path, "--sets")
+    return MondrianConformalClassifier(forest, smoothing=False).calibrate(forest.classes_[codes])
 
 
 def set_cells(sets, classes):

@@ -12,7 +12,7 @@ from ..metrics import auc, auc_ci, imbalance_report, multiclass_auc, plot_roc
 from ._data import _by_name, _model_features, model_and_labelled_data
 from ._decisions import calibrated_model
 from ._options import OUTPUT_FILES, _add_classification_option, _add_data_options
-from ._output import _decision_text, _plain, _short_decision, check_plot
+from ._output import _decision_text, _plain, check_plot
 
 
 def add_evaluate_command(commands, common):
@@ -80,8 +80,9 @@ def run_evaluate(args):
 
 def _decision_arguments(forest, y_pred, priors):
     """How imbalance_report should label the rows: by the forest's own rule."""
-    if isinstance(forest.decision, str):  # "rfq" or "argmax"
-        return {"decision": forest.decision, "priors": priors}
+    rule = forest.decision_rule_
+    if rule.kind in ("rfq", "argmax"):
+        return {"decision": rule, "priors": priors}
     return {"y_pred": y_pred}  # a threshold or a cost matrix: the model's own labels
 
 
@@ -137,7 +138,7 @@ def _save_roc_plot(y, proba, y_pred, forest, path):
         tpr, fpr = operating_point(y, y_pred, label)
         ax.plot([fpr], [tpr], marker="o", linestyle="none", color=line.get_color(),
                 markeredgecolor="black",
-                label=f"decision {_short_decision(forest.decision)}"
+                label=f"decision {forest.decision_rule_.short}"
                       + (f" ({label})" if len(classes) > 2 else "")
                       + f": TPR {tpr:.2f}, FPR {fpr:.2f}")
     title = ax.get_legend().get_title().get_text() or None  # names the positive class

@@ -1,14 +1,13 @@
 """``aucforest export MODEL OUT.onnx``: the model as an ONNX file (`aucforest.to_onnx`).
 
 Registered in :mod:`aucforest.cli` (``SUBCOMMANDS``). The ONNX model takes the
-encoded feature columns (a categorical column as the position of its level in
-the sorted levels saved with the model); the file's metadata hold the
-model's column encoding, so that a program using it can encode its rows as
-``aucforest predict`` does. Like every output, OUT is written whole or not at
-all and replaces an existing file.
+encoded feature columns (a categorical column as the position of its level
+among the model's levels); the file's metadata hold each column's encoding
+(`aucforest.to_onnx`: the encoding saved by ``aucforest fit``, or for a model
+saved from Python its columns as ``predict`` encodes them), so that a program
+using it can encode its rows as ``aucforest predict`` does. Like every
+output, OUT is written whole or not at all and replaces an existing file.
 """
-import json
-
 from .._atomic import atomic_output
 from ..export import to_onnx
 from ._data import _load_model
@@ -19,11 +18,11 @@ HELP = "write a model as an ONNX file (for onnxruntime in any language)"
 DESCRIPTION = (
     "Write MODEL as an ONNX model (ai.onnx.ml opset 5, run by onnxruntime 1.20 or later) that "
     "predicts what the model predicts: input X, a double tensor of the encoded feature "
-    "columns (a categorical column holds the position of its level among the model's sorted "
+    "columns (a categorical column holds the position of its level among the model's "
     "levels; NaN is a missing value), outputs 'label' (the model's decision rule) and "
-    "'probabilities'. The model's column encoding is stored in the file's metadata "
-    "('encoding', JSON). A model fitted with --calibrate is refused: its calibration map "
-    "is not exported.")
+    "'probabilities'. How each column is encoded is stored in the file's metadata "
+    "('encoding', JSON: the levels of a categorical column in the order of their codes). "
+    "A model fitted with --calibrate is refused: its calibration map is not exported.")
 
 
 def add_export_command(commands, common):
@@ -45,20 +44,13 @@ def run_export(args):
             f"{args.model} was fitted with --calibrate {model.extra['calibrate']}; the ONNX "
             "export gives the forest's own probabilities and decisions, not calibrated ones. "
             "Fit the model again without --calibrate to export it")
-    exported = to_onnx(model.forest)
+    # the encoding aucforest fit saved; a model saved from Python has none: to_onnx
+    # describes its columns as predict encodes them
+    encoding = model.encoding if "encoding" in model.extra else None
+    exported = to_onnx(model.forest, encoding=encoding)
     names = getattr(model.forest, "feature_names_in_", None)
-    names = [] if names is None else [str(name) for name in names]
-    if model.encoding is not None:
-        names = model.encoding.feature_names
-        properties = {p.key: p.value for p in exported.metadata_props}
-        properties.update(feature_names=json.dumps(names),
-                          encoding=json.dumps(model.encoding.to_dict()))
-        categories = model.encoding.categories
-        if any(levels is not None for levels in categories):
-            properties["categories"] = json.dumps(categories)
-        del exported.metadata_props[:]
-        for key, value in properties.items():
-            exported.metadata_props.add(key=key, value=value)
+    names = (encoding.feature_names if encoding is not None else
+             [] if names is None else [str(name) for name in names])
     with atomic_output(args.output, "wb", what="ONNX file") as stream:
         stream.write(exported.SerializeToString())
     forest = model.forest

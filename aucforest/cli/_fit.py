@@ -4,17 +4,19 @@ import json
 
 import numpy as np
 
+from .._decision import DecisionRule
 from .._encoding import ColumnEncoding
 from .._forest import AUCForestClassifier
 from .._table import read_table
 from ..io import save
 from ._data import (_case_weights, _class_weight_for, _feature_columns, _markers, _training_labels,
                     accepts_missing, name_features)
-from ._decisions import CALIBRATION_METHODS, fitted_calibration, stored_calibration
+from ._decisions import (CALIBRATION_METHODS, calibration_choices, fitted_calibration,
+                         stored_calibration)
 from ._options import (OUTPUT_FILES, _add_classification_option, _add_column_options,
                        _add_data_options, _add_forest_options, _add_parallel_options, _decision,
                        _forest_options, _positive_int, CostMatrixFile, read_cost_matrix)
-from ._output import _check_output, _decision_text, _plain, _short_decision
+from ._output import _check_output, _decision_text, _plain
 
 
 def add_fit_command(commands, common):
@@ -47,7 +49,7 @@ def add_fit_command(commands, common):
                           "(default: rfq)")
     fit.add_argument("--calibrate", choices=CALIBRATION_METHODS, metavar="METHOD",
                      help="calibrate the probabilities on the out-of-bag predictions (no "
-                          "refit): isotonic, sigmoid (Platt) or venn_abers; 'predict' then "
+                          f"refit): {calibration_choices()}; 'predict' then "
                           "writes calibrated probabilities and applies the decision rule to "
                           "them, as aucforest.calibration.OOBCalibratedClassifier does. The "
                           "model file stores the fitted map (fitted with the --weight case "
@@ -79,9 +81,13 @@ def run_fit(args):
     n_classes = np.unique(y).size
     if isinstance(args.decision, CostMatrixFile):
         forest.set_params(decision=read_cost_matrix(args.decision, np.unique(y)))
-    elif not isinstance(args.decision, str) and n_classes != 2:
-        raise ValueError(f"--decision {args.decision:g} is a threshold on the probability of "
-                         f"the second class and needs two classes; the target has {n_classes}")
+    else:  # the CLI's message for a threshold with more than two classes
+        try:
+            DecisionRule.parse(args.decision, n_classes)
+        except ValueError:
+            raise ValueError(f"--decision {args.decision:g} is a threshold on the probability "
+                             "of the second class and needs two classes; the target has "
+                             f"{n_classes}") from None
     if isinstance(args.class_weight, dict):
         forest.set_params(class_weight=_class_weight_for(args.class_weight, y))
     weights = _case_weights(table, args.weight) if args.weight else None
@@ -119,8 +125,9 @@ def _fit_summary(forest, y, encoding, args):
 
 
 def _print_fit_summary(summary):
+    rule = DecisionRule.from_plain(summary["decision"], len(summary["classes"]))
     print(f"fitted {summary['n_estimators']} trees (criterion {summary['criterion']}, decision "
-          f"{_short_decision(summary['decision'])}) on {summary['n_cases']} cases, classes "
+          f"{rule.short}) on {summary['n_cases']} cases, classes "
           + ", ".join(f"{label} ({count})" for label, count in summary["classes"].items()))
     print(f"features: {summary['features']} -> {len(summary['feature_names'])} encoded columns")
     if summary["weight"]:

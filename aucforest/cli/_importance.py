@@ -109,7 +109,8 @@ def _restore_case_draws(forest, model, table, y):
                          "lacks; out-of-bag importance needs the training data with its case "
                          "weights")
     weights = _case_weights(table, column)
-    forest._case_draws = CaseDraws(forest, np.searchsorted(forest.classes_, y), weights)
+    forest._set_fit_provenance(
+        case_draws=CaseDraws(forest, np.searchsorted(forest.classes_, y), weights))
 
 
 def format_table(names, result, intervals, classes):

@@ -12,15 +12,7 @@ from .._compare import matplotlib_figure
 
 
 def _decision_text(forest):
-    if not isinstance(forest.decision, (str, float, int)):
-        return ("least expected cost under the cost matrix (rows: true class, columns: "
-                f"predicted class, in the order {', '.join(map(repr, forest.classes_.tolist()))})")
-    if forest.decision == "rfq":
-        return "rfq with the training class priors"
-    if forest.decision == "argmax":
-        return "argmax"
-    return (f"threshold: {forest.classes_[1]!r} when its probability is at least "
-            f"{forest.decision:g}")
+    return forest.decision_rule_.describe(forest.classes_)
 
 
 def _plain(value):
@@ -34,14 +26,6 @@ def _plain(value):
     if isinstance(value, float) and not np.isfinite(value):
         return None
     return value
-
-
-def _short_decision(decision):
-    if isinstance(decision, str):
-        return decision
-    if isinstance(decision, (float, int)):
-        return f"threshold {decision:g}"
-    return "cost matrix"
 
 
 def _check_output(path, option, inputs=()):

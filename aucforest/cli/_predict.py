@@ -1,7 +1,7 @@
 """``aucforest predict MODEL DATA``: labels or class probabilities as CSV."""
 from .._table import read_table
 from ._data import _by_name, _load_model, _model_features
-from ._decisions import calibrated_model, conformal_sets, set_cells
+from ._decisions import calibrated_model, conformal_predictor, set_cells
 from ._options import OUTPUT_FILES, _add_data_options, _alpha
 from ._output import _cell_text, _check_output, _write_csv
 
@@ -64,9 +64,9 @@ def run_predict(args):
         header = [model.target or "prediction"]
         rows = [[label] for label in _by_name(predictor.predict, X, forest).tolist()]
     if args.sets is not None:
-        forest_proba = _by_name(forest.predict_proba, X)
-        cells = set_cells(conformal_sets(forest, forest_proba, args.sets, args.model),
-                          forest.classes_)
+        conformal = conformal_predictor(forest, args.model)
+        sets = _by_name(lambda rows: conformal.predict_set(rows, args.sets), X, forest)
+        cells = set_cells(sets, forest.classes_)
         header, rows = [*header, "set"], [[*row, cell] for row, cell in zip(rows, cells)]
     if id_column:
         ids = [_cell_text(value) for value in table.column(id_column)]

@@ -3,11 +3,11 @@ pipelines holding a forest convert (`register_skl2onnx`).
 
 The forest's operator gives two outputs, the label and the probabilities as a
 double tensor (no ZipMap: its maps hold float32), built by
-`aucforest.export._onnx.ForestGraph`, the graph of `aucforest.to_onnx`.
+`aucforest.export._graph.ForestGraph`, the graph `aucforest.to_onnx` holds,
+from the forest as every export reads it (`aucforest.export._exportable`).
 """
-import numpy as np
-
-from ._onnx import ML_DOMAIN, ML_OPSET, MIN_OPSET, ForestGraph, _fitted_model, label_values
+from ._exportable import ExportableForest
+from ._graph import ML_DOMAIN, ML_OPSET, MIN_OPSET, ForestGraph, label_values
 
 ALIASES = {"AUCForestClassifier": "AucforestAUCForestClassifier",
            "AUCTreeClassifier": "AucforestAUCTreeClassifier"}
@@ -70,30 +70,33 @@ def _allow_ml_opset_5():
 
 def _parser(scope, model, inputs, custom_parsers=None):
     """Declare the forest's operator with its two outputs, label and probabilities."""
-    from skl2onnx.common.data_types import (DoubleTensorType, Int64TensorType,
-                                            StringTensorType)
+    from skl2onnx.common.data_types import DoubleTensorType
 
     operator = scope.declare_local_operator(ALIASES[type(model).__name__], model)
     operator.inputs = inputs
-    labels = label_values(model.classes_)
-    label_type = (Int64TensorType() if labels.dtype == np.int64 else
-                  DoubleTensorType() if labels.dtype == np.float64 else StringTensorType())
-    operator.outputs.append(scope.declare_local_variable("label", label_type))
+    operator.outputs.append(scope.declare_local_variable("label", _label_tensor_type(model)()))
     operator.outputs.append(scope.declare_local_variable("probabilities", DoubleTensorType()))
     return operator.outputs
 
 
 def _shape_calculator(operator):
-    from skl2onnx.common.data_types import (DoubleTensorType, Int64TensorType,
-                                            StringTensorType)
+    from skl2onnx.common.data_types import DoubleTensorType
 
     model = operator.raw_operator
     n_rows = operator.inputs[0].get_first_dimension()
-    labels = label_values(model.classes_)
-    label_type = (Int64TensorType if labels.dtype == np.int64 else
-                  DoubleTensorType if labels.dtype == np.float64 else StringTensorType)
-    operator.outputs[0].type = label_type([n_rows])
+    operator.outputs[0].type = _label_tensor_type(model)([n_rows])
     operator.outputs[1].type = DoubleTensorType([n_rows, len(model.classes_)])
+
+
+def _label_tensor_type(model):
+    """skl2onnx's tensor type of the label output (`label_values`: int64,
+    double or str); the ValueError of ``aucforest.save`` for labels no export
+    holds."""
+    from skl2onnx.common.data_types import (DoubleTensorType, Int64TensorType,
+                                            StringTensorType)
+
+    kind = label_values(ExportableForest(model, "the skl2onnx converter")).dtype.kind
+    return {"i": Int64TensorType, "f": DoubleTensorType}.get(kind, StringTensorType)
 
 
 def _converter(scope, operator, container):
@@ -107,8 +110,8 @@ def _converter(scope, operator, container):
             f"the aucforest converter needs opset {MIN_OPSET} or more and ai.onnx.ml opset "
             f"{ML_OPSET} or more (TreeEnsemble: double thresholds and leaves, set-membership "
             f"splits); target_opset gives {opset} and {ml_opset}")
-    graph = ForestGraph(_fitted_model(operator.raw_operator), opset,
-                        unique=scope.get_unique_variable_name)
+    graph = ForestGraph(ExportableForest(operator.raw_operator, "the skl2onnx converter"),
+                        opset, unique=scope.get_unique_variable_name)
     graph.build(operator.inputs[0].full_name, operator.outputs[0].full_name,
                 operator.outputs[1].full_name)
     for node in graph.nodes:

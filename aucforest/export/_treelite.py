@@ -16,14 +16,14 @@ proportions: ``predict_proba``. Two details make that exact:
   (``category_list``), so that NaN, unseen levels and codes outside 0..254
   go where the forest sends them: the missing side (``default_left``).
 
-The decision rule (RFQ, a threshold, a cost matrix) is not part of a treelite
-model: apply it to the probabilities with ``forest.decide``.
+The decision rule (RFQ, a threshold, a cost matrix) and the class labels are
+not part of a treelite model: apply the rule to the probabilities with
+``forest.decide``. The trees are read as every export reads them
+(`aucforest.export._exportable`).
 """
 import numpy as np
-from sklearn.utils.validation import check_is_fitted
 
-from ..tree import frozen
-from ._onnx import left_level_sets
+from ._exportable import ExportableForest
 
 INSTALL_HINT = 'pip install "aucforest[treelite]" (or: pip install treelite)'
 FLOAT32_TOP = 2.0 ** 128  # the float32 after the largest finite one, were there one
@@ -50,8 +50,10 @@ def to_treelite(forest):
         code the forest refuses (not an integer) is truncated by treelite
         instead; so is a double code just below an integer that rounds to it
         in float32 (0.9999999999 is level 1 to the forest, 0 to treelite):
-        pass ``X.astype(np.float32)`` when category codes are computed. Pass dense rows: treelite reads the entries a sparse matrix
-        leaves out as missing, the forest as zeros.
+        pass ``X.astype(np.float32)`` when category codes are computed.
+        Pass dense rows: treelite reads the entries a sparse matrix leaves
+        out as missing, the forest as zeros. The class labels are not part
+        of the model (the probabilities' columns are ``classes_``).
 
     Raises
     ------
@@ -73,14 +75,13 @@ def to_treelite(forest):
     >>> bool((forest.decide(proba) == forest.predict(X)).all())
     True
     """
-    model = _fitted_model(forest)
-    from treelite import model_builder as builder
-
-    trees = model.estimators_ if hasattr(model, "estimators_") else [model]
-    n_classes = int(model.n_classes_)
+    exportable = ExportableForest(forest, "to_treelite")
+    builder = _import_builder()
+    trees = exportable.trees
+    n_classes = exportable.n_classes
     tree_builder = builder.ModelBuilder(
         threshold_type="float64", leaf_output_type="float64",
-        metadata=builder.Metadata(num_feature=int(model.n_features_in_),
+        metadata=builder.Metadata(num_feature=exportable.n_features,
                                   task_type="kMultiClf", average_tree_output=True,
                                   num_target=1, num_class=[n_classes],
                                   leaf_vector_shape=(1, n_classes)),
@@ -88,8 +89,8 @@ def to_treelite(forest):
                                                class_id=[-1] * len(trees)),
         postprocessor=builder.PostProcessorFunc(name="identity_multiclass"),
         base_scores=[0.0] * n_classes)
-    for estimator in trees:
-        _add_tree(tree_builder, estimator.tree_)
+    for tree in trees:
+        _add_tree(tree_builder, tree)
     return tree_builder.commit()
 
 
@@ -108,23 +109,18 @@ def float32_cut(threshold):
 
 
 def _add_tree(tree_builder, tree):
-    """One tree's nodes (keys: node ids) into ``tree_builder``."""
-    categorical = tree.categorical_split.astype(bool) & (tree.feature >= 0)
-    level_rows = dict(zip(np.flatnonzero(categorical), range(int(categorical.sum()))))
-    goes_left = left_level_sets(tree) if categorical.any() else None
-    proba = np.asarray(tree.proba, dtype=np.float64)
+    """One `FlatTree`'s nodes (keys: node ids) into ``tree_builder``."""
     tree_builder.start_tree()
-    for node in range(tree.node_count):
+    for node in range(tree.feature.shape[0]):
         tree_builder.start_node(node)
-        left, right = int(tree.children_left[node]), int(tree.children_right[node])
-        missing_left = bool(tree.missing_go_to_left[node])
+        left, right = int(tree.left[node]), int(tree.right[node])
+        missing_left = bool(tree.missing_left[node])
         if tree.feature[node] < 0:
-            tree_builder.leaf(proba[node].tolist())
-        elif categorical[node]:  # members: the levels away from the missing side
-            away = goes_left[level_rows[node]] != missing_left
+            tree_builder.leaf(tree.proba[node].tolist())
+        elif tree.categorical[node]:  # members: the levels away from the missing side
             tree_builder.categorical_test(
                 int(tree.feature[node]), default_left=missing_left,
-                category_list=np.flatnonzero(away).tolist(),
+                category_list=tree.away_levels[node].tolist(),
                 category_list_right_child=missing_left,
                 left_child_key=left, right_child_key=right)
         else:
@@ -136,17 +132,10 @@ def _add_tree(tree_builder, tree):
     tree_builder.end_tree()
 
 
-def _fitted_model(forest):
-    """A frozen copy of a fitted aucforest estimator; TypeError, ImportError."""
-    from .._forest import AUCForestClassifier
-    from ..tree import AUCTreeClassifier
-
-    if not isinstance(forest, (AUCForestClassifier, AUCTreeClassifier)):
-        raise TypeError(f"to_treelite exports an AUCForestClassifier or AUCTreeClassifier, "
-                        f"not {type(forest).__name__}")
-    check_is_fitted(forest)
+def _import_builder():
+    """``treelite.model_builder``; ImportError with the install hint."""
     try:
-        import treelite  # noqa: F401
+        from treelite import model_builder
     except ImportError as exc:
         raise ImportError(f"to_treelite needs the treelite package: {INSTALL_HINT}") from exc
-    return frozen(forest)
+    return model_builder

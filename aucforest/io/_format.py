@@ -30,7 +30,8 @@ Layout (format version 1)
     categories) and ``extra`` (plain data
     stored by the caller, e.g. the command line's feature encoding).
 ``classes``, ``class_prior``
-    ``classes_`` (int64, float64, bool or unicode) and ``class_prior_``.
+    ``classes_`` (int64, float64, bool or unicode, as the label codec
+    `aucforest._labels.storable_labels` gives them) and ``class_prior_``.
 ``draw_class_weights``
     Optional, float64 (n_classes,): ``draw_class_weights_``, the classes'
     effective weights in the trees' draws, by which a cost-matrix decision
@@ -93,7 +94,6 @@ _OPTIONAL_ARRAYS = {"feature_names_in": "U", "oob_decision_function": "f8", "oob
 # per-candidate out-of-bag tables of predict_min_samples="oob": attribute -> array
 _MIN_SAMPLES_TABLES = {"oob_scores_by_min_samples_": "oob_min_samples_scores",
                        "oob_gmeans_by_min_samples_": "oob_min_samples_gmeans"}
-_LABEL_KINDS = "biufU"  # bool, int, unsigned, float, unicode: labels that round-trip
 _MAX_HEADER_SIZE = 10_000
 _NOT_STORED_PARAMS = ("n_jobs",)  # how to run belongs to the user, not to the file
 # Parameters added after format version 1 appeared, with the value the fit used

@@ -12,8 +12,10 @@ import numpy as np
 from .._base import collapsed, tree_params
 from .._binning import MAX_BINS
 from .._categories import checked_categories
-from .._decision import validate_decision
+from .._decision import DecisionRule
+from .._oob_source import KeptInMemory, NotKept, OnWorkers
 from .._forest import AUCForestClassifier
+from .._labels import check_stored_dtype, restored_labels
 from .._tree import Tree
 from ..tree import feature_attributes, fitted_tree
 from ._format import (FORMAT_NAME, FORMAT_VERSION, _OPTIONAL_ARRAYS, _MIN_SAMPLES_TABLES,
@@ -259,9 +261,10 @@ def _check_dtype(name, dtype):
         raise ModelFileError(f"array {name!r} has dtype {dtype}, which a model file never holds")
     expected = {**_expected_arrays(), **_OPTIONAL_ARRAYS}[name]
     if name == "classes":
-        if dtype.kind not in "bifU" or (dtype.kind in "if" and dtype.itemsize != 8):
-            raise ModelFileError(f"array 'classes' has dtype {dtype}; expected int64, "
-                                 "float64, bool or unicode labels")
+        try:
+            check_stored_dtype(dtype)
+        except ValueError as error:
+            raise ModelFileError(str(error)) from None
     elif expected == "U":
         if dtype.kind != "U":
             raise ModelFileError(f"array {name!r} has dtype {dtype}, expected unicode")
@@ -281,7 +284,7 @@ def _model_from_arrays(arrays):
     forest.draw_class_weights_ = _checked_draw_weights(arrays.get("draw_class_weights"),
                                                        classes.shape[0])
     try:
-        validate_decision(forest.decision, forest.n_classes_)
+        DecisionRule.parse(forest.decision, forest.n_classes_)
     except ValueError as error:
         raise ModelFileError(f"invalid forest parameter: {error}") from None
     if "feature_names_in" in arrays:
@@ -364,33 +367,12 @@ def _forest_with_params(forest_class, params):
 
 
 def _checked_classes(classes, classes_dtype):
-    if classes.ndim != 1 or classes.shape[0] < 2:
-        raise ModelFileError(f"array 'classes' must hold at least two labels, shape {classes.shape}")
-    if classes.dtype.kind == "f" and not np.all(np.isfinite(classes)):
-        raise ModelFileError("class labels must be finite")
-    if not np.array_equal(np.unique(classes), classes):
-        raise ModelFileError("class labels must be distinct and sorted")
-    if classes_dtype == "object":
-        return classes.astype(object)
-    return _restored_dtype(classes, classes_dtype)
-
-
-def _restored_dtype(classes, classes_dtype):
-    """The labels in the dtype they were fitted with (e.g. int32), values unchanged."""
+    """The labels of the file in the dtype they were fitted with (the label
+    codec, `aucforest._labels.restored_labels`)."""
     try:
-        dtype = np.dtype(classes_dtype)
-    except TypeError:
-        dtype = None
-    compatible = {"b": "b", "i": "iu", "f": "f", "U": "U"}[classes.dtype.kind]
-    # the labels were read from the file, so their own width bounds the memory
-    if (dtype is None or dtype.kind not in compatible
-            or dtype.itemsize > max(classes.dtype.itemsize, 16)):
-        raise ModelFileError(f"metadata classes_dtype {classes_dtype!r} does not fit the labels")
-    with np.errstate(all="ignore"):
-        restored = classes.astype(dtype)
-    if not np.array_equal(restored, classes):
-        raise ModelFileError(f"class labels do not fit their dtype {classes_dtype!r}")
-    return restored
+        return restored_labels(classes, classes_dtype)
+    except ValueError as error:
+        raise ModelFileError(str(error)) from None
 
 
 def _checked_prior(prior, n_classes):
@@ -529,11 +511,16 @@ def _checked_min_samples_scores(table, name):
 
 
 def _set_oob(forest, arrays, metadata):
-    if metadata.get("fitted_on_dask", False) is not False:
-        if metadata["fitted_on_dask"] is not True:
-            raise ModelFileError("metadata field 'fitted_on_dask' must be true or absent")
+    on_dask = metadata.get("fitted_on_dask", False)
+    if on_dask is not False and on_dask is not True:
+        raise ModelFileError("metadata field 'fitted_on_dask' must be true or absent")
+    if on_dask:
         from .._dask_model import _DrawsOnWorkers  # imports no dask
-        forest._case_draws = _DrawsOnWorkers()  # not the in-memory draws of its seeds
+        # not the in-memory draws of its seeds; no draws to compute the OOB rows again
+        forest._set_fit_provenance(case_draws=_DrawsOnWorkers(),
+                                   oob_source=OnWorkers(loaded=True))
+    else:
+        forest._set_fit_provenance(oob_source=NotKept())
     sampled = "oob_sample_decision_function" in arrays
     if sampled != ("oob_sample_labels" in arrays):
         raise ModelFileError("arrays 'oob_sample_decision_function' and 'oob_sample_labels' "
@@ -556,14 +543,16 @@ def _set_oob(forest, arrays, metadata):
     if labels_name not in arrays:  # written before oob_labels: the G-mean as saved
         forest.oob_decision_function_ = oob
         forest.oob_labels_ = None
-        forest._saved_oob_gmean = float(scores[1])
+        forest._set_fit_provenance(oob_source=KeptInMemory(saved_gmean=float(scores[1])))
         return
     labels = arrays[labels_name]
     if labels.shape != (oob.shape[0],) or np.any((labels < 0) | (labels >= forest.n_classes_)):
         raise ModelFileError(f"array {labels_name!r} must hold {oob.shape[0]} class indices "
                              f"in [0, {forest.n_classes_})")
     if sampled:  # a fit on dask collections: the bounded sample, as after the fit
-        forest._oob_sample_ = (labels.astype(np.intp), oob)
+        forest._set_fit_provenance(oob_source=OnWorkers((labels.astype(np.intp), oob),
+                                                        loaded=True))
         return
     forest.oob_decision_function_ = oob
     forest.oob_labels_ = labels.astype(np.intp)
+    forest._set_fit_provenance(oob_source=KeptInMemory())

@@ -12,9 +12,10 @@ from sklearn.utils.validation import check_is_fitted
 from .._atomic import atomic_output
 from .._categories import storable_categories
 from .._forest import AUCForestClassifier
-from .._oob_source import fitted_on_dask
+from .._labels import storable_labels
+from .._oob_source import oob_source
 from .._version import __version__
-from ._format import (FORMAT_NAME, FORMAT_VERSION, _MIN_SAMPLES_TABLES, _LABEL_KINDS,
+from ._format import (FORMAT_NAME, FORMAT_VERSION, _MIN_SAMPLES_TABLES,
                       _NOT_STORED_PARAMS, _MAX_EXTRA_DEPTH, _MAX_LOAD_BYTES_PER_FILE_BYTE,
                       _UNSTORABLE, _encode_param, _decode_param, _is_matrix, _nesting_depth,
                       node_array_dtypes, _load_work, _work_limit)
@@ -99,7 +100,7 @@ def forest_to_arrays(forest, *, extra=None):
         raise TypeError(f"can only save an AUCForestClassifier, got {type(forest).__name__}")
     forest = forest._frozen()  # one model throughout, whatever refits it meanwhile
     check_is_fitted(forest)
-    classes, classes_dtype = _storable_classes(forest.classes_)
+    classes, classes_dtype = storable_labels(forest.classes_)
     params, dropped = _storable_params(forest.get_params(deep=False))
     metadata = {
         "format": FORMAT_NAME,
@@ -125,7 +126,8 @@ def forest_to_arrays(forest, *, extra=None):
     if hasattr(forest, "feature_names_in_"):
         _check_no_trailing_nul(forest.feature_names_in_, "feature names")
         arrays["feature_names_in"] = np.asarray(forest.feature_names_in_, dtype=str)
-    oob_sample = getattr(forest, "_oob_sample_", None)
+    source = oob_source(forest)
+    oob_sample = source.scored_rows(forest) if source.on_workers else None
     if oob_sample is not None:
         # a fit on dask collections: the bounded sample oob_score_ is computed on,
         # never n rows (nothing is gathered or computed)
@@ -139,7 +141,7 @@ def forest_to_arrays(forest, *, extra=None):
     if oob_sample is not None or hasattr(forest, "oob_decision_function_"):
         metadata["oob_score"] = float(forest.oob_score_)
         metadata["oob_gmean"] = float(forest.oob_gmean_)
-    if fitted_on_dask(forest):  # its draws are not the in-memory ones of its seeds
+    if source.on_workers:  # its draws are not the in-memory ones of its seeds
         metadata["fitted_on_dask"] = True
     for attribute, name in _MIN_SAMPLES_TABLES.items():
         if hasattr(forest, attribute):
@@ -209,41 +211,11 @@ def _write_loadable(stream, arrays):
             arrays = {**arrays, "metadata": np.concatenate([arrays["metadata"], padding])}
 
 
-def _storable_classes(classes):
-    """classes_ as a plain array, and the dtype to restore ("object" or a numpy dtype string)."""
-    classes = np.asarray(classes)
-    if classes.dtype.kind in _LABEL_KINDS:
-        return _widened(classes), classes.dtype.str
-    values = classes.tolist()
-    _check_no_trailing_nul(values, "class labels")
-    plain = np.asarray(values) if values else np.asarray([], dtype=str)
-    same = (plain.dtype.kind in _LABEL_KINDS and
-            all(type(a) is type(b) and a == b for a, b in zip(plain.tolist(), values)))
-    if classes.dtype.kind != "O" or not same:
-        kinds = sorted({type(v).__name__ for v in values})
-        raise ValueError(
-            f"class labels of type {', '.join(kinds)} cannot be stored in a model file; "
-            "use int, float, str or bool labels")
-    return _widened(plain), "object"
-
-
 def _check_no_trailing_nul(texts, what):
     """numpy's unicode arrays drop trailing NUL characters: refuse what they would change."""
     if any(isinstance(text, str) and text.endswith("\x00") for text in texts):
         raise ValueError(f"{what} ending in a NUL character ('\\x00') cannot be stored in a "
                          "model file")
-
-
-def _widened(classes):
-    """Labels as int64, float64, bool or unicode (same values)."""
-    kind = classes.dtype.kind
-    if kind in "iu":
-        if kind == "u" and classes.size and classes.max() > np.iinfo(np.int64).max:
-            raise ValueError("class labels larger than 2**63 - 1 cannot be stored")
-        return classes.astype(np.int64)
-    if kind == "f":
-        return classes.astype(np.float64)
-    return classes
 
 
 def _storable_params(params):

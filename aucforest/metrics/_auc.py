@@ -18,6 +18,7 @@ from scipy.sparse import csc_array, issparse
 from ._rank_sums import pair_wins, pair_wins_sparse
 from ._validation import (
     check_binary_labels,
+    check_class_labels,
     check_known_labels,
     check_labels,
     check_score_matrix,
@@ -190,9 +191,7 @@ def multiclass_auc(y_true, y_proba, labels=None, *, sample_weight=None):
     1.0
     """
     y_true = check_labels(y_true)
-    labels = np.unique(y_true) if labels is None else np.asarray(labels)
-    if np.unique(labels).size != labels.size:
-        raise ValueError("labels must not repeat a class.")
+    labels = check_class_labels(labels, y_true)
     check_known_labels(y_true, labels, "y_true")
     if np.ndim(y_proba) == 1 and labels.size == 2:
         y_proba = np.column_stack([-np.asarray(y_proba, dtype=float), y_proba])

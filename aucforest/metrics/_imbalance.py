@@ -15,7 +15,6 @@ References
    ("A simple generalisation of the area under the ROC curve for multiple
    class classification problems").
 """
-import numbers
 import warnings
 from typing import NamedTuple
 
@@ -30,13 +29,13 @@ from sklearn.metrics import (
 from sklearn.utils import check_consistent_length
 from sklearn.utils.validation import check_is_fitted
 
-from .._decision import cost_matrix, decide, validate_decision
+from .._decision import DecisionRule, rule_of
 from ._auc import mann_whitney_auc, multiclass_auc
 from ._validation import (
+    check_class_labels,
     check_known_labels,
     check_labels,
     check_score_matrix,
-    plain,
     renamed_keywords,
     scored_rows,
 )
@@ -292,7 +291,8 @@ def oob_imbalance_report(forest, y=None, *, decision=None, X=None, sample_weight
         An ``AUCForestClassifier`` fitted with ``oob_score=True``. Another
         forest with ``oob_decision_function_`` and ``classes_`` works too;
         without ``class_prior_`` the priors are the frequencies of ``y``,
-        without ``decision`` the rule is "rfq".
+        without ``decision_rule_`` the rule is "argmax" (what its
+        ``predict`` gives).
     y : array-like of shape (n_samples,), default=None
         The labels the forest was fitted on. None takes them from the
         forest, when it keeps them (``oob_labels_``, the indices into
@@ -356,7 +356,7 @@ default=None
             "pass the labels the forest was fitted on."
         )
     if decision is None:
-        decision = getattr(forest, "decision", "rfq")
+        decision = rule_of(forest)
     return _report(y, proba, forest.classes_, None, decision,
                    getattr(forest, "class_prior_", None), stacklevel=4,
                    draw_weights=getattr(forest, "draw_class_weights_", None))
@@ -379,9 +379,7 @@ def _report(y_true, y_proba, labels, y_pred, decision, priors, stacklevel=5,
     user's call; a cost matrix decides from ``y_proba`` brought back to the
     training priors by ``draw_weights``, when given)."""
     y_true = check_labels(y_true)
-    labels = np.unique(y_true) if labels is None else np.asarray(labels)
-    if np.unique(labels).size != labels.size:
-        raise ValueError("labels must not repeat a class.")
+    labels = check_class_labels(labels, y_true)
     check_known_labels(y_true, labels, "y_true")
     y_proba = check_score_matrix(y_proba, y_true.size, labels.size,
                                  name="y_proba", allow_nan=True)
@@ -389,7 +387,7 @@ def _report(y_true, y_proba, labels, y_pred, decision, priors, stacklevel=5,
         y_pred = check_labels(y_pred, name="y_pred")
         check_consistent_length(y_true, y_pred)
         check_known_labels(y_pred, labels, "y_pred")
-    decision = _check_decision(decision, labels.size)
+    rule = DecisionRule.parse(decision, labels.size)
     priors = _check_priors(priors, y_true, labels)
     scored = scored_rows(y_proba, "y_proba", stacklevel=stacklevel)
     y_true, y_proba = y_true[scored], y_proba[scored]
@@ -397,7 +395,7 @@ def _report(y_true, y_proba, labels, y_pred, decision, priors, stacklevel=5,
         raise ValueError("y_true must hold at least two classes (in the rows "
                          "with probabilities).")
     if y_pred is None:
-        y_pred = labels[decide(y_proba, priors, decision, draw_weights)]
+        y_pred, decision = labels[rule.apply(y_proba, priors, draw_weights)], rule.parameter
     else:
         y_pred, decision = y_pred[scored], "given"
     present = np.isin(labels, y_true)
@@ -416,30 +414,6 @@ def _report(y_true, y_proba, labels, y_pred, decision, priors, stacklevel=5,
         brier=float(brier_score_loss(y_true, y_proba, labels=labels)),
         decision=decision,
     )
-
-
-def _check_decision(decision, n_classes):
-    """The decision values AUCForestClassifier accepts (see aucforest._decision);
-    a threshold comes back as a Python float, a cost matrix as a float array."""
-    if decision is not None and not isinstance(decision, (str, numbers.Real)):
-        validate_decision(decision, n_classes)  # names the shape or the bad cost
-        return cost_matrix(decision)
-    if isinstance(decision, str):
-        if decision not in ("rfq", "argmax"):
-            raise ValueError(
-                "decision must be 'rfq', 'argmax', a cost matrix or a threshold "
-                f"in (0, 1), got {plain(decision)}."
-            )
-        return decision
-    if (isinstance(decision, bool) or not isinstance(decision, numbers.Real)
-            or not 0.0 < decision < 1.0):
-        raise ValueError(
-            "decision must be 'rfq', 'argmax', a cost matrix or a threshold in (0, 1), "
-            f"got {plain(decision)}."
-        )
-    decision = float(decision)
-    validate_decision(decision, n_classes)
-    return decision
 
 
 def _check_priors(priors, y_true, classes):

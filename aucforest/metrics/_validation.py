@@ -195,6 +195,23 @@ def check_weights(sample_weight, y_true):
     )
 
 
+def check_class_labels(labels, y_true):
+    """The classes in the order of a score matrix's columns or a cost matrix's
+    rows: ``labels`` as a 1-d array (None: the sorted classes of ``y_true``).
+
+    Raises ``ValueError`` if ``labels`` is not 1-d or repeats a class (a
+    class twice would make two columns, or two rows of costs, one class).
+    """
+    labels = np.unique(y_true) if labels is None else np.asarray(labels)
+    if labels.ndim != 1:
+        raise ValueError(f"labels must be a 1-d list of classes; got shape {labels.shape}.")
+    if np.unique(labels).size != labels.size:
+        values, counts = np.unique(labels, return_counts=True)
+        raise ValueError(f"labels must not repeat a class; {_preview(values[counts > 1])} "
+                         "appear more than once.")
+    return labels
+
+
 def check_known_labels(y, classes, name):
     """Raise ``ValueError`` if ``y`` holds a label that is not in ``classes``."""
     unknown = np.setdiff1d(np.unique(y), classes)

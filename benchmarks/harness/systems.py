@@ -187,6 +187,12 @@ def fit_and_score(estimator, X_train, y_train, X_test, y_test, rfq=False):
 # --------------------------------------------------------- randomForestSRC
 
 RFSRC_LIB = "/work/rfsrc-lib"
+# How to get randomForestSRC into an R library folder LIBDIR (the benchmarks' --rfsrc-lib)
+RFSRC_INSTALL = ('install R (Debian: apt-get install r-base), then in R: '
+                 'dir.create("LIBDIR"); install.packages("randomForestSRC", lib = "LIBDIR"); '
+                 'and pass --rfsrc-lib LIBDIR')
+RFSRC_LIB_HELP = ("R library folder holding randomForestSRC (default %(default)s); to make "
+                  "one, " + RFSRC_INSTALL)
 
 # R lines every randomForestSRC script here starts with: the package from args[1],
 # one core, the data set from args[2]/data.csv with its class column y as a factor
@@ -224,7 +230,8 @@ def rfsrc_available(lib=RFSRC_LIB):
     if shutil.which("Rscript") is None:
         return "Rscript not found"
     if not os.path.isdir(os.path.join(lib, "randomForestSRC")):
-        return f"randomForestSRC not installed in {lib} (../shared/peers/build-rfsrc.sh {lib})"
+        return (f"randomForestSRC not installed in {lib} ("
+                + RFSRC_INSTALL.replace("LIBDIR", lib) + ")")
     return None
 
 

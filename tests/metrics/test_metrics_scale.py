@@ -66,8 +66,9 @@ def gaussian_sample(seed=3, n=(15, 12), p=3):
 
 
 def cbauc_reference(X, y, w):
-    """CBAUC of DESIGN section 4 with the paper's defaults (m = 0, S = I, nu = 1/2,
-    kappa = P + 2), written out with python floats per class."""
+    """Closed-form Bayesian AUC (CBAUC; Hassan, Huttunen, Niemi & Tohka, Pattern
+    Recognition Letters 2019, eq. 4 and 14) with the paper's defaults (m = 0,
+    S = I, nu = 1/2, kappa = P + 2), written out with python floats per class."""
     from scipy.special import betainc
 
     n_features = X.shape[1]
