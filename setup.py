@@ -36,7 +36,7 @@ extensions = [
         extra_link_args=link_args,
     )
     for name in ("_criterion", "_sort", "_split", "_binned", "_sparse_split", "_tree",
-                 "_dask_kernels", "_rfq",
+                 "_rfq", "_dask/_kernels",
                  "inspection/_permute",
                  "inspection/_treeshap", "metrics/_rank_sums")
 ]

@@ -429,8 +429,8 @@ default="from_dtype"
         self : AUCForestClassifier
             The fitted forest.
         """
-        from . import _dask, _dask_inputs  # dask collections: rows stay on the workers
-        if _dask_inputs.is_dask_collection(X):
+        from . import _dask  # dask collections: rows stay on the workers
+        if _dask.is_dask_collection(X):
             self._check_dask_params()
             return _dask.fit(self, X, y, sample_weight)
         previous = vars(self) if self.warm_start and self.__sklearn_is_fitted__() else None
@@ -767,15 +767,15 @@ default="from_dtype"
             one read from a model file (it keeps no draws), or X of another
             number of rows or features than at fit.
         """
-        from . import _dask_model
-        return _dask_model.oob_decision_function(self._frozen(), X, y, sample_weight)
+        from . import _dask
+        return _dask.oob_decision_function(self._frozen(), X, y, sample_weight)
 
     def __getattr__(self, name):
         """Only for attributes that are not set: say why a fit on dask
         collections has no ``oob_decision_function_``."""
         source = vars(self).get("_oob_source")
         if name == "oob_decision_function_" and source is not None and source.on_workers:
-            from ._dask_model import OOB_NOT_KEPT
+            from ._dask import OOB_NOT_KEPT
             raise AttributeError(OOB_NOT_KEPT)
         attribute = getattr(type(self), name, None)
         if isinstance(attribute, property):  # its own AttributeError, which says why
@@ -830,10 +830,10 @@ default="from_dtype"
         proba : ndarray of shape (n_samples, n_classes)
             Columns follow ``classes_``.
         """
-        from . import _dask_inputs, _dask_model  # dask collections: lazy, on the workers
+        from . import _dask  # dask collections: lazy, on the workers
         model = self._frozen()
-        if _dask_inputs.is_dask_collection(X):
-            return _dask_model.predict_proba(model, X)
+        if _dask.is_dask_collection(X):
+            return _dask.predict_proba(model, X)
         X = model._validate_X_predict(X)
         return mean_tree_proba(X, vars(model), model.n_jobs)
 
@@ -866,10 +866,10 @@ default="from_dtype"
         y : ndarray of shape (n_samples,)
             Predicted class labels.
         """
-        from . import _dask_inputs, _dask_model  # dask collections: lazy, on the workers
+        from . import _dask  # dask collections: lazy, on the workers
         model = self._frozen()
-        if _dask_inputs.is_dask_collection(X):
-            return _dask_model.predict(model, X)
+        if _dask.is_dask_collection(X):
+            return _dask.predict(model, X)
         X = model._validate_X_predict(X)
         return model._decide(mean_tree_proba(X, vars(model), model.n_jobs))
 
@@ -927,10 +927,10 @@ default="from_dtype"
             ``estimators_[i].tree_.value[leaves[:, i], 0]`` is tree i's
             ``predict_proba``.
         """
-        from . import _dask_inputs, _dask_model  # dask collections: lazy, on the workers
+        from . import _dask  # dask collections: lazy, on the workers
         model = self._frozen()
-        if _dask_inputs.is_dask_collection(X):
-            return _dask_model.apply(model, X)
+        if _dask.is_dask_collection(X):
+            return _dask.apply(model, X)
         X = model._validate_X_predict(X)
         return np.column_stack([tree.tree_.apply(X) for tree in model.estimators_])
 

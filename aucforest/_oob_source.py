@@ -152,5 +152,6 @@ def fitted_on_dask(forest):
 
 
 def training_oob_proba(forest, consumer, X=None, y=None, sample_weight=None):
-    """`OutOfBagSource.training_proba` of the forest's source."""
+    """`OutOfBagSource.training_proba` of the forest's source: the OOB class
+    probabilities of its training rows, or ValueError saying what to do."""
     return oob_source(forest).training_proba(forest, consumer, X, y, sample_weight)

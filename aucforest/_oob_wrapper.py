@@ -96,16 +96,11 @@ class OOBForestWrapper(MetaEstimatorMixin, BaseEstimator):
         check_is_fitted(forest)
         return self._fit_on_oob(forest, X, y, sample_weight, warn=True)
 
-    def _fit_on_oob(self, forest, X, y, sample_weight, warn, oob=None):
+    def _fit_on_oob(self, forest, X, y, sample_weight, warn):
         """Fit the subclass on the OOB probabilities of the fitted ``forest``
-        (``oob``, or where `training_oob_proba` finds them) and publish it."""
+        (from its `aucforest._oob_source.OutOfBagSource`) and publish it."""
         name = type(self).__name__
-        if oob is None:
-            oob = training_oob_proba(forest, name, X, y, sample_weight)
-        if oob is None:
-            raise ValueError(f"{name} needs the out-of-bag predictions of the forest; "
-                             f"{type(forest).__name__} has no oob_decision_function_: fit it "
-                             f"with oob_score=True")
+        oob = training_oob_proba(forest, name, X, y, sample_weight)
         y = column_or_1d(in_memory(y), warn=warn)
         if sample_weight is not None:
             sample_weight = check_sample_weight(in_memory(sample_weight), y)

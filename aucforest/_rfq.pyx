@@ -47,24 +47,33 @@ def rfq_classes(const double[:, ::1] proba, const double[::1] prior, double tole
     cdef const double[::1] weight = np.asarray(prior) if divide else np.ones(K)
     classes = np.empty(n, dtype=np.intp)
     cdef idx_t[::1] out = classes
+    cdef double[::1] scores = np.empty(K)  # one row's scores, in the order of preference
+    cdef bint nan
     with nogil:
         for i in range(n):
             best_class = -1
             best = -INFINITY
+            nan = False
             for j in range(K):
                 c = order[j]
-                score = proba[i, c] / weight[c] if weight[c] > 0 else -INFINITY
+                if not divide:
+                    score = proba[i, c]
+                elif weight[c] > 0:
+                    score = proba[i, c] / weight[c]
+                else:
+                    score = -INFINITY
+                scores[j] = score
                 if score != score:  # NaN: numpy's argmax takes the first one
                     best_class = c
+                    nan = True
                     break
                 if score > best or best_class < 0:
                     best, best_class = score, c
-            if best == best and best > -INFINITY:  # the first score within the tolerance
+            if not nan and best > -INFINITY:  # the first score within the tolerance
                 floor = best - tolerance * fabs(best)
                 for j in range(K):
-                    c = order[j]
-                    if weight[c] > 0 and proba[i, c] / weight[c] >= floor:
-                        best_class = c
+                    if scores[j] >= floor:
+                        best_class = order[j]
                         break
             out[i] = best_class
     return classes

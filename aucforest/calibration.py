@@ -188,12 +188,6 @@ class OOBCalibratedClassifier(ClassifierMixin, OOBForestWrapper):
             raise TypeError(f"estimator must be a forest with out-of-bag predictions (an "
                             f"oob_score parameter); got {type(forest).__name__}")
 
-    def _calibrate(self, forest, y, oob, sample_weight=None):
-        """Fit the maps of the fitted ``forest`` on its out-of-bag probabilities
-        ``oob`` of the training labels ``y``; kept for the benchmarks, which
-        call it (`calibrate` is the public way)."""
-        return self._fit_on_oob(forest, None, y, sample_weight, warn=False, oob=oob)
-
     def _oob_state(self, forest, y, oob, sample_weight):
         classes = forest.classes_
         draw_weights = draw_class_weights(forest, y, sample_weight)

@@ -231,9 +231,6 @@ def tune_decision(forest, metric="gmean", *, y=None, cost_matrix=None, n_bootstr
         raise ValueError(f"confidence_level must be in (0, 1); got {confidence_level!r}")
 
     proba = training_oob_proba(forest, "tune_decision", X, y, sample_weight)
-    if proba is None:
-        raise ValueError("tune_decision needs the forest's out-of-bag predictions: fit it with "
-                         "oob_score=True.")
     proba = np.asarray(proba, dtype=np.float64)
     codes = _training_codes(forest, in_memory(y), proba.shape[0])
     has_oob = ~np.isnan(proba).any(axis=1)

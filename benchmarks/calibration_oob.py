@@ -11,7 +11,7 @@ bootstrap; fold f grows from random_state ``fold_seed(f)``):
   ``oob_score=True``, maps on the prior-corrected OOB probabilities, RFQ kept
   by ``predict``). The three share one forest fit: its time is added to the
   time of each method's maps (``OOBCalibratedClassifier.fit`` is exactly that
-  fit followed by ``_calibrate``);
+  fit followed by ``calibrate``);
 * ``cv5-isotonic``, ``cv5-sigmoid``: scikit-learn's
   ``CalibratedClassifierCV(forest, method, cv=5)`` (five forest fits, argmax
   rule).
@@ -143,9 +143,9 @@ def run_fold(forest, X_train, y_train, X_test, y_test, classes):
     oob_forest, forest_wall, forest_cpu = timed_fit(clone(forest).set_params(oob_score=True),
                                                     X_train, y_train)
     for method in OOB_METHODS:
-        model = OOBCalibratedClassifier(forest, method=method)
+        model = OOBCalibratedClassifier(oob_forest, method=method)
         wall, cpu = time.perf_counter(), time.process_time()
-        model._calibrate(oob_forest, y_train, oob_forest.oob_decision_function_)
+        model.calibrate(y_train)  # the maps on the fitted forest's OOB probabilities
         wall, cpu = time.perf_counter() - wall + forest_wall, time.process_time() - cpu + forest_cpu
         out[f"oob-{method}"] = dict(scores(model.predict_proba(X_test), model.predict(X_test),
                                            y_train, y_test, classes), fit_s=wall, fit_cpu=cpu)

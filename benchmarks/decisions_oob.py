@@ -117,7 +117,7 @@ def run_fold(X_train, y_train, X_test, y_test, trees, seed, n_bootstrap, level):
         predictions[(name, "cost")] = predict(matrix)
         calibrated = OOBCalibratedClassifier(forest, method="isotonic")
         forest.set_params(decision=matrix)  # the rule the calibrated predict keeps
-        calibrated._calibrate(forest, y_train, forest.oob_decision_function_)
+        calibrated.calibrate(y_train)
         predictions[(name, "cost-calibrated")] = calibrated.predict(X_test)
         found, predictions[(name, "tuned-cost")] = tuned("expected_cost", matrix)
         held_out = expected_cost(y_test, predictions[(name, "tuned-cost")], matrix,

@@ -1,4 +1,4 @@
-"""The compiled kernels of the Dask fit's rounds (`aucforest._dask_kernels`)
+"""The compiled kernels of the Dask fit's rounds (`aucforest._dask._kernels`)
 against naive loops over the same arrays: the histograms a partition adds,
 the routing of rows to children and the rows taken out for in-memory
 finishing."""
@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 from aucforest._binning import MISSING_CODE
-from aucforest._dask_blocks import _node_rows, _take_group
-from aucforest._dask_kernels import (histograms, route, sort_entries, take_rows,
+from aucforest._dask._blocks import _node_rows, _take_group
+from aucforest._dask._payloads import RoundResult
+from aucforest._dask._kernels import (histograms, route, sort_entries, take_rows,
                                      take_waiting)
 
 
@@ -34,7 +35,7 @@ def test_histograms_are_the_naive_sums(seed, weighted, narrow):
     first_slot = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
     slot_feature = rng.integers(0, codes.shape[1], first_slot[-1]).astype(np.int32)
     hist = histograms(codes, ids, counts, weights, y, first_slot, slot_feature, n_codes, K,
-                      narrow=narrow)
+                      narrow=narrow).hist
     assert hist.dtype == (np.int32 if narrow else np.int64)
     expected = np.zeros((first_slot[-1], n_codes, K + 1), dtype=np.int64)
     for t in range(ids.shape[0]):
@@ -60,7 +61,7 @@ def test_route_moves_rows_as_the_naive_loop(seed):
     missing_left = rng.integers(0, 2, n_ids).astype(np.uint8)
     left = (100 + 2 * np.arange(n_ids)).astype(np.int32)
     right = (left + 1).astype(np.int32)
-    routed = route(codes, ids, feature, threshold, missing_left, left, right)
+    routed = route(codes, ids, feature, threshold, missing_left, left, right).ids
     expected = ids.copy()
     for t in range(ids.shape[0]):
         for i in range(ids.shape[1]):
@@ -90,14 +91,14 @@ def _naive_take(ids, group_of, g, trees, codes, counts, weights, y, start):
 def _as_rows(part, start, stop):
     """A part's rows as (node, codes, class, weight), in its order (the naive
     take's, less the global rows: the part's order and range stand for them)."""
-    assert (part["start"], part["stop"]) == (start, stop)
-    nodes, node_start = part["nodes"], part["node_start"]
+    assert (part.start, part.stop) == (start, stop)
+    nodes, node_start = part.nodes, part.node_start
     assert nodes.dtype == np.int32 and node_start.dtype == np.int64
     assert np.all(np.diff(nodes) > 0) and np.all(np.diff(node_start) > 0)
-    assert node_start[0] == 0 and node_start[-1] == part["y"].shape[0]
+    assert node_start[0] == 0 and node_start[-1] == part.y.shape[0]
     node = np.repeat(nodes, np.diff(node_start))
     return [(int(d), tuple(c), int(k), int(w)) for d, c, k, w in
-            zip(node, part["codes"], part["y"], part["weight"])]
+            zip(node, part.codes, part.y, part.weight)]
 
 
 def _less_rows(naive):
@@ -114,9 +115,9 @@ def test_histograms_of_unit_weights_without_cases_are_the_class_columns(seed, na
     n_ids, n_codes, K = 14, 8, 3
     first_slot = np.concatenate([[0], np.cumsum(rng.integers(0, 3, n_ids))]).astype(np.int64)
     slot_feature = rng.integers(0, codes.shape[1], first_slot[-1]).astype(np.int32)
-    full = histograms(codes, ids, counts, None, y, first_slot, slot_feature, n_codes, K)
+    full = histograms(codes, ids, counts, None, y, first_slot, slot_feature, n_codes, K).hist
     bare = histograms(codes, ids, counts, None, y, first_slot, slot_feature, n_codes, K,
-                      narrow=narrow, with_cases=False)
+                      narrow=narrow, with_cases=False).hist
     assert bare.shape == full.shape[:2] + (K,)
     np.testing.assert_array_equal(bare, full[:, :, :K])
     np.testing.assert_array_equal(bare.sum(axis=2), full[:, :, K])
@@ -136,8 +137,8 @@ def test_take_rows_gives_each_group_its_rows_sorted_and_leaves_the_ids(seed, wei
         np.testing.assert_array_equal(ids, before)  # read only: the rows can be taken again
         assert len(taken) == n_groups
         for g, part in enumerate(taken):
-            assert part["y"].dtype == np.uint8
-            assert part["weight"].dtype == (np.int64 if weighted else np.uint8)
+            assert part.y.dtype == np.uint8
+            assert part.weight.dtype == (np.int64 if weighted else np.uint8)
             assert _as_rows(part, 1000, 1000 + ids.shape[1]) == _less_rows(
                 _naive_take(ids, group_of, g, trees, codes, counts, weights, y, 1000))
 
@@ -172,10 +173,11 @@ def test_a_nodes_rows_from_the_workers_takes_are_in_global_row_order(seed):
              for a, b in zip(bounds, bounds[1:])]
     workers = np.array_split(rng.permutation(len(parts)), 2)  # each holds some partitions
     for g in range(2):
-        takes = [_take_group(g, *[{"parts": parts[i]} for i in held]) for held in workers]
-        assert all(part["y"].shape[0] for take in takes for part in take)
+        takes = [_take_group(g, *[RoundResult(None, None, parts[i]) for i in held])
+                 for held in workers]
+        assert all(part.y.shape[0] for take in takes for part in take)
         naive = _naive_take(ids, group_of, g, None, codes, counts, None, y, 0)
-        assert sum(part["y"].shape[0] for take in takes for part in take) == len(naive)
+        assert sum(part.y.shape[0] for take in takes for part in take) == len(naive)
         nodes = np.flatnonzero(group_of == g)
         assert sum(len(_expected_node_rows(naive, d)) for d in nodes) > 0
         for d in nodes:
@@ -192,11 +194,11 @@ def test_node_rows_refuses_parts_of_overlapping_row_ranges():
     rng, codes, counts, ids, y = _state(0, rows=300)
     group_of = np.zeros(12, dtype=np.int32)
     whole = take_rows(ids, group_of, 1, None, codes, counts, None, y, 0, True)[0]
-    d = int(whole["nodes"][0])
+    d = int(whole.nodes[0])
     with pytest.raises(ValueError, match="overlapping row ranges"):
-        _node_rows([whole, dict(whole)], d)
-    later = dict(whole, start=300, stop=600)  # the same rows as another partition's
-    assert _node_rows([later, whole], d)[0].shape[0] == 2 * whole["node_start"][1]
+        _node_rows([whole, whole._replace()], d)
+    later = whole._replace(start=300, stop=600)  # the same rows as another partition's
+    assert _node_rows([later, whole], d)[0].shape[0] == 2 * whole.node_start[1]
 
 
 @pytest.mark.parametrize("narrow", [False, True])
@@ -217,12 +219,12 @@ def test_routing_and_histograms_in_one_pass_equal_the_two_passes(seed, sets, nar
     first_slot = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
     slot_feature = rng.integers(0, codes.shape[1], first_slot[-1]).astype(np.int32)
     weights = rng.integers(1, 50, codes.shape[0]).astype(np.int64)
-    hist, routed = histograms(codes, ids, counts, weights, y, first_slot, slot_feature, 8, 3,
+    hist, routed, _, _ = histograms(codes, ids, counts, weights, y, first_slot, slot_feature, 8, 3,
                               tuple(routes), narrow)
-    expected_ids = route(codes, ids, *routes)
+    expected_ids = route(codes, ids, *routes).ids
     np.testing.assert_array_equal(routed, expected_ids)
     np.testing.assert_array_equal(
-        hist, histograms(codes, expected_ids, counts, weights, y, first_slot, slot_feature, 8, 3))
+        hist, histograms(codes, expected_ids, counts, weights, y, first_slot, slot_feature, 8, 3).hist)
 
 
 def _random_routes(rng, n_features, n_ids):
@@ -323,7 +325,7 @@ def test_entries_listed_in_the_routing_pass_equal_the_naive_lists(seed, request_
     first_slot = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
     slot_feature = rng.integers(0, codes.shape[1], first_slot[-1]).astype(np.int32)
     for live in (None, among):
-        routed = route(codes, ids, *routes, live=live)
+        routed = route(codes, ids, *routes, live=live).ids
         listed = (_naive_live(routed, keep, None if live is None else _as_lists(live)),
                   _naive_waiting(routed, keep, None if live is None else _as_lists(live),
                                  _as_waiting(before, 12)))
@@ -332,9 +334,9 @@ def test_entries_listed_in_the_routing_pass_equal_the_naive_lists(seed, request_
                 codes, ids, counts, None, y, first_slot, slot_feature, 8, 3, routes,
                 live=live, keep=keep, waiting=before)
             np.testing.assert_array_equal(hist, histograms(
-                codes, routed, counts, None, y, first_slot, slot_feature, 8, 3, live=live))
+                codes, routed, counts, None, y, first_slot, slot_feature, 8, 3, live=live).hist)
             # without routes: listed as the ids are
-            _, unrouted_live, unrouted_waiting = histograms(
+            _, _, unrouted_live, unrouted_waiting = histograms(
                 codes, ids, counts, None, y, first_slot, slot_feature, 8, 3, live=live,
                 keep=keep, waiting=before)
             assert _as_lists(unrouted_live) == _naive_live(
@@ -342,14 +344,14 @@ def test_entries_listed_in_the_routing_pass_equal_the_naive_lists(seed, request_
             assert _as_waiting(unrouted_waiting, keep.shape[0]) == _naive_waiting(
                 ids, keep, None if live is None else _as_lists(live), _as_waiting(before, 12))
         else:
-            ids_out, live_out, waiting_out = route(codes, ids, *routes, live=live, keep=keep,
-                                                   waiting=before)
+            _, ids_out, live_out, waiting_out = route(codes, ids, *routes, live=live,
+                                                      keep=keep, waiting=before)
         np.testing.assert_array_equal(ids_out, routed)
         assert _as_lists(live_out) == listed[0]
         assert _as_waiting(waiting_out, keep.shape[0]) == listed[1]
     # more than max_share of the entries open: live None
-    n_open = sum(map(len, _naive_live(route(codes, ids, *routes), keep)))
-    assert route(codes, ids, *routes, keep=keep, max_share=(n_open - 0.5) / ids.size)[1] is None
+    n_open = sum(map(len, _naive_live(route(codes, ids, *routes).ids, keep)))
+    assert route(codes, ids, *routes, keep=keep, max_share=(n_open - 0.5) / ids.size).live is None
 
 
 @pytest.mark.parametrize("weighted", [False, True])
@@ -363,8 +365,8 @@ def test_taking_waiting_rows_out_equals_taking_them_from_the_ids(seed, weighted)
     _, waiting = sort_entries(ids, keep)
     group_of = np.where(keep == 2, rng.integers(-1, 3, 10), -1).astype(np.int32)
     taken = take_waiting(waiting, group_of, 3, codes, counts, weights, y, 50, True)
-    assert [part["y"].shape[0] for part in taken] == \
-        [part["y"].shape[0] for part in take_rows(ids, group_of, 3, None, codes, counts,
+    assert [part.y.shape[0] for part in taken] == \
+        [part.y.shape[0] for part in take_rows(ids, group_of, 3, None, codes, counts,
                                                   weights, y, 50, True)]
     for g, part in enumerate(taken):
         assert _as_rows(part, 50, 50 + ids.shape[1]) == _less_rows(
@@ -372,7 +374,7 @@ def test_taking_waiting_rows_out_equals_taking_them_from_the_ids(seed, weighted)
     # a shorter table (nodes made since): the nodes beyond have nothing waiting
     short = take_waiting(waiting, group_of[:6], 3, codes, counts, weights, y, 50, False)
     for g, part in enumerate(short):
-        assert part["y"].dtype == np.int32
+        assert part.y.dtype == np.int32
         assert _as_rows(part, 50, 50 + ids.shape[1]) == _less_rows(
             _naive_take(ids, group_of[:6], g, None, codes, counts, weights, y, 50))
 
@@ -410,18 +412,19 @@ def test_passes_over_live_entries_equal_full_passes_with_only_those_entries(seed
     only = np.where(listed, ids, -1).astype(np.int32)
     n_ids = 12
     routes = _random_routes(rng, codes.shape[1], n_ids)
-    routed = route(codes, ids, *routes, live=live)
-    np.testing.assert_array_equal(routed, np.where(listed, route(codes, only, *routes), ids))
+    routed = route(codes, ids, *routes, live=live).ids
+    np.testing.assert_array_equal(routed, np.where(listed, route(codes, only, *routes).ids, ids))
     weights = rng.integers(1, 50, codes.shape[0]).astype(np.int64) if weighted else None
     first_slot = np.concatenate([[0], np.cumsum(rng.integers(0, 3, 12 + 2 * n_ids))]
                                 ).astype(np.int64)
     slot_feature = rng.integers(0, codes.shape[1], first_slot[-1]).astype(np.int32)
     args = (counts, weights, y, first_slot, slot_feature, 8, 3)
-    np.testing.assert_array_equal(histograms(codes, ids, *args, live=live),
-                                  histograms(codes, only, *args))
-    hist, moved = histograms(codes, ids, *args, routes=routes, live=live)
+    np.testing.assert_array_equal(histograms(codes, ids, *args, live=live).hist,
+                                  histograms(codes, only, *args).hist)
+    hist, moved, _, _ = histograms(codes, ids, *args, routes=routes, live=live)
     np.testing.assert_array_equal(moved, routed)
-    np.testing.assert_array_equal(hist, histograms(codes, route(codes, only, *routes), *args))
+    np.testing.assert_array_equal(hist, histograms(codes, route(codes, only, *routes).ids,
+                                                   *args).hist)
     group_of = rng.integers(-1, 3, 10).astype(np.int32)
     for trees in (None, np.array([1, 0, 1], dtype=np.uint8)):
         taken = take_rows(ids, group_of, 3, trees, codes, counts, weights, y, 50, True, live)
@@ -453,7 +456,8 @@ def test_encoded_partition_codes_are_the_edge_counts(seed):
     naive search: the number of a feature's edges below the value, the
     missing code for NaN, the level itself for a categorical feature."""
     from aucforest._binned import padded_edges
-    from aucforest._dask_blocks import _encode_block
+    from aucforest._dask._blocks import _encode_block
+    from aucforest._dask._payloads import FitContext
 
     rng = np.random.default_rng(seed)
     n, p = 1003, 7  # rows not a multiple of the kernel's lanes
@@ -468,9 +472,9 @@ def test_encoded_partition_codes_are_the_edge_counts(seed):
         edges[f, :n_bins[f] - 1] = np.sort(rng.normal(size=n_bins[f] - 1))
     # the search table the fit makes of the edges once (`padded_edges`)
     padded = np.stack([padded_edges(edges[f, :n_bins[f] - 1]) for f in range(p)])
-    ctx = {"edges": edges, "n_bins": n_bins, "padded": padded, "is_categorical": categorical,
-           "classes": np.array([0, 1]), "weighted": False, "balanced": False}
-    codes = _encode_block(X, rng.integers(0, 2, n), None, 0, ctx)["codes"]
+    ctx = FitContext(edges=edges, n_bins=n_bins, n_classes=2, weight_scale=1.0, params={},
+                     padded=padded, is_categorical=categorical, classes=np.array([0, 1]))
+    codes = _encode_block(X, rng.integers(0, 2, n), None, 0, ctx).codes
     assert codes.shape == (n, p) and codes.flags.c_contiguous
     for f in range(p):
         if categorical[f]:

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import aucforest._dask as dask_fit
+from aucforest._dask import _fit as dask_driver
 from aucforest import AUCForestClassifier
 from aucforest.metrics import multiclass_auc
 from dask_testing import assert_same_trees, chunked, local_cluster
@@ -170,7 +171,7 @@ def test_whole_trees_give_the_forest_of_the_cut(dask_client, small_nodes, monkey
     whole = AUCForestClassifier(**params).fit(*chunks)
     n_whole = whole._dask_fit_stats["whole_trees"]
     assert n_whole == 8 if whole_tree_rows > 960 else 0 < n_whole < 8
-    monkeypatch.setattr(dask_fit, "_cut_later", lambda nodes: True)
+    monkeypatch.setattr(dask_driver, "_cut_later", lambda nodes: True)
     cut = AUCForestClassifier(**params).fit(*chunks)
     assert_same_trees(whole, cut)
     assert whole.oob_score_ == cut.oob_score_

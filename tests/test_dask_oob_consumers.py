@@ -97,7 +97,7 @@ def test_oob_calibrated_classifier_fits_its_maps_on_the_computed_oob(dask_client
         AUCForestClassifier(N_TREES, balanced_bootstrap=True, random_state=0),
         method="isotonic").fit(X_d, y_d, sample_weight=w_d)
     forest = model.estimator_
-    assert "_oob_sample_" in vars(forest)  # fitted on the dask client, with oob_score
+    assert oob_source(forest).on_workers  # fitted on the dask client, with oob_score
     # reference: the isotonic map of the corrected OOB probabilities, by scikit-learn
     oob = forest.oob_decision_function(X_d, y_d, w_d).compute()
     draw_weights = draw_class_weights(forest, y, weight)
@@ -119,7 +119,7 @@ def test_mondrian_conformal_keeps_the_scores_of_the_computed_oob(dask_client):
     conformal = MondrianConformalClassifier(AUCForestClassifier(N_TREES, random_state=0),
                                             smoothing=False).fit(X_d, y_d, sample_weight=w_d)
     forest = conformal.estimator_
-    assert "_oob_sample_" in vars(forest)
+    assert oob_source(forest).on_workers
     oob = forest.oob_decision_function(X_d, y_d, w_d).compute()
     keep = ~np.isnan(oob).any(axis=1) & (weight != 0)
     for k in range(3):

@@ -19,6 +19,7 @@ import pytest
 from dask.sizeof import sizeof
 
 import aucforest._dask as dask_fit
+from aucforest._dask import _fit as dask_driver
 from aucforest import AUCForestClassifier
 from dask_testing import assert_same_trees, chunked, local_cluster
 from data_builders import dask_data
@@ -158,14 +159,14 @@ def test_tiny_batches_groups_rounds_and_fan_in_give_the_same_forest(dask_client,
     chunks = chunked([300, 400, 300, 500, 500], X, y)
     reference = AUCForestClassifier(**params).fit(*chunks)
     groups = []
-    grouping = dask_fit._Fit._groups
+    grouping = dask_driver._Fit._groups
 
     def counting(self, local):
         found = grouping(self, local)
         groups.append(len(found))
         return found
 
-    monkeypatch.setattr(dask_fit._Fit, "_groups", counting)
+    monkeypatch.setattr(dask_driver._Fit, "_groups", counting)
     for name, value in (("BATCH_STATE_BYTES", 1), ("MAX_TREES_PER_BATCH", 1),
                         ("MAX_ROUND_BYTES", 1), ("REDUCE_FAN_IN", 2),
                         ("LOCAL_ROWS_PER_TASK", 1)):

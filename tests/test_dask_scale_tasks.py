@@ -14,6 +14,8 @@ import numpy as np
 import pytest
 
 import aucforest._dask as dask_fit
+from aucforest._dask import _blocks as dask_blocks
+from aucforest._dask._payloads import FitContext, Finishing, NodeSpec, TakenPart
 from aucforest import AUCForestClassifier
 from aucforest._base import tree_params
 from dask_testing import assert_same_trees, chunked
@@ -281,25 +283,26 @@ def test_grow_local_memory_matches_the_cost_model():
     for start, stop in ((0, rows // 2), (rows // 2, rows)):  # two partitions' parts
         order = np.argsort(node[start:stop], kind="stable")
         nodes, counts = np.unique(node[start:stop], return_counts=True)
-        takes.append({"nodes": nodes.astype(np.int32),
-                      "node_start": np.concatenate([[0], np.cumsum(counts)]).astype(np.int64),
-                      "start": start, "stop": stop,
-                      "codes": rng.integers(0, 200, size=(order.size, p), dtype=np.uint8),
-                      "y": rng.integers(0, K, order.size).astype(np.uint8),
-                      "weight": np.ones(order.size, np.uint8)})
+        takes.append(TakenPart(
+            nodes=nodes.astype(np.int32),
+            node_start=np.concatenate([[0], np.cumsum(counts)]).astype(np.int64),
+            start=start, stop=stop,
+            codes=rng.integers(0, 200, size=(order.size, p), dtype=np.uint8),
+            y=rng.integers(0, K, order.size).astype(np.uint8),
+            weight=np.ones(order.size, np.uint8)))
     edges = np.full((p, 256), np.inf)
     edges[:, :200] = np.arange(200)
-    ctx = {"edges": edges, "n_bins": np.full(p, 201, np.intp), "n_classes": K,
-           "weight_scale": 1.0,
-           "params": dict(tree_params(AUCForestClassifier()), max_bins=255)}
-    spec = [(d, 11 + d, 2, 0.0, None, None, 0.0) for d in range(3)]
+    ctx = FitContext(edges=edges, n_bins=np.full(p, 201, np.intp), n_classes=K,
+                     weight_scale=1.0,
+                     params=dict(tree_params(AUCForestClassifier()), max_bins=255))
+    spec = [NodeSpec(d, 11 + d, 2, 0.0, None, None, 0.0) for d in range(3)]
     tracemalloc.start()
     base = tracemalloc.get_traced_memory()[0]
-    out = dask_fit._grow_local([[take] for take in takes], spec, ctx,
-                               (np.array([1], np.int32), None, True), None)
+    out = dask_blocks._grow_local([[take] for take in takes], spec, ctx,
+                                  Finishing(np.array([1], np.int32), None, True), None)
     peak = tracemalloc.get_traced_memory()[1] - base
     tracemalloc.stop()
-    nodes = sum(a["children_left"].shape[0] for a, _ in out["subtrees"].values())
+    nodes = sum(a["children_left"].shape[0] for a, _ in out.subtrees.values())
     largest = np.bincount(node).max()
     assert nodes > rows / 10  # grown to small leaves: the subtrees weigh
     assert peak <= largest * (p + 40) + nodes * (80 + 8 * K), (peak, largest, nodes)

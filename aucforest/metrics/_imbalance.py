@@ -342,11 +342,6 @@ default=None
     from .._oob_source import training_oob_proba
     proba = training_oob_proba(forest, "oob_imbalance_report", X, y, sample_weight)
     y = in_memory(y)
-    if proba is None:
-        raise ValueError(
-            f"{type(forest).__name__} has no out-of-bag predictions "
-            "(oob_decision_function_): fit it with oob_score=True."
-        )
     if y is None:
         y = _training_labels(forest)
     if np.shape(y)[:1] != np.shape(proba)[:1]:

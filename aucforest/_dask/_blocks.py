@@ -6,14 +6,16 @@ round (route, take out, histograms), the in-memory finishing of nodes
 
 import numpy as np
 
-from ._base import check_categorical_codes, grow_tree
-from ._binned import encode_features
-from ._binning import MISSING_CODE, BinnedData, _level_codes
-from ._compat import check_sample_weight
-from ._dask_kernels import (MAX_MULTIPLICITY, draw_counts, histograms, route, row_uniforms,
+from .._base import check_categorical_codes, grow_tree
+from .._binned import encode_features
+from .._binning import MISSING_CODE, BinnedData, _level_codes
+from .._compat import check_sample_weight
+from ._payloads import (Block, Drawn, Finished, NodeState, PartitionStats, RoundResult,
+                        TakenPart)
+from ._kernels import (MAX_MULTIPLICITY, draw_counts, histograms, route, row_uniforms,
                              sort_entries, start_trees, take_rows, take_waiting)
-from ._leaf_budget import cut_to_expansions, risks
-from ._tree import Tree, accumulate_oob_proba
+from .._leaf_budget import cut_to_expansions, risks
+from .._tree import Tree, accumulate_oob_proba
 
 # Trees whose draws of the out-of-bag rows are made together (`_add_oob`).
 OOB_TREES_PER_DRAW = 32
@@ -30,20 +32,21 @@ def _block_stats(X, y, w, start, sample_key, sample_rate, is_categorical=None, n
     categorical = np.zeros(X.shape[1], dtype=bool) if is_categorical is None else is_categorical
     y = np.asarray(y)
     labels, counts = np.unique(y, return_counts=True)
-    stats = {"infinite": bool(np.isinf(X).any()), "labels": labels, "counts": counts}
+    w_max = None
     if w is not None:  # non-finite or negative weights refused with the in-memory error
         w = check_sample_weight(w, X, dtype=np.float64, ensure_non_negative=True)
-        stats["w_max"] = float(w.max()) if w.size else 0.0
+        w_max = float(w.max()) if w.size else 0.0
         positive = y[w > 0]
     else:
         positive = y
-    stats["positive"] = np.unique(positive, return_counts=True)
     selected = row_uniforms(sample_key, start, X.shape[0]) < sample_rate
-    stats["sample"] = X[selected][:, ~categorical]
     levels = X[:, categorical]
-    stats["largest_level"] = np.max(np.where(np.isnan(levels), -1, levels), axis=0,
-                                    initial=-1).astype(np.int64)
-    return stats
+    return PartitionStats(
+        infinite=bool(np.isinf(X).any()), labels=labels, counts=counts,
+        positive=np.unique(positive, return_counts=True), sample=X[selected][:, ~categorical],
+        largest_level=np.max(np.where(np.isnan(levels), -1, levels), axis=0,
+                             initial=-1).astype(np.int64),
+        w_max=w_max)
 
 
 def _encode_block(X, y, w, start, ctx):
@@ -52,41 +55,41 @@ def _encode_block(X, y, w, start, ctx):
     X = np.asarray(X, dtype=np.float32)
     n, p = X.shape
     codes = np.empty((n, p), dtype=np.uint8)
-    categorical = ctx.get("is_categorical")
+    categorical = ctx.is_categorical
     if categorical is None:
         categorical = np.zeros(p, dtype=bool)
     # a block of rows at a time, each row read once (X is a row-major partition)
-    encode_features(X, ctx["padded"], np.flatnonzero(~categorical), codes, 0, n)
+    encode_features(X, ctx.padded, np.flatnonzero(~categorical), codes, 0, n)
     for f in np.flatnonzero(categorical):  # the level itself, as bin_features
         codes[:, f] = _level_codes(X[:, f])
-    y = np.searchsorted(ctx["classes"], np.asarray(y)).astype(np.int32)
-    K = ctx["classes"].shape[0]
+    y = np.searchsorted(ctx.classes, np.asarray(y)).astype(np.int32)
+    K = ctx.classes.shape[0]
     prior = np.zeros(K, dtype=np.int64)
     weights = None
     draw_y = y
     if w is not None:
-        sw = np.asarray(w, dtype=np.float64) / ctx["w_max"]
-        q = np.rint(sw * ctx["weight_unit"]).astype(np.int64)
+        sw = np.asarray(w, dtype=np.float64) / ctx.w_max
+        q = np.rint(sw * ctx.weight_unit).astype(np.int64)
         q[(sw > 0) & (q == 0)] = 1
         for k in range(K):
             prior[k] = q[y == k].sum()
-        if ctx["balanced"]:
+        if ctx.balanced:
             draw_y = np.where(sw > 0, y, -1).astype(np.int32)
     else:
         prior[:] = np.bincount(y, minlength=K)
         sw = None
-    if ctx["weighted"]:
+    if ctx.weighted:
         base = np.ones(n) if sw is None else sw
-        if ctx["class_weights"] is not None:
-            base = base * ctx["class_weights"][y]
-        weights = np.rint(base * ctx["weight_unit"]).astype(np.int64)
+        if ctx.class_weights is not None:
+            base = base * ctx.class_weights[y]
+        weights = np.rint(base * ctx.weight_unit).astype(np.int64)
         weights[(base > 0) & (weights == 0)] = 1
-    return {"codes": codes, "y": y, "weights": weights, "draw_y": draw_y,
-            "start": int(start), "prior": prior}
+    return Block(codes=codes, y=y, weights=weights, draw_y=draw_y, start=int(start),
+                 prior=prior)
 
 
 def _block_prior(block):
-    return block["prior"]
+    return block.prior
 
 
 def _init_state(block, tree_keys, rates, poisson, n_classes):
@@ -99,19 +102,17 @@ def _init_state(block, tree_keys, rates, poisson, n_classes):
     column (`histograms`); "live": the entries the next round reads
     (`_round`; None: every entry), "waiting": the rows of nodes finished in
     memory not yet taken out, per node (None: none)."""
-    n = block["y"].shape[0]
-    rows = block["start"] + np.arange(n, dtype=np.int64)
-    counts = draw_counts(tree_keys, rows, block["draw_y"], rates, poisson)
-    ids, sums = start_trees(counts, block["weights"], block["y"], n_classes)
-    return {"state": {"ids": ids, "counts": counts,
-                      "unit": block["weights"] is None and not poisson, "live": None,
-                      "waiting": None},
-            "sums": sums}
+    n = block.y.shape[0]
+    rows = block.start + np.arange(n, dtype=np.int64)
+    counts = draw_counts(tree_keys, rows, block.draw_y, rates, poisson)
+    ids, sums = start_trees(counts, block.weights, block.y, n_classes)
+    return Drawn(NodeState(ids, counts, unit=block.weights is None and not poisson,
+                           live=None, waiting=None), sums)
 
 
 def _sum_root_sums(*drawn):
     """The sum of the roots' sums of some partitions' draws (`_init_state`)."""
-    return _sum_arrays(*[d["sums"] for d in drawn])
+    return _sum_arrays(*[d.sums for d in drawn])
 
 
 def _round(block, previous, tables, n_codes, n_classes):
@@ -140,12 +141,12 @@ def _round(block, previous, tables, n_codes, n_classes):
     draw (`_init_state`), whose "state" this round starts from; the tasks
     reading a round's result run where it is (the next round, the takes,
     the histograms' first sums), so that each reads its part of it."""
-    routes, request, finish, live = tables
-    state = previous["state"]
-    codes = block["codes"]
-    ids = state["ids"]
-    entries = state["live"] if live is not None else None
-    waiting = state["waiting"]
+    routes, request, finish, live = tables.routes, tables.request, tables.finish, tables.live
+    state = previous.state
+    codes = block.codes
+    ids = state.ids
+    entries = state.live if live is not None else None
+    waiting = state.waiting
     hist = None
     # the entries listed again when rows moved (or first read), in the pass that
     # moves them; a round that only takes rows out leaves the lists as they are
@@ -155,43 +156,41 @@ def _round(block, previous, tables, n_codes, n_classes):
     if request is not None:  # routed in the same pass
         first_slot, slot_feature = request
         # int32 sums when no cell can reach 2**31 (widened when summed)
-        narrow = block["weights"] is None and codes.shape[0] * MAX_MULTIPLICITY < 2 ** 31
-        out = histograms(codes, ids, state["counts"], block["weights"], block["y"],
-                         first_slot, slot_feature, n_codes, n_classes, routes, narrow,
-                         not state["unit"], entries, **listing)
-        hist, *rest = out if isinstance(out, tuple) else (out,)  # [ids] [live, waiting]
-        if routes is not None:
-            ids, *rest = rest
-        if listing:
-            entries, waiting = rest
+        narrow = block.weights is None and codes.shape[0] * MAX_MULTIPLICITY < 2 ** 31
+        done = histograms(codes, ids, state.counts, block.weights, block.y,
+                          first_slot, slot_feature, n_codes, n_classes, routes, narrow,
+                          not state.unit, entries, **listing)
+        hist = done.hist
     elif routes is not None:
-        out = route(codes, ids, *routes, live=entries, **listing)
-        ids, entries, waiting = out if listing else (out, entries, waiting)
+        done = route(codes, ids, *routes, live=entries, **listing)
+    else:
+        done = None
+    if done is not None:
+        ids = ids if done.ids is None else done.ids
+        if listing:
+            entries, waiting = done.live, done.waiting
     elif listing:
         entries, waiting = sort_entries(ids, live[0], entries, waiting, live[1])
     parts = {}
     if finish is not None:
-        group_of, n_groups, trees = finish
-        data = (codes, state["counts"], block["weights"], block["y"], block["start"],
-                n_classes <= 256)
-        taken = (take_waiting(waiting, group_of, n_groups, *data) if live is not None
-                 else take_rows(ids, group_of, n_groups, trees, *data))
+        data = (codes, state.counts, block.weights, block.y, block.start, n_classes <= 256)
+        taken = (take_waiting(waiting, finish.group_of, finish.n_groups, *data)
+                 if live is not None
+                 else take_rows(ids, finish.group_of, finish.n_groups, finish.trees, *data))
         parts = dict(enumerate(taken))
-    return {"state": {"ids": ids, "counts": state["counts"], "unit": state["unit"],
-                      "live": entries, "waiting": waiting},
-            "hist": hist, "parts": parts}
+    return RoundResult(state._replace(ids=ids, live=entries, waiting=waiting), hist, parts)
 
 
 def _kept_state(result):
     """A round's result without its histograms and taken rows: the node state
     a later round (a retake) starts from."""
-    return {"state": result["state"]}
+    return RoundResult(result.state, None, {})
 
 
 def _sum_round_histograms(*results):
     """The sum of some partitions' round histograms (`_round`'s "hist"), as
     `_sum_histograms`."""
-    return _sum_histograms(*[r["hist"] for r in results])
+    return _sum_histograms(*[r.hist for r in results])
 
 
 def _sum_histograms(*parts):
@@ -206,39 +205,39 @@ def _sum_histograms(*parts):
 def _take_group(group, *results):
     """One worker's rows of an in-memory finishing group: the group's part of
     each of its partitions' taken rows (the "parts" of their round
-    ``results``; `_dask_kernels.take_rows`), those holding rows, as they
+    ``results``; `_kernels.take_rows`), those holding rows, as they
     are: no copy. One task per (worker, group), where the rows are: what
     moves to the finishing worker is the group's rows only."""
-    return [r["parts"][group] for r in results if r["parts"][group]["y"].shape[0]]
+    return [r.parts[group] for r in results if r.parts[group].y.shape[0]]
 
 
 def _node_rows(parts, node_id):
     """The rows of node ``node_id`` in ``parts`` (taken rows,
-    `_dask_kernels.take_rows`: per node in row order, each part the rows of
+    `_kernels.take_rows`: per node in row order, each part the rows of
     one partition, a range of global rows of its own), in the order of
     their global row indices: the parts' slices one after the other, by the
     partitions' first rows. Codes (rows, p; Fortran order, as the splitter
     reads a feature), classes (intp) and weights (float64)."""
     pieces = []
     for part in parts:
-        at = np.searchsorted(part["nodes"], node_id)
-        if at < part["nodes"].shape[0] and part["nodes"][at] == node_id:
-            pieces.append((part, part["node_start"][at], part["node_start"][at + 1]))
-    pieces.sort(key=lambda piece: piece[0]["start"])
+        at = np.searchsorted(part.nodes, node_id)
+        if at < part.nodes.shape[0] and part.nodes[at] == node_id:
+            pieces.append((part, part.node_start[at], part.node_start[at + 1]))
+    pieces.sort(key=lambda piece: piece[0].start)
     for (a, _, _), (b, _, _) in zip(pieces, pieces[1:]):
-        if a["stop"] > b["start"]:
+        if a.stop > b.start:
             raise ValueError(f"node {node_id}'s rows come from parts of overlapping row "
-                             f"ranges ({a['start']}..{a['stop']} and {b['start']}..{b['stop']})")
+                             f"ranges ({a.start}..{a.stop} and {b.start}..{b.stop})")
     n_rows = sum(int(hi - lo) for _, lo, hi in pieces)
-    codes = np.empty((n_rows, parts[0]["codes"].shape[1]), dtype=np.uint8, order="F")
+    codes = np.empty((n_rows, parts[0].codes.shape[1]), dtype=np.uint8, order="F")
     y = np.empty(n_rows, dtype=np.intp)
     w = np.empty(n_rows, dtype=np.float64)
     at = 0
     for part, lo, hi in pieces:  # written in place: no copy of the node
         rows = slice(at, at + hi - lo)
-        codes[rows] = part["codes"][lo:hi]
-        y[rows] = part["y"][lo:hi]
-        w[rows] = part["weight"][lo:hi]
+        codes[rows] = part.codes[lo:hi]
+        y[rows] = part.y[lo:hi]
+        w[rows] = part.weight[lo:hi]
         at += hi - lo
     return codes, y, w
 
@@ -254,39 +253,40 @@ def _grow_local(takes, nodes, ctx, finishing, oob_x):
     impurity decrease is below the node's floor (``min_decrease``, in weight:
     scikit-learn's ``min_impurity_decrease`` times the subtree's weight).
 
-    ``finishing`` is (candidate node sizes, size to collapse to or None,
-    split_impurity): see `_finish_subtree`, given each node's out-of-bag rows.
+    ``nodes``: a `NodeSpec` per node; ``finishing``: a `Finishing` (see
+    `_finish_subtree`), given each node's out-of-bag rows.
 
-    Returns {"subtrees": {node id: (node arrays, depth)},
-             "oob": {node id: (root size, proportions (candidates, rows, K))}}.
+    Returns a `Finished`: subtrees {node id: (node arrays, depth)} and oob
+    {node id: (root size, proportions (candidates, rows, K))}.
     """
-    params = ctx["params"]
+    params = ctx.params
     parts = [part for take in takes for part in take]
     out, oob = {}, {}
-    for node_id, key, depth, min_weight_leaf, oob_rows, leaves, min_decrease in nodes:
+    for node in nodes:
+        node_id, depth, min_weight_leaf = node.node_id, node.depth, node.min_weight_leaf
         codes, y, w = _node_rows(parts, node_id)
-        w *= ctx["weight_scale"]
-        binned = BinnedData(codes, ctx["edges"], ctx["n_bins"], ctx.get("is_categorical"))
+        w *= ctx.weight_scale
+        binned = BinnedData(codes, ctx.edges, ctx.n_bins, ctx.is_categorical)
         max_depth = None if params["max_depth"] is None else params["max_depth"] - depth
         total = w.sum()
-        tree_ = grow_tree(binned, y, w, ctx["n_classes"],
-                          is_categorical=ctx.get("is_categorical"), seed=int(key), **dict(
+        tree_ = grow_tree(binned, y, w, ctx.n_classes,
+                          is_categorical=ctx.is_categorical, seed=int(node.key), **dict(
                               params, max_depth=max_depth,
-                              max_leaf_nodes=params["max_leaf_nodes"] if leaves is None
-                              else leaves,
+                              max_leaf_nodes=params["max_leaf_nodes"] if node.leaves is None
+                              else node.leaves,
                               min_weight_fraction_leaf=min_weight_leaf / total
                               if min_weight_leaf > 0 else 0.0,
-                              min_impurity_decrease=min_decrease / total))
+                              min_impurity_decrease=node.min_decrease / total))
         del binned, codes, y
         arrays = tree_.node_arrays()
         top = w.max()
         if top != 1.0:  # grow_tree rescaled the weights to a maximum of 1
             arrays["weighted_n_node_samples"] = arrays["weighted_n_node_samples"] * top
         out[node_id], found = _finish_subtree((arrays, tree_.max_depth), ctx, finishing, oob_x,
-                                              oob_rows)
+                                              node.oob_rows)
         if found is not None:
             oob[node_id] = found
-    return {"subtrees": out, "oob": oob}
+    return Finished(out, oob)
 
 
 def _finish_subtree(subtree, ctx, finishing, oob_x, oob_rows):
@@ -296,11 +296,11 @@ def _finish_subtree(subtree, ctx, finishing, oob_x, oob_rows):
     (`accumulate_oob_proba`; the client replaces those of candidates above
     the subtree's root size); with a size to collapse to, collapsed to it
     (`_collapse_subtree`). ``finishing``: (candidate sizes, size to collapse
-    to or None, split_impurity).
+    to or None, split_impurity: a `Finishing`).
 
     Returns (subtree, (root size, proportions (candidates, rows, K)) or None)."""
     sizes, collapse_to, split_impurity = finishing
-    p, K = ctx["edges"].shape[0], ctx["n_classes"]
+    p, K = ctx.n_features, ctx.n_classes
     arrays, depth = subtree
     found = None
     if oob_rows is not None and oob_rows.shape[0]:
@@ -321,12 +321,12 @@ def _skeleton_of(result, ctx, root_weight):
     children arrays (int32) and each node's risk p(t) i(t) (`risks`, of the
     proportions and weights the assembled tree holds, against its root's
     weight ``root_weight``), and its number of leaves."""
-    p, K = ctx["edges"].shape[0], ctx["n_classes"]
+    p, K = ctx.n_features, ctx.n_classes
     out = {}
-    for node_id, (arrays, depth) in result["subtrees"].items():
+    for node_id, (arrays, depth) in result.subtrees.items():
         tree_ = Tree(p, K, max_depth=depth, **arrays)
         weight = tree_.weighted_n_node_samples
-        risk = risks(tree_.proba, weight, root_weight, ctx["params"]["criterion"])
+        risk = risks(tree_.proba, weight, root_weight, ctx.params["criterion"])
         right = tree_.children_right
         out[node_id] = (tree_.children_left.astype(np.int32), right.astype(np.int32), risk,
                         int(np.count_nonzero(right < 0)))
@@ -339,20 +339,20 @@ def _cut_group(result, cuts, ctx, finishing, oob_x):
     None; `aucforest._leaf_budget.cut_to_expansions`), then finished as
     `_grow_local` finishes its subtrees (`_finish_subtree`).
 
-    Returns {"subtrees": {...}, "oob": {...}} as `_grow_local`."""
-    p, K = ctx["edges"].shape[0], ctx["n_classes"]
+    Returns a `Finished`, as `_grow_local`."""
+    p, K = ctx.n_features, ctx.n_classes
     out, oob = {}, {}
     for node_id, expanded_nodes, oob_rows in cuts:
-        arrays, depth = result["subtrees"][node_id]
+        arrays, depth = result.subtrees[node_id]
         tree_ = Tree(p, K, max_depth=depth, **arrays)
         expanded = np.zeros(tree_.node_count, dtype=bool)
         expanded[expanded_nodes] = True
-        tree_ = cut_to_expansions(tree_, expanded, ctx["params"]["criterion"])
+        tree_ = cut_to_expansions(tree_, expanded, ctx.params["criterion"])
         out[node_id], found = _finish_subtree((tree_.node_arrays(), tree_.max_depth), ctx,
                                               finishing, oob_x, oob_rows)
         if found is not None:
             oob[node_id] = found
-    return {"subtrees": out, "oob": oob}
+    return Finished(out, oob)
 
 
 def _collapse_subtree(subtree, n_features, n_classes, min_samples, split_impurity):
@@ -382,18 +382,17 @@ def _collapse_group(result, n_features, n_classes, min_samples, split_impurity):
     """The subtrees of a finishing task, collapsed to the chosen node size."""
     return {node_id: _collapse_subtree(subtree, n_features, n_classes, min_samples,
                                        split_impurity)
-            for node_id, subtree in result["subtrees"].items()}
+            for node_id, subtree in result.subtrees.items()}
 
 
 def _oob_of(result):
-    return result["oob"]
+    return result.oob
 
 
-def _edge_values(block, edges, n_bins, is_categorical=None):
+def _edge_values(codes, edges, n_bins, is_categorical=None):
     """float32 values standing for the codes: a bin's upper edge (NaN when
     missing), which every tree sends where it sends the bin's real values;
     a categorical feature's level code itself."""
-    codes = block["codes"]
     X = np.empty(codes.shape, dtype=np.float32, order="F")
     for f in range(codes.shape[1]):
         table = np.full(256, np.nan, dtype=np.float32)
@@ -408,10 +407,10 @@ def _edge_values(block, edges, n_bins, is_categorical=None):
 def _oob_rows(block, rates, key):
     """The partition's rows selected (by a hash of their global index, at a rate
     per class) for the node-size choice: global index, class, draw class, codes."""
-    y = block["y"]
-    selected = np.flatnonzero(row_uniforms(key, block["start"], y.shape[0]) < rates[y])
-    return {"row": block["start"] + selected, "y": y[selected],
-            "draw_y": block["draw_y"][selected], "codes": block["codes"][selected]}
+    y = block.y
+    selected = np.flatnonzero(row_uniforms(key, block.start, y.shape[0]) < rates[y])
+    return {"row": block.start + selected, "y": y[selected],
+            "draw_y": block.draw_y[selected], "codes": block.codes[selected]}
 
 
 def _add_oob(trees, draw, X, rows, draw_y, sizes, proba, n_trees):

@@ -19,11 +19,11 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from ._base import check_categorical_codes
-from ._categories import predict_codes
-from ._prediction import decide_classes, mean_tree_proba
-from ._dask_blocks import _add_oob
-from ._dask_inputs import _as_rows, _is_dask_frame, is_dask_collection
+from .._base import check_categorical_codes
+from .._categories import predict_codes
+from .._prediction import decide_classes, mean_tree_proba
+from ._blocks import _add_oob
+from ._inputs import _as_rows, _is_dask_frame, is_dask_collection
 
 
 def _oob_decision_block(X, y, w, model, weighted, block_info=None):

@@ -22,11 +22,15 @@ from libc.string cimport memcpy, memset
 
 import numpy as np
 
-from ._criterion cimport (X_t, criterion_improvement, criterion_init, idx_t,
+from aucforest._dask._payloads import Pass, TakenPart
+
+_NOT_LISTED = (None, None)  # a pass's (live, waiting) when it lists no entries
+
+from aucforest._criterion cimport (X_t, criterion_improvement, criterion_init, idx_t,
                           node_impurity as _node_impurity)
-from ._split cimport SplitRecord, Splitter, level_goes_left, reset_split
-from ._buckets cimport draw_buckets
-from ._random cimport random_below as _random_below
+from aucforest._split cimport SplitRecord, Splitter, level_goes_left, reset_split
+from aucforest._buckets cimport draw_buckets
+from aucforest._random cimport random_below as _random_below
 
 cdef enum:
     MISSING_CODE = 255
@@ -434,11 +438,11 @@ def take_rows(const int32_t[:, ::1] ids, const int32_t[::1] group_of, idx_t n_gr
 
     Returns
     -------
-    list of dicts, one per group, its rows sorted by (node, row): "codes"
-        (uint8 (taken, features)), "y", "weight" (counts[t, i] as uint8
-        without weights, else times weights[i] as int64); "nodes" (int32,
-        ascending: those with rows taken), whose rows start at "node_start"
-        (int64, one more entry); "start" and "stop", the global rows of the
+    list of TakenPart, one per group, its rows sorted by (node, row): codes
+        (uint8 (taken, features)), y, weight (counts[t, i] as uint8
+        without weights, else times weights[i] as int64); nodes (int32,
+        ascending: those with rows taken), whose rows start at node_start
+        (int64, one more entry); start and stop, the global rows of the
         partition (start .. stop - 1): a node's rows are in the order of
         their global indices, which need not be sent. Each node lies in one
         tree, whose rows are read ascending.
@@ -564,12 +568,12 @@ cdef list _taken_groups(TakenGroups* groups, idx_t[::1] at, const int32_t[::1] g
                 node_start[g].append(sizes[g])
     out = []
     for g in range(n_groups):
-        out.append({"nodes": np.array(nodes[g], dtype=np.int32),
-                    "node_start": np.array(node_start[g], dtype=np.int64),
-                    "start": start, "stop": start + n,
-                    "codes": np.empty((sizes[g], p), dtype=np.uint8),
-                    "y": np.empty(sizes[g], dtype=np.uint8 if byte_classes else np.int32),
-                    "weight": np.empty(sizes[g], dtype=np.int64 if weighted else np.uint8)})
+        out.append(TakenPart(
+            nodes=np.array(nodes[g], dtype=np.int32),
+            node_start=np.array(node_start[g], dtype=np.int64), start=start, stop=start + n,
+            codes=np.empty((sizes[g], p), dtype=np.uint8),
+            y=np.empty(sizes[g], dtype=np.uint8 if byte_classes else np.int32),
+            weight=np.empty(sizes[g], dtype=np.int64 if weighted else np.uint8)))
     groups.codes = <uint8_t**> calloc(n_ptrs, sizeof(uint8_t*))
     groups.y = <void**> calloc(n_ptrs, sizeof(void*))
     groups.weight = <void**> calloc(n_ptrs, sizeof(void*))
@@ -582,9 +586,9 @@ cdef list _taken_groups(TakenGroups* groups, idx_t[::1] at, const int32_t[::1] g
     for g in range(n_groups):
         if sizes[g] == 0:
             continue
-        groups.codes[g] = <uint8_t*> <size_t> out[g]["codes"].ctypes.data
-        groups.y[g] = <void*> <size_t> out[g]["y"].ctypes.data
-        groups.weight[g] = <void*> <size_t> out[g]["weight"].ctypes.data
+        groups.codes[g] = <uint8_t*> <size_t> out[g].codes.ctypes.data
+        groups.y[g] = <void*> <size_t> out[g].y.ctypes.data
+        groups.weight[g] = <void*> <size_t> out[g].weight.ctypes.data
     return out
 
 
@@ -717,8 +721,13 @@ def route(const uint8_t[:, ::1] codes, const int32_t[:, ::1] ids, const int32_t[
     words, 256 bits) is set, missing values by missing_left[d]. ``live``: the
     only entries moved (`sort_entries`; None: every entry), the others keep their ids.
     With ``keep`` (and ``waiting``, ``max_share``), the entries are listed in
-    the same pass as `sort_entries` lists them after the move: returns (ids,
-    live, waiting).
+    the same pass as `sort_entries` lists them after the move.
+
+    Returns
+    -------
+    Pass
+        ``ids`` the new node ids; ``live``, ``waiting`` `sort_entries`' lists
+        (with ``keep`` only, else None); no ``hist``.
     """
     cdef RouteTables tables = _route_tables(feature, threshold_bin, missing_left, left, right,
                                             level_set, left_levels)
@@ -738,7 +747,7 @@ def route(const uint8_t[:, ::1] codes, const int32_t[:, ::1] ids, const int32_t[
                         _list_entry(lists, t, i, new[t, i])
                 if lists != NULL:
                     lists.starts[t + 1] = lists.n_open
-    return out if listing is None else (out,) + listing.done()
+    return Pass(None, out, *(_NOT_LISTED if listing is None else listing.done()))
 
 
 def histograms(const uint8_t[:, ::1] codes, const int32_t[:, ::1] ids,
@@ -771,9 +780,11 @@ def histograms(const uint8_t[:, ::1] codes, const int32_t[:, ::1] ids,
 
     Returns
     -------
-    hist : int64, or int32 when narrow (n_slots, n_codes, n_classes + with_cases)
-    ids : int32 (trees, rows), the node ids after routing (with ``routes`` only)
-    live, waiting : `sort_entries`' lists (with ``keep`` only)
+    Pass
+        ``hist``: int64, or int32 when narrow (n_slots, n_codes, n_classes +
+        with_cases); ``ids``: int32 (trees, rows), the node ids after routing
+        (with ``routes`` only, else None); ``live``, ``waiting``:
+        `sort_entries`' lists (with ``keep`` only, else None).
     """
     cdef idx_t n_slots = slot_feature.shape[0]
     cdef bint routing = routes is not None
@@ -789,7 +800,6 @@ def histograms(const uint8_t[:, ::1] codes, const int32_t[:, ::1] ids,
     cdef _Listing listing = _listing(keep, waiting, &entries, ids.shape[0], ids.shape[1],
                                      max_share)
     cdef EntryLists* lists = NULL if listing is None else listing.pointer()
-    result = (hist_array, out) if routing else (hist_array,)
     cdef int32_t[:, :, ::1] hist32
     cdef int64_t[:, :, ::1] hist64
     cdef int32_t[:, ::1] new = out if routing else None
@@ -806,9 +816,7 @@ def histograms(const uint8_t[:, ::1] codes, const int32_t[:, ::1] ids,
                             new, counts, weights, y, first_slot, slot_feature, n_codes,
                             n_classes, with_cases, &tables if routing else NULL, &entries,
                             lists)
-    if listing is not None:
-        result += listing.done()
-    return result if len(result) > 1 else hist_array
+    return Pass(hist_array, out, *(_NOT_LISTED if listing is None else listing.done()))
 
 
 cdef void _histogram_pass(hist_t* base, const uint8_t[:, ::1] codes,

@@ -24,7 +24,7 @@ import sys
 
 import numpy as np
 
-from ._categories import _codes_by_value, fit_categories
+from .._categories import _codes_by_value, fit_categories
 
 
 def is_dask_collection(X):

@@ -1,109 +1,5 @@
-"""Training and prediction on dask collections, the rows staying on the workers.
-
-`fit` grows an `AUCForestClassifier` on a dask array or DataFrame without any
-process holding all rows, on the ``dask.distributed`` client in scope:
-
-1. **Bins.** Edges from the rows selected by a hash of their global index
-   (at most about ``EDGE_SAMPLE_ROWS``; all rows below), so that neither the
-   sample nor the edges depend on the partitioning; each worker then bins its
-   own partitions (uint8 codes, NaN in the missing bin as in
-   `aucforest._binning`) and keeps them.
-2. **Draws.** A row's multiplicity in a tree is a function of (random_state,
-   tree, global row index) (a counter-based generator,
-   `_dask_kernels.draw_counts`): Bernoulli(0.632) per row for the default
-   subsampling without replacement, Poisson(1) for ``replacement=True``
-   (Spark MLlib's bootstrap), per-class rates for ``balanced_bootstrap``.
-   These are the distributed equivalents of the in-memory draws, not the same
-   draws: the number of cases of a tree varies around its in-memory value.
-3. **Growth** level by level over a batch of trees (PLANET, Panda et al.,
-   VLDB 2009; Spark MLlib's ``RandomForest.findBestSplits``): each worker
-   keeps the node of each of its rows in each tree, and per round adds
-   integer class-weight and case histograms (classes x bins) of the
-   candidate features of every open node; the client sums them (integers:
-   the sums do not depend on the order or grouping of the partitions) and
-   chooses the splits with the binned splitter's scan
-   (`_dask_kernels.HistogramSplitter`). From the second round on, the
-   rounds read only a partition's (tree, row) entries in open nodes, and the
-   rows of a node finished in memory are listed per node when it is made,
-   so that taking it out reads its rows only (`_dask_kernels.sort_entries`,
-   `take_waiting`): out-of-bag rows and the rows of leaves and of nodes
-   waiting or taken out cost the later rounds nothing (the deep, unbalanced
-   chains of large nodes). Candidate features and ``nsplit`` bins are drawn
-   from keys of (tree seed, path of the node), never from the order in which
-   nodes are reached. Round trips grow with
-   depth, not with nodes. A node with at most ``local_rows(n)`` distinct rows
-   is finished in memory (PLANET's in-memory completion): its rows' codes
-   are gathered to one worker, ordered by global row index, and the
-   in-memory binned splitter (`grow_tree` on `BinnedData`) grows its
-   subtree, which is grafted in. The trees are ordinary `Tree` objects in
-   preorder.
-   With ``max_leaf_nodes`` a tree keeps the splits the in-memory best-first
-   builder would keep of it (`aucforest._leaf_budget`): nodes that cannot
-   be among them become leaves during the growth; a node finished in memory
-   grows best first to about its share of the bound (``SUBTREE_LEAF_SHARE``
-   times the bound times its share of the tree's rows); one that may hold
-   more of its tree's expansions is grown once more, from its rows taken
-   again from the node state, to the bound with the smallest decrease its
-   tree can still keep as a floor (`_Fit._cut_trees`); the client then reads
-   each tree's skeleton (children and risks, 16 bytes a node), chooses the
-   max_leaf_nodes - 1 splits of largest weighted impurity decrease, cuts
-   the top and has each subtree cut where it was grown. The subtrees then
-   go on as without the bound (out-of-bag sums, collapse). A tree of at most
-   ``WHOLE_TREE_ROWS`` rows is grown whole on one worker, best first to the
-   bound, and finished there as without the bound: nothing to cut.
-   The tasks of a round do not depend on the number of nodes: the round's
-   tables (routes, histogram request, finishing groups) are one key that
-   each worker fetches once; per partition a round task, whose result the
-   next round, the takes and the histograms' first sums read where it is
-   (no task only to pick a part of it); the sums' reducing tasks (per worker
-   up to ``REDUCE_FAN_IN`` partitions each, then their partial sums); per
-   finishing group (one tree's nodes, about
-   ``LOCAL_ROWS_PER_TASK`` rows) one take per worker (its partitions' rows
-   of the group, `_take_group`) and the finishing task. A partition's tasks
-   run on the worker holding it (a loose restriction: elsewhere only when
-   that worker is lost), or dask would move its node state to whichever
-   worker is less busy. The rounds go before the finishing tasks (task
-   priorities), which fill the workers' time while the client chooses
-   splits; each finishing group goes to the worker with the fewest rows
-   waiting, at most ``FINISH_BACKLOG_PER_WORKER`` tasks and
-   ``FINISH_BACKLOG_BYTES`` of rows per worker (an idle worker takes any
-   group), the rows of further nodes staying where they are; once no
-   histograms are asked for, the client waits until a worker's backlog is
-   down to half, so that one round takes out many groups. The next batch of
-   trees starts while the last one's subtrees are being finished.
-4. **Out of bag and the node size.** The rows that choose the node size of
-   ``predict_min_samples="oob"`` (hash-selected and class-balanced, at most
-   about ``OOB_CHOICE_MAX_CASES``, as bounded as the edge sample) are
-   gathered once and sent to each worker once. The client routes them
-   through the top of each tree (the nodes it grew); each finishing task
-   gives the proportions of its subtrees' nodes for the rows that reach
-   them; the client adds them tree after tree (`accumulate_oob_proba`'s
-   additions on the whole tree). The grown subtrees stay on the workers:
-   with the node size known (an int ``predict_min_samples``) the finishing
-   tasks collapse them at once, else they are collapsed there once the size
-   is chosen (`_collapse_group`). The client receives collapsed subtrees one
-   tree at a time and grafts them into the tree's top: it never holds a
-   grown tree.
-   The model keeps that sample's OOB probabilities (``oob_score_``,
-   ``oob_gmean_``), never n rows: ``oob_decision_function(X, y)`` recomputes
-   the OOB probabilities of all rows where they are, a lazy dask array the
-   user holds (the draws are functions of the row index), so nothing in the
-   fitted forest pins the training rows, and pickles and model files hold
-   the model only.
-
-Weights are integers: sample weight x class weight is rescaled to a maximum
-of 1 and rounded to a multiple of 2**-S (S about 62 - 8 - log2 n; exact for
-unweighted data), times the drawn multiplicity. The forest is therefore the
-same for any chunking and any number of workers.
-
-The inputs are read in `aucforest._dask_inputs`, the tasks that run where
-the rows are live in `aucforest._dask_blocks`, and the fitted model's lazy
-predictions and out-of-bag predictions in `aucforest._dask_model`.
-
-Dask is imported in these modules only, and they only when a fit or a prediction
-meets a dask collection; ``dask.dataframe`` (pandas and pyarrow) only when X
-or y is a dask DataFrame or Series, which the caller imported.
-"""
+"""The driver of the fit on dask collections (`aucforest._dask`, whose
+docstring is the account of the fit): the client's side of one fit."""
 import itertools
 import operator
 import uuid
@@ -111,107 +7,40 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._base import (MAX_SEED, SPLIT_STATISTIC_CRITERIA, check_counts_are_not_booleans,
+from .._base import (MAX_SEED, SPLIT_STATISTIC_CRITERIA, check_counts_are_not_booleans,
                     check_some_weight, check_two_classes, collapsed, fit_atomically,
                     resolve_max_features, tree_params)
-from ._binned import PADDED_EDGES, padded_edges
-from ._binning import MAX_BINS, set_feature_edges
-from ._categories import levels_going_left, resolve_fitted
-from ._dask_blocks import (_block_prior, _block_stats, _collapse_group, _cut_group,
+from .._binned import PADDED_EDGES, padded_edges
+from .._binning import MAX_BINS, set_feature_edges
+from .._categories import levels_going_left, resolve_fitted
+from ._blocks import (_block_prior, _block_stats, _collapse_group, _cut_group,
                            _edge_values, _encode_block, _grow_local, _identity, _init_state,
                            _kept_state, _oob_of, _oob_rows, _round, _skeleton_of, _sum_arrays,
                            _sum_histograms, _sum_root_sums, _sum_round_histograms,
                            _take_group)
-from ._dask_inputs import _as_rows, _check_supported, _client, _frame_categories
-from ._dask_kernels import HistogramSplitter, draw_counts, feature_order, hash_key, node_impurity
-from ._dask_model import _DrawsOnWorkers
-from ._decision import DecisionRule
-from ._oob_source import OnWorkers
-from ._leaf_budget import (LeafBudget, bottlenecks, expansions, kept_nodes, risks,
+from ._inputs import _as_rows, _check_supported, _client, _frame_categories
+from ._kernels import HistogramSplitter, draw_counts, feature_order, hash_key, node_impurity
+from ._model import _DrawsOnWorkers
+from ._payloads import (FinishTable, Finishing, FitContext, FitStats, NodeSpec,
+                        RoundTables)
+from .._decision import DecisionRule
+from .._oob_source import OnWorkers
+from .._leaf_budget import (LeafBudget, bottlenecks, expansions, kept_nodes, risks,
                            split_priorities, split_priority)
-from ._oob import OOB_CHOICE_MAX_CASES, OutOfBagSums, node_size_candidates
-from ._prior_shift import draw_class_weights_of_sums
-from ._sampling import CaseDraws, class_weights_of_counts
-from ._split import CRITERIA
-from ._tree import Tree
-from .tree import feature_attributes, fitted_tree
+from .._oob import OutOfBagSums, node_size_candidates
+from .._prior_shift import draw_class_weights_of_sums
+from .._sampling import CaseDraws, class_weights_of_counts
+from .._split import CRITERIA
+from .._tree import Tree
+from ..tree import feature_attributes, fitted_tree
 
 
-# A node with at most this many distinct rows (of positive weight) in its tree is
-# finished in memory on one worker: the bound of the working set gathered there
-# (262,144 rows, about 16 MiB at p = 20: at 3e6 and 1e7 rows the level-wise rounds
-# over all rows cost more than growing larger nodes in memory; 65,536 before,
-# benchmarks/results/dask_rows.md).
-LOCAL_ROWS = 262_144
-# ... and up to n / LOCAL_FRACTION rows (at most LOCAL_ROWS_MAX) on larger data: fewer
-# open nodes, so fewer histograms (docs/evidence/dask.md, the cost model), while a
-# finishing task still holds a small share of the rows. 16 (was 256, which left 262,144
-# up to 6.7e7 rows): at 1e7 rows (10 trees, 4,095 leaves) nodes of up to 625,000 rows
-# (or 524,288) finished in memory gave fits 4-13% faster than 262,144 in three
-# alternated comparisons; 2**20 was slower than 524,288 (60 against 56 s).
-LOCAL_FRACTION = 16
-LOCAL_ROWS_MAX = 1 << 20
-# max_leaf_nodes: a tree of at most this many distinct rows is grown whole in memory
-# on one worker, best first to the bound, instead of subtrees grown past their share
-# of it, cut and some grown again (at 1e6 rows, 20 trees: 0.6-0.7x the time with 255
-# or 4,095 leaves; without the bound whole trees are slower than the level-wise top
-# and subtrees, whose rows are packed together: benchmarks/results/dask_rows.md).
-WHOLE_TREE_ROWS = 1 << 20
-# Rows gathered by one in-memory finishing task (several small nodes share a task):
-# at least this many, and at least the largest node finished in memory.
-LOCAL_ROWS_PER_TASK = 131_072
-# Rows whose values give the bin edges (selected by a hash of the global row index);
-# the in-memory fit's QUANTILE_SAMPLE.
-EDGE_SAMPLE_ROWS = 200_000
-# Trees grown together: node ids (int32) and multiplicities (uint8) of every row in
-# each tree of a batch live on the workers, 5 bytes per row and tree, at most
-# BATCH_STATE_BYTES per worker (rows spread evenly).
-MAX_TREES_PER_BATCH = 32
-BATCH_STATE_BYTES = 1 << 28
-# After each round the rounds read only the (tree, row) entries in open nodes, and the
-# rows of nodes finished in memory not yet taken out wait listed per node: lists of 4
-# bytes per entry kept with the node state, at most the drawn entries together (about
-# 2.5 bytes per row and tree, shrinking as nodes finish). Below 1, the open entries are
-# listed only once at most that share of the entries (less memory; the rounds before
-# read every entry). At 1e7 rows (20 trees, 4,095 leaves) listing the entries in play
-# cut the rounds' work from 158-170 to 100-109 worker seconds.
-LIVE_SHARE = 1.0
-# Histogram bytes summed and sent to the client per round (node groups, as Spark's
-# maxMemoryInMB); open nodes beyond wait for the next round.
-MAX_ROUND_BYTES = 1 << 26
-# In-memory finishing tasks allowed to wait per worker, and the bytes of their rows
-# (p + FINISH_ROW_BYTES per row: codes, class, weight; at most 9 with weights and up to
-# 256 classes: a part's rows are those of one partition, in order, so no row index
-# is sent, and its nodes are listed once each): beyond either,
-# the rounds leave the rows of nodes to finish in memory where they are (in the node
-# ids) until some end, so that rows taken out do not pile up on the workers while the
-# rounds go first. An idle worker always takes one group. 512 MiB (was 128): at 1e7 rows
-# (10 trees, 4,095 leaves) a 128 MiB backlog, refilled when half done, left the workers
-# waiting for rows between take-out rounds (fits 80.7-91.3 s against 69.6-71.5 s).
-FINISH_BACKLOG_PER_WORKER = 64
-FINISH_BACKLOG_BYTES = 1 << 29
-FINISH_ROW_BYTES = 9
-# max_leaf_nodes: a node finished in memory grows to at most
-# SUBTREE_LEAF_SHARE x max_leaf_nodes x (its rows / its tree's rows) leaves (at least
-# SUBTREE_LEAVES_MIN), not to max_leaf_nodes: its tree keeps about its share. A subtree
-# that may hold more of its tree's expansions than it grew is grown again from the same
-# rows (taken again from the node state) to max_leaf_nodes, splits of decrease below
-# the tree's (max_leaf_nodes - 1)-th largest known m left unmade (`_Fit._cut_trees`):
-# the trees are those of subtrees grown to max_leaf_nodes, after one regrowth at most.
-SUBTREE_LEAF_SHARE = 4
-SUBTREE_LEAVES_MIN = 16
-# Partial sums one reducing task receives (histograms and root sums summed as a tree).
-REDUCE_FAN_IN = 8
 # A drawn multiplicity is at most 255 (uint8), and weights are rounded to
 # multiples of 2**-S with S = WEIGHT_BITS - 8 - bit_length(n).
 WEIGHT_BITS = 62
 
 _STREAM_DRAWS, _STREAM_NODES, _STREAM_EDGES, _STREAM_OOB = 1, 2, 3, 4
 
-
-def local_rows(n):
-    """Most distinct rows of a node finished in memory on one worker, for n rows."""
-    return min(LOCAL_ROWS_MAX, max(LOCAL_ROWS, n // LOCAL_FRACTION))
 
 
 class _Node:
@@ -243,19 +72,13 @@ class _Batch:
 class _Fit:
     """One fit on rows that stay on the workers (see the module docstring)."""
 
-    def __init__(self, forest, X, y, sample_weight):
+    def __init__(self, forest, X, y, sample_weight, tuning):
         self.forest = forest
+        self.tuning = tuning
         self.client = _client()
         self.id = uuid.uuid4().hex[:10]
         self._keys = itertools.count()
-        self.stats = {"rounds": 0, "gathered_bytes": 0, "largest_gather_bytes": 0,
-                      "largest_gathered_rows": 0, "sent_bytes": 0, "histogram_slots": 0,
-                      "open_nodes": 0, "finished_rows": 0, "finished_nodes": 0,
-                      "tasks": 0, "tasks_per_round": [], "finishing_groups": 0,
-                      "table_bytes_to_workers": 0, "finishing_waits": 0,
-                      "deferred_nodes": 0, "regrown_subtrees": 0, "retake_rounds": 0,
-                      "regrowth_passes": 0, "batches": 0, "skeleton_bytes": 0,
-                      "whole_trees": 0}
+        self.stats = FitStats()
         self.inputs = (X, y, sample_weight)
 
     # -- plumbing
@@ -266,7 +89,7 @@ class _Fit:
         lives, elsewhere if it is lost (a loose restriction: the scheduler
         would otherwise move a partition's rows and node state to a less busy
         worker, at every round)."""
-        self.stats["tasks"] += 1
+        self.stats.tasks += 1
         if worker is not None:
             kwargs.update(workers=[worker], allow_other_workers=True)
         return self.client.submit(fn, *args, key=f"aucforest-{name}-{self.id}-{next(self._keys)}",
@@ -278,19 +101,19 @@ class _Fit:
         results of one worker's partitions where they are (reading from each
         what it sums, so that nothing else of a result moves and no task only
         picks a part of one), ``fn`` sums those partial sums."""
+        fan_in = self.tuning.REDUCE_FAN_IN
         level, workers = [], []
         for worker, indices in self.worker_sets:
-            for lo in range(0, len(indices), REDUCE_FAN_IN):
-                level.append(self.submit(first, *[futures[i] for i in
-                                                  indices[lo:lo + REDUCE_FAN_IN]],
+            for lo in range(0, len(indices), fan_in):
+                level.append(self.submit(first, *[futures[i] for i in indices[lo:lo + fan_in]],
                                          name=name, priority=1, worker=worker))
                 workers.append(worker)
         while len(level) > 1:
             level, workers = (
-                [self.submit(fn, *level[i:i + REDUCE_FAN_IN], name=name, priority=1,
-                             worker=workers[i]) if len(level[i:i + REDUCE_FAN_IN]) > 1
-                 else level[i] for i in range(0, len(level), REDUCE_FAN_IN)],
-                workers[::REDUCE_FAN_IN])
+                [self.submit(fn, *level[i:i + fan_in], name=name, priority=1,
+                             worker=workers[i]) if len(level[i:i + fan_in]) > 1
+                 else level[i] for i in range(0, len(level), fan_in)],
+                workers[::fan_in])
         return level[0]
 
     def gather(self, futures, what="data"):
@@ -299,10 +122,7 @@ class _Fit:
         result = self.client.gather(futures)
         size, rows = _payload(result)
         rows = rows if what != "trees" else 0
-        self.stats[f"{what}_bytes"] = self.stats.get(f"{what}_bytes", 0) + size
-        self.stats["gathered_bytes"] += size
-        self.stats["largest_gather_bytes"] = max(self.stats["largest_gather_bytes"], size)
-        self.stats["largest_gathered_rows"] = max(self.stats["largest_gathered_rows"], rows)
+        self.stats.count_gather(what, size, rows)
         return result
 
     # -- steps
@@ -330,9 +150,9 @@ class _Fit:
         self._prepare()
         self._grow()
         self._finish()
-        forest._set_fit_provenance(fit_stats=dict(
-            self.stats, n_trees=len(self.trees), tree_nodes=sum(t.node_count for t in self.trees),
-            tasks_per_tree=self.stats["tasks"] / len(self.trees)))
+        forest._set_fit_provenance(fit_stats=self.stats.as_dict(
+            n_trees=len(self.trees), tree_nodes=sum(t.node_count for t in self.trees),
+            tasks_per_tree=self.stats.tasks / len(self.trees)))
         return forest
 
     def _prepare(self):
@@ -345,18 +165,18 @@ class _Fit:
         X_blocks = self.X.to_delayed().ravel()
         y_blocks = self.y.to_delayed().ravel()
         w_blocks = [None] * len(X_blocks) if self.w is None else list(self.w.to_delayed().ravel())
-        sample_rate = min(1.0, EDGE_SAMPLE_ROWS / n)
+        sample_rate = min(1.0, self.tuning.EDGE_SAMPLE_ROWS / n)
         edge_key = hash_key(self.fit_key, _STREAM_EDGES)
         categorical = self.is_categorical if self.is_categorical.any() else None
         stats = self.gather(self.client.compute([
             dask.delayed(_block_stats)(xb, yb, wb, int(s), edge_key, sample_rate, categorical,
                                        self.names)
             for xb, yb, wb, s in zip(X_blocks, y_blocks, w_blocks, starts)]))
-        if any(s["infinite"] for s in stats):
+        if any(s.infinite for s in stats):
             raise ValueError("Input X contains infinity or a value too large for "
                              "dtype('float32').")
         from sklearn.utils.multiclass import check_classification_targets
-        labels = np.concatenate([s["labels"] for s in stats])
+        labels = np.concatenate([s.labels for s in stats])
         check_classification_targets(labels)
         classes = np.unique(labels)
         check_two_classes(classes)
@@ -364,12 +184,12 @@ class _Fit:
         counts = np.zeros(K, dtype=np.int64)
         positive = np.zeros(K, dtype=np.int64)
         for s in stats:
-            counts[np.searchsorted(classes, s["labels"])] += s["counts"]
-            labels_pos, counts_pos = s["positive"]
+            counts[np.searchsorted(classes, s.labels)] += s.counts
+            labels_pos, counts_pos = s.positive
             positive[np.searchsorted(classes, labels_pos)] += counts_pos
         w_max = 1.0
         if self.w is not None:  # each partition's checked as in memory (`_block_stats`)
-            w_max = max(s["w_max"] for s in stats)
+            w_max = max(s.w_max for s in stats)
             check_some_weight(w_max > 0)
         class_weights = class_weights_of_counts(forest.class_weight, classes, counts)
         weighted = self.w is not None or class_weights is not None
@@ -377,7 +197,7 @@ class _Fit:
         self.weight_bits = WEIGHT_BITS - 8 - int(n).bit_length() if weighted else 0
         if weighted and self.weight_bits < 20:
             raise ValueError(f"{n} rows leave too few bits for exact weight sums")
-        sample = np.concatenate([s["sample"] for s in stats])
+        sample = np.concatenate([s.sample for s in stats])
         edges = np.full((p, self.max_bins), np.inf)
         n_bins = np.empty(p, dtype=np.intp)
         # the table `encode_features` searches (categorical: unused), as bin_features does
@@ -386,7 +206,7 @@ class _Fit:
             padded[f] = padded_edges(set_feature_edges(f, np.array(sample[:, j]),
                                                        self.max_bins, edges, n_bins))
         # a categorical feature: one bin per level (its codes are the levels), edges unused
-        largest = np.max([s["largest_level"] for s in stats], axis=0, initial=-1)
+        largest = np.max([s.largest_level for s in stats], axis=0, initial=-1)
         for j, f in enumerate(np.flatnonzero(self.is_categorical)):
             n_bins[f] = max(1, int(largest[j]) + 1, len(self.categories[f] or ()))
         self.classes, self.class_counts, self.positive = classes, counts, positive
@@ -395,12 +215,12 @@ class _Fit:
         self.weight_scale = 2.0 ** -self.weight_bits
         forest_params = tree_params(forest)
         params = dict(forest_params, max_bins=self.max_bins)
-        self.ctx = {"edges": edges, "n_bins": n_bins, "padded": padded, "classes": classes,
-                    "w_max": w_max,
-                    "weight_unit": 2.0 ** self.weight_bits, "weighted": weighted,
-                    "class_weights": class_weights, "balanced": forest.balanced_bootstrap,
-                    "n_classes": K, "weight_scale": self.weight_scale, "params": params,
-                    "is_categorical": categorical}
+        self.ctx = FitContext(edges=edges, n_bins=n_bins, padded=padded, classes=classes,
+                              w_max=w_max, weight_unit=2.0 ** self.weight_bits,
+                              weighted=weighted, class_weights=class_weights,
+                              balanced=forest.balanced_bootstrap, n_classes=K,
+                              weight_scale=self.weight_scale, params=params,
+                              is_categorical=categorical)
         # a task, not scattered data: a worker lost mid-fit recomputes it
         ctx_f = self.submit(_identity, self.ctx, name="context")
         self.ctx_f = ctx_f
@@ -456,19 +276,20 @@ class _Fit:
         self.trees = []
         criterion = CRITERIA[forest.criterion]
         self.max_features = resolve_max_features(forest.max_features, self.p)
-        self.local_rows = local_rows(self.n)
+        self.local_rows = self.tuning.local_rows(self.n)
         self.min_samples_leaf = min(forest.min_samples_leaf, self.n)
         self.splitter = HistogramSplitter(self.edges, self.p, self.K, criterion,
                                           self.max_features, self.min_samples_leaf,
-                                          forest.nsplit or 0, self.ctx.get("is_categorical"))
+                                          forest.nsplit or 0, self.ctx.is_categorical)
         # trees per batch: their state (5 bytes per row and tree) within BATCH_STATE_BYTES
         # per worker; the trees do not depend on it (each grows from its own keys)
         self.workers = sorted(self.client.scheduler_info().get("workers", ()))
         self.n_workers = n_workers = max(1, len(self.workers))
         # rows of the finishing tasks waiting on one worker (FINISH_BACKLOG_BYTES)
-        self.backlog_rows = max(1, FINISH_BACKLOG_BYTES // (self.p + FINISH_ROW_BYTES))
-        per_batch = int(np.clip(BATCH_STATE_BYTES * n_workers // (5 * self.n), 1,
-                                MAX_TREES_PER_BATCH))
+        self.backlog_rows = max(1, self.tuning.FINISH_BACKLOG_BYTES
+                                // (self.p + self.tuning.FINISH_ROW_BYTES))
+        per_batch = int(np.clip(self.tuning.BATCH_STATE_BYTES * n_workers // (5 * self.n), 1,
+                                self.tuning.MAX_TREES_PER_BATCH))
         batches = [range(lo, min(lo + per_batch, len(self.seeds)))
                    for lo in range(0, len(self.seeds), per_batch)]
         # the node size: known now (one candidate: the finishing tasks collapse their
@@ -477,13 +298,14 @@ class _Fit:
         # max_leaf_nodes: a tree is cut once assembled, so its subtrees come back grown
         # (`uncut_spec`) and its out-of-bag sums are added on the client, from the cut tree
         self.bounded = forest.max_leaf_nodes is not None
-        self.finishing_spec = (np.asarray(self.candidates, dtype=np.int32), self.collapse_to,
-                               forest.criterion in SPLIT_STATISTIC_CRITERIA)
-        self.uncut_spec = (self.finishing_spec[0], None, self.finishing_spec[2])
+        self.finishing_spec = Finishing(np.asarray(self.candidates, dtype=np.int32),
+                                        self.collapse_to,
+                                        forest.criterion in SPLIT_STATISTIC_CRITERIA)
+        self.uncut_spec = self.finishing_spec._replace(collapse_to=None)
         self.oob_x_f = None
         if self.oob is not None:  # the node-size choice's rows, sent to each worker once
             self.oob_x_f = self.submit(_identity, self.oob["X"], name="oobrows")
-            self.stats["sent_bytes"] += self.oob["X"].nbytes
+            self.stats.sent_bytes += self.oob["X"].nbytes
         self.finishing = []  # (future, worker, rows) of finishing tasks not known to be done
         self.kept = []  # (top, finishing futures) of trees collapsed once the size is chosen
         self.grown_on = {}  # max_leaf_nodes: key of a finishing task -> its worker
@@ -513,8 +335,8 @@ class _Fit:
             subtrees, oob = {}, {}
             if self.collapse_to is not None:
                 for result in self.gather([f for f, _ in futures], what="trees"):
-                    subtrees.update(result["subtrees"])
-                    oob.update(result["oob"])
+                    subtrees.update(result.subtrees)
+                    oob.update(result.oob)
             elif self.oob is not None:
                 for part in self.gather([o for _, o in futures], what="oob"):
                     oob.update(part)
@@ -537,9 +359,9 @@ class _Fit:
         if bound is None:
             return None
         if node.leaves is None:
-            share = SUBTREE_LEAF_SHARE * bound * node.n_cases / self.batch.roots[
+            share = self.tuning.SUBTREE_LEAF_SHARE * bound * node.n_cases / self.batch.roots[
                 node.tree].n_cases
-            node.leaves = int(min(bound, max(SUBTREE_LEAVES_MIN, np.ceil(share))))
+            node.leaves = int(min(bound, max(self.tuning.SUBTREE_LEAVES_MIN, np.ceil(share))))
         return node.leaves
 
     def _cut_trees(self, batch):
@@ -583,7 +405,7 @@ class _Fit:
                 regrow.extend(self._cut_tree(batch, t, skeletons, latest, cut_groups[t]))
             todo = sorted({node.tree for node in regrow})
             if regrow:
-                self.stats["regrowth_passes"] += 1
+                self.stats.regrowth_passes += 1
                 self._regrow(batch, regrow)
         for t, futures in cut_groups.items():
             batch.groups[t] = futures
@@ -615,7 +437,7 @@ class _Fit:
                     node.min_decrease = max(0.0, threshold) * batch.tree_weight[t]
                     again.append(node)
             if again:
-                self.stats["regrown_subtrees"] += len(again)
+                self.stats.regrown_subtrees += len(again)
                 return again
         expanded = expansions(left, right, priority, bound)
         in_tree = kept_nodes(left, right, expanded)
@@ -707,10 +529,10 @@ class _Fit:
         state."""
         local = nodes
         while local:
-            first_task = self.stats["tasks"]
+            first_task = self.stats.tasks
             finish, groups, local = self._take_out(batch, local, waiting=False)
             results = self._submit_round(batch.states, None, None, finish, name="retake")
-            self.stats["retake_rounds"] += 1
+            self.stats.retake_rounds += 1
             self._submit_finishing(batch, results, groups)
             del results
             self._round_done(first_task)
@@ -803,7 +625,7 @@ class _Fit:
         (its roots, the futures of its subtrees finished in memory) joins
         ``self.unfinished``."""
         K = self.K
-        self.stats["batches"] += 1
+        self.stats.batches += 1
         keys = self.draw_keys[list(tree_indices)]
         rates = self.rates[list(tree_indices)]
         where = self.block_worker
@@ -833,19 +655,19 @@ class _Fit:
         # the rounds (on the path of the client's next step) before the in-memory finishing
         # tasks, which fill the workers' time while the client chooses splits
         while pending or local or routes is not None:
-            first_task = self.stats["tasks"]
+            first_task = self.stats.tasks
             request, asked = self._request(pending)
             live = self._live(batch)  # before this round's groups count as taken out
             finish, groups, local = self._take_out(batch, local, waiting=bool(pending))
             results = self._submit_round(states, routes, request, finish, live=live)
-            self.stats["rounds"] += 1
+            self.stats.rounds += 1
             states = results
             self._submit_finishing(batch, results, groups)
             routes = None
             if request is not None:
                 hist = self.gather(self._reduce(_sum_round_histograms, _sum_histograms,
                                                 results, "sum"), what="histograms")
-                self.stats["histogram_slots"] += hist.shape[0]
+                self.stats.histogram_slots += hist.shape[0]
                 split_now, still = [], []
                 for node, slots in asked.items():
                     for f, s in slots:
@@ -882,30 +704,30 @@ class _Fit:
                             for r, w in zip(states, where)]
 
     def _live(self, batch):
-        """The round's (keep, LIVE_SHARE) (`_dask_blocks._round`): keep[id] 1 for
+        """The round's (keep, LIVE_SHARE) (`_blocks._round`): keep[id] 1 for
         the open nodes, whose rows the next rounds read, 2 for the nodes
         finished in memory not taken out before this round, whose rows wait
-        on the workers listed per node (`_dask_kernels.sort_entries`)."""
+        on the workers listed per node (`_kernels.sort_entries`)."""
         keep = np.fromiter((1 if node.kind == "open" else
                             2 if node.kind == "local" and node.id not in batch.taken else 0
                             for node in batch.nodes), dtype=np.uint8, count=len(batch.nodes))
-        return keep, LIVE_SHARE
+        return keep, self.tuning.LIVE_SHARE
 
     def _submit_round(self, states, routes, request, finish, live=None, name="round"):
         """A round's tasks, one per partition on the worker holding it; its
         tables (routes, histogram request, finishing groups, live) one key
         that each worker fetches once. live None: every row read (a retake)."""
-        tables = self.submit(_identity, (routes, request, finish, live), name="tables",
-                             priority=1)
-        self.stats["table_bytes_to_workers"] += self.n_workers * (
-            _payload((routes, request))[0] + (0 if finish is None else finish[0].nbytes)
+        tables = self.submit(_identity, RoundTables(routes, request, finish, live),
+                             name="tables", priority=1)
+        self.stats.table_bytes_to_workers += self.n_workers * (
+            _payload((routes, request))[0] + (0 if finish is None else finish.group_of.nbytes)
             + (0 if live is None else live[0].nbytes))
         return [self.submit(_round, b, s, tables, self.n_codes, self.K, name=name, priority=1,
                             worker=w) for b, s, w in zip(self.blocks, states, self.block_worker)]
 
     def _round_done(self, first_task):
         """Count the round's tasks."""
-        self.stats["tasks_per_round"].append(self.stats["tasks"] - first_task)
+        self.stats.tasks_per_round.append(self.stats.tasks - first_task)
 
     def _take_out(self, batch, local, waiting):
         """The nodes finished in memory whose rows this round takes out, in
@@ -916,18 +738,18 @@ class _Fit:
         finishing tasks to end instead, until the workers' backlog is down to
         half, so that such a round takes out many groups.
 
-        Returns ((group_of, n_groups, the groups' trees) or None,
-        [(group, (worker, rows))], nodes that wait)."""
+        Returns (a `FinishTable` or None, [(group, (worker, rows))], nodes
+        that wait)."""
         if not local:
             return None, [], []
         groups = self._groups(local)
         placed = self._place(groups)
         while not placed and not waiting:
-            self.stats["finishing_waits"] += 1
+            self.stats.finishing_waits += 1
             self._wait_for_room()
             placed = self._place(groups)
         if not placed:
-            self.stats["deferred_nodes"] += len(local)
+            self.stats.deferred_nodes += len(local)
             return None, [], local
         taken = groups[:len(placed)]
         group_of = np.full(len(batch.nodes), -1, dtype=np.int32)
@@ -937,10 +759,10 @@ class _Fit:
             for node in group:
                 group_of[node.id] = g
                 batch.taken.add(node.id)
-        self.stats["sent_bytes"] += group_of.nbytes
+        self.stats.sent_bytes += group_of.nbytes
         waiting = [n for group in groups[len(placed):] for n in group]
-        self.stats["deferred_nodes"] += len(waiting)
-        return (group_of, len(taken), trees), list(zip(taken, placed)), waiting
+        self.stats.deferred_nodes += len(waiting)
+        return FinishTable(group_of, len(taken), trees), list(zip(taken, placed)), waiting
 
     def _backlog(self):
         """Finishing tasks not done and their rows, per worker: {worker: [tasks, rows]}."""
@@ -963,7 +785,7 @@ class _Fit:
             rows = sum(node.n_cases for node in group)
             worker = min(loads, key=lambda w: (loads[w][1], loads[w][0], w), default=None)
             tasks, waiting_rows = loads.get(worker, (0, 0))
-            if tasks and (tasks >= FINISH_BACKLOG_PER_WORKER
+            if tasks and (tasks >= self.tuning.FINISH_BACKLOG_PER_WORKER
                           or waiting_rows + rows > self.backlog_rows):
                 break
             if worker is not None:
@@ -976,9 +798,10 @@ class _Fit:
         most half its bound."""
         from distributed import wait
 
+        per_worker = self.tuning.FINISH_BACKLOG_PER_WORKER
         while self.finishing:
             loads = self._backlog()
-            if any(tasks * 2 <= FINISH_BACKLOG_PER_WORKER and rows * 2 <= self.backlog_rows
+            if any(tasks * 2 <= per_worker and rows * 2 <= self.backlog_rows
                    for tasks, rows in loads.values()):
                 return
             wait([entry[0] for entry in self.finishing], return_when="FIRST_COMPLETED")
@@ -998,18 +821,18 @@ class _Fit:
             # is finished at once (as without a bound); subtrees are cut first
             cut_later = self.bounded and _cut_later(group)
             oob_at = batch.oob_at
-            spec = [(n.id, n.key, n.depth, self._min_weight_leaf(n),
-                     oob_at.get(n.id) if self.oob is not None and not cut_later else None,
-                     self._leaf_bound(n), n.min_decrease) for n in group]
-            self.stats["sent_bytes"] += 40 * len(spec) + sum(
-                0 if spec_[4] is None else spec_[4].nbytes for spec_ in spec)
+            spec = [NodeSpec(n.id, n.key, n.depth, self._min_weight_leaf(n),
+                             oob_at.get(n.id) if self.oob is not None and not cut_later
+                             else None, self._leaf_bound(n), n.min_decrease) for n in group]
+            self.stats.sent_bytes += 40 * len(spec) + sum(
+                0 if node.oob_rows is None else node.oob_rows.nbytes for node in spec)
             grown = self.submit(_grow_local, takes, spec, self.ctx_f,
                                 self.uncut_spec if cut_later else self.finishing_spec,
                                 self.oob_x_f, name="local", worker=worker)
             self.finishing.append((grown, worker, n_rows))
             if cut_later:
                 self.grown_on[grown.key] = worker
-            self.stats["finishing_groups"] += 1
+            self.stats.finishing_groups += 1
             oob = None
             if self.oob is not None and self.collapse_to is None and not cut_later:
                 oob = self.submit(_oob_of, grown, name="oobsums", worker=worker)
@@ -1032,15 +855,15 @@ class _Fit:
                 or n_cases < 2 * self.min_samples_leaf or node.weight < 2.0 * min_weight_leaf):
             node.kind = "leaf"
         elif n_cases <= self.local_rows or (depth == 0 and self.bounded
-                                            and n_cases <= WHOLE_TREE_ROWS):
+                                            and n_cases <= self.tuning.WHOLE_TREE_ROWS):
             node.kind = "local"
-            self.stats["whole_trees"] += depth == 0
-            self.stats["finished_nodes"] += 1
-            self.stats["finished_rows"] += n_cases
+            self.stats.whole_trees += depth == 0
+            self.stats.finished_nodes += 1
+            self.stats.finished_rows += n_cases
         else:
             node.kind = "open"
             node.order = feature_order(node.key, self.p)
-            self.stats["open_nodes"] += 1
+            self.stats.open_nodes += 1
         return node
 
     def _weighted(self, counts):
@@ -1074,10 +897,10 @@ class _Fit:
     def _drop(self, node):
         """Make an open or local node a leaf (max_leaf_nodes rules it out)."""
         if node.kind == "open":
-            self.stats["open_nodes"] -= 1
+            self.stats.open_nodes -= 1
         elif node.kind == "local":
-            self.stats["finished_nodes"] -= 1
-            self.stats["finished_rows"] -= node.n_cases
+            self.stats.finished_nodes -= 1
+            self.stats.finished_rows -= node.n_cases
         node.kind, node.hists, node.order = "leaf", {}, None
 
     def _min_weight_leaf(self, node):
@@ -1103,7 +926,7 @@ class _Fit:
         Returns ((first_slot, slot_feature), {node: [(feature, slot)]})."""
         if not pending:
             return None, {}
-        budget = max(1, MAX_ROUND_BYTES // (self.n_codes * (self.K + 1) * 8))
+        budget = max(1, self.tuning.MAX_ROUND_BYTES // (self.n_codes * (self.K + 1) * 8))
         chosen, total = [], 0
         for node in pending:
             wanted = self._wanted(node)
@@ -1121,16 +944,16 @@ class _Fit:
             s0 = int(first_slot[node.id])
             slot_feature[s0:s0 + len(wanted)] = wanted
             asked[node] = [(f, s0 + j) for j, f in enumerate(wanted)]
-        self.stats["sent_bytes"] += first_slot.nbytes + slot_feature.nbytes
+        self.stats.sent_bytes += first_slot.nbytes + slot_feature.nbytes
         return (first_slot, slot_feature), asked
 
     def _groups(self, local):
         """Nodes finished in memory, in tasks of one tree's nodes and about
         LOCAL_ROWS_PER_TASK rows, in tree order."""
         groups, rows, tree = [], 0, None
+        task_rows = max(self.tuning.LOCAL_ROWS_PER_TASK, self.local_rows)
         for node in sorted(local, key=operator.attrgetter("tree")):
-            if (not groups or node.tree != tree
-                    or rows + node.n_cases > max(LOCAL_ROWS_PER_TASK, self.local_rows)):
+            if not groups or node.tree != tree or rows + node.n_cases > task_rows:
                 groups.append([])
                 rows, tree = 0, node.tree
             groups[-1].append(node)
@@ -1215,10 +1038,10 @@ class _Fit:
             left[node.id] = lc.id if lc.kind != "leaf" else -1
             right[node.id] = rc.id if rc.kind != "leaf" else -1
         if not level_sets:
-            self.stats["sent_bytes"] += 17 * size
+            self.stats.sent_bytes += 17 * size
             return feature, threshold_bin, missing_left, left, right
         left_levels = np.array(level_sets, dtype=np.uint64).reshape(-1, 4)
-        self.stats["sent_bytes"] += 21 * size + left_levels.nbytes
+        self.stats.sent_bytes += 21 * size + left_levels.nbytes
         return feature, threshold_bin, missing_left, left, right, level_set, left_levels
 
     def _assemble(self, root, subtrees):
@@ -1338,13 +1161,14 @@ class _Fit:
         self.oob = None
         if not (forest.oob_score or len(self.candidates) > 1):
             return
-        rates = np.minimum(1.0, (OOB_CHOICE_MAX_CASES // K) / np.maximum(self.class_counts, 1))
+        rates = np.minimum(1.0, (self.tuning.OOB_CHOICE_MAX_CASES // K) / np.maximum(self.class_counts, 1))
         key = hash_key(self.fit_key, _STREAM_OOB)
         parts = self.gather([self.submit(_oob_rows, b, rates, key, name="oobrows")
                              for b in self.blocks])
         oob = {name: np.concatenate([part[name] for part in parts])
                for name in ("row", "y", "draw_y", "codes")}
-        oob["X"] = _edge_values(oob, self.edges, self.n_bins, self.ctx.get("is_categorical"))
+        oob["X"] = _edge_values(oob["codes"], self.edges, self.n_bins,
+                                self.ctx.is_categorical)
         m = oob["row"].shape[0]
         oob["proba"] = np.zeros((len(self.candidates), m, K))
         oob["n_trees"] = np.zeros(m)
@@ -1385,10 +1209,10 @@ def _payload(obj):
     return size, rows
 
 
-def fit(forest, X, y, sample_weight=None):
+def fit(forest, X, y, sample_weight, tuning):
     """`AUCForestClassifier.fit` on a dask array or DataFrame (see the module docstring).
 
     The model is published in one assignment (`fit_atomically`), as the
     in-memory fit does.
     """
-    return fit_atomically(forest, lambda staging: _Fit(staging, X, y, sample_weight).run())
+    return fit_atomically(forest, lambda staging: _Fit(staging, X, y, sample_weight, tuning).run())
