@@ -1,7 +1,7 @@
 """AUCForestClassifier: fit orchestration, threads, prediction and the RFQ decision.
 
 A fit flows down once: `aucforest._base` validates the data, bins it and grows
-each tree; `aucforest._sampling` draws each tree's cases; `aucforest._oob`
+each tree; `aucforest._sampling` draws each tree's cases; `aucforest._oob_estimates`
 keeps the out-of-bag sums and chooses the node size; the trees are then
 collapsed to it (`aucforest._base.collapsed`).
 """
@@ -25,12 +25,12 @@ from ._base import (MAX_SEED, TREE_PARAMETER_CONSTRAINTS, check_counts_are_not_b
 from ._categories import fit_categories, predict_codes, resolve_fitted
 from ._compat import (Interval, RealNotInt, StrOptions, fit_context, in_memory,
                       validate_data)
-from ._decision import DecisionRule
-from ._prior_shift import draw_class_weights
-from ._oob import (auc_of_rows, cases_choosing_node_size, gmean_of_rows, node_size_candidates,
-                   oob_gmean, out_of_bag_sums)
+from ._decision_rule import DecisionRule
+from ._oob_estimates import (auc_of_rows, cases_choosing_node_size, gmean_of_rows,
+                             node_size_candidates, oob_gmean, out_of_bag_sums)
 from ._oob_source import KeptInMemory, NotKept, oob_source
 from ._prediction import decide_classes, mean_tree_proba
+from ._prior_shift import draw_class_weights
 from ._progress import progress
 from ._sampling import (TreeSampler, class_weights_of_counts, seeded_rng, tree_growth_seed,
                         weight_product)
@@ -906,7 +906,7 @@ default="from_dtype"
     def decision_rule_(self):
         """The ``decision`` parameter parsed for the fitted classes.
 
-        A `aucforest._decision.DecisionRule` (kind, threshold or costs, its
+        A `aucforest._decision_rule.DecisionRule` (kind, threshold or costs, its
         plain-data form), read from ``decision`` at each call, so that
         ``set_params(decision=...)`` after a fit takes effect.
         """
@@ -973,8 +973,8 @@ default="from_dtype"
         """Indices of the cases each tree drew, as in scikit-learn.
 
         One array per tree (int32): in draw order with repeats when drawing
-        with replacement, in increasing order without (``np.bincount(s, minlength=n_samples)`` gives the
-        multiplicities, zero for the tree's out-of-bag cases). Regenerated
+        with replacement, in increasing order without
+        (``np.bincount(s, minlength=n_samples)`` gives the multiplicities, zero for the tree's out-of-bag cases). Regenerated
         from each tree's seed (``estimators_[i].random_state``) with the draw
         the fit made, never stored. Not available on a forest read from a
         model file (`aucforest.inspection` rebuilds the draws from the
@@ -999,7 +999,7 @@ def _fit_tree(sampler, X, y_encoded, n_classes, params, seed, tables=None, count
               is_categorical=None):
     """Draw one tree's sample from its seed and grow the tree on it; returns
     the tree and the multiplicities of the cases ``counts_of`` (None: no
-    counts; ``aucforest._oob.ALL_CASES``: every case).
+    counts; ``aucforest._oob_estimates.ALL_CASES``: every case).
 
     Module level, with the data as arguments, so that joblib's Dask backend
     can ship X to the workers once (scatter) and the result is the same

@@ -1,7 +1,7 @@
 """Prediction of a fitted forest from its model (the estimator's attribute dict,
 read once so that a concurrent refit cannot mix two models): the mean of the
 trees' leaf proportions, in threads over blocks of rows, and the decision rule
-(a `aucforest._decision.DecisionRule`) applied to them."""
+(a `aucforest._decision_rule.DecisionRule`) applied to them."""
 import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs
 

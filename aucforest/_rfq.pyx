@@ -22,7 +22,7 @@ def rfq_classes(const double[:, ::1] proba, const double[::1] prior, double tole
     tie goes to the smaller prior (a stable order of the priors: equal priors,
     the smaller index); a class of prior 0 scores -inf; a row with a NaN
     score takes the first NaN in that order (numpy's argmax). The same
-    classes as `aucforest._decision.first_best` over ``proba / prior``,
+    classes as `aucforest._decision_rule.first_best` over ``proba / prior``,
     without its n x K temporaries. ``divide=False`` is argmax of proba
     itself, ties to the smaller index.
 

@@ -15,7 +15,7 @@ from sklearn.utils.validation import check_is_fitted
 # PlattScaling and VennAbersCalibration are public here, as they were before the maps moved
 from ._calibration_maps import MAPS, PlattScaling, VennAbersCalibration, map_class  # noqa: F401
 from ._compat import StrOptions, fit_context
-from ._decision import rule_of
+from ._decision_rule import rule_of
 from ._oob_wrapper import OOBForestWrapper
 from ._prior_shift import draw_class_weights, to_training_priors, training_class_prior
 

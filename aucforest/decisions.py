@@ -21,7 +21,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ._compat import in_memory
-from ._decision import DecisionRule
+from ._decision_rule import DecisionRule
 from ._oob_source import training_oob_proba
 from .metrics._validation import check_class_labels
 

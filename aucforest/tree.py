@@ -12,7 +12,7 @@ from ._base import (MAX_SEED, TREE_PARAMETER_CONSTRAINTS, check_categorical_code
                     validate_training_data)
 from ._categories import fit_categories, predict_codes, resolve_fitted
 from ._compat import StrOptions, fit_context, in_memory, validate_data
-from ._decision import rule_of
+from ._decision_rule import rule_of
 from ._export_text import export_text  # noqa: F401 (categorical splits as sets)
 from ._pruning import cost_complexity_path
 from ._sampling import check_class_weight_dict, tree_growth_seed

@@ -4,7 +4,7 @@ The node-size choice (predict_min_samples="oob") scores six candidate sizes
 by the OOB AUC + OOB G-mean of every case (up to OOB_CHOICE_MAX_CASES). Its
 cost grows with cases x classes, so at many classes it is about a third of a
 fit of 20 trees. A cheaper merit would score fewer cases: up to ``cap`` of each
-class (a smaller class whole), as `aucforest._oob.cases_choosing_node_size`
+class (a smaller class whole), as `aucforest._oob_estimates.cases_choosing_node_size`
 already does above 100,000 cases. This study measures what that would cost,
 without refitting per cap:
 
@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from aucforest import AUCForestClassifier
-from aucforest._oob import MIN_SAMPLES_CANDIDATES, auc_of_rows, gmean_of_rows
+from aucforest._oob_estimates import MIN_SAMPLES_CANDIDATES, auc_of_rows, gmean_of_rows
 from aucforest.metrics import multiclass_auc
 
 from .harness import data, folds, stats

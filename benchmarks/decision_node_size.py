@@ -40,8 +40,8 @@ from sklearn.datasets import load_digits, load_wine, make_classification
 from sklearn.metrics import accuracy_score
 
 from aucforest import AUCForestClassifier
-from aucforest._decision import DecisionRule, decide
-from aucforest._oob import MIN_CLASS_CASES_TO_CHOOSE, MIN_SAMPLES_CANDIDATES, gmean_of_rows
+from aucforest._decision_rule import DecisionRule, decide
+from aucforest._oob_estimates import MIN_CLASS_CASES_TO_CHOOSE, MIN_SAMPLES_CANDIDATES, gmean_of_rows
 from aucforest.metrics import gmean_score, multiclass_auc
 
 from .harness import data, folds, stats

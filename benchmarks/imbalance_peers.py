@@ -11,7 +11,7 @@ of the same data sets and grows the same number of trees (--trees, 250):
   (``--reference`` to change it).
 * ``sk-rf``: scikit-learn RandomForestClassifier (argmax);
   ``sk-rf+rfq``: the same fitted forest with the RFQ rule
-  (aucforest._decision.decide, pi_k = training-fold class frequencies);
+  (aucforest._decision_rule.decide, pi_k = training-fold class frequencies);
   ``sk-rf-balsub``: class_weight="balanced_subsample";
 * imbalanced-learn ``imb-brf`` (BalancedRandomForestClassifier) and
   ``imb-easy`` (EasyEnsembleClassifier), at their defaults except

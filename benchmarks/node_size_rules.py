@@ -39,8 +39,8 @@ import pandas as pd
 from joblib import Parallel, delayed
 
 from aucforest import AUCForestClassifier
-try:  # the node-size choice's constants, in aucforest._oob since the fit was split
-    from aucforest._oob import MIN_CLASS_CASES_TO_CHOOSE, MIN_SAMPLES_CANDIDATES
+try:  # the node-size choice's constants, in aucforest._oob_estimates since the fit was split
+    from aucforest._oob_estimates import MIN_CLASS_CASES_TO_CHOOSE, MIN_SAMPLES_CANDIDATES
 except ImportError:  # before that split
     from aucforest._forest import MIN_CLASS_CASES_TO_CHOOSE, MIN_SAMPLES_CANDIDATES
 from aucforest.metrics import gmean_score, multiclass_auc

@@ -15,7 +15,7 @@ from aucforest._calibration_maps import (MAPS, CalibrationMap, IsotonicMap, Sigm
                                          VennAbersCalibration, map_class, register_map)
 from aucforest._calibration_state import calibration_from_plain, calibration_to_plain
 from aucforest.calibration import OOBCalibratedClassifier
-from aucforest.cli._decisions import CALIBRATION_METHODS
+from aucforest.cli._from_oob import CALIBRATION_METHODS
 from cli_files import run_main, write_csv
 
 

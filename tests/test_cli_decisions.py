@@ -212,7 +212,7 @@ def test_model_file_stores_the_fitted_map_and_predict_applies_it(capsys, tmp_pat
     stored map (as written before they were stored) is calibrated again on the
     altered predictions and predicts otherwise."""
     from aucforest._calibration_state import calibration_from_plain
-    from aucforest.cli._decisions import calibrated_model
+    from aucforest.cli._from_oob import calibrated_model
 
     model, test, reference = calibrated_file(capsys, tmp_path, split, method)
     X_test = split[2]

@@ -353,7 +353,7 @@ def test_compare_json_and_per_fold_csv_agree(capsys, tmp_path, people_csv):
 # ------------------------------------------------------------ item 5: compare
 
 def test_corrected_resampled_ttest_by_hand():
-    from aucforest._compare import corrected_resampled_ttest
+    from aucforest.cli._comparison import corrected_resampled_ttest
 
     d = [0.02, -0.01, 0.03, 0.00, 0.04, 0.01]  # k = 3 folds x r = 2 repeats
     n_train, n_test = 100, 50
@@ -370,7 +370,7 @@ def test_corrected_resampled_ttest_by_hand():
 
 
 def test_corrected_resampled_ttest_degenerate_cases():
-    from aucforest._compare import corrected_resampled_ttest
+    from aucforest.cli._comparison import corrected_resampled_ttest
 
     assert math.isnan(corrected_resampled_ttest([0.0, 0.0, 0.0], 10, 5).pvalue)
     assert corrected_resampled_ttest([0.1, 0.1, 0.1], 10, 5).pvalue == 0.0

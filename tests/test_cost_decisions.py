@@ -11,7 +11,7 @@ from sklearn.metrics import balanced_accuracy_score, f1_score
 
 import aucforest
 from aucforest import AUCForestClassifier
-from aucforest._decision import decide
+from aucforest._decision_rule import decide
 from aucforest._prior_shift import to_training_priors
 from aucforest.calibration import OOBCalibratedClassifier
 from aucforest.decisions import expected_cost, tune_decision

@@ -1,4 +1,4 @@
-"""The decision rule as one typed value (`aucforest._decision.DecisionRule`):
+"""The decision rule as one typed value (`aucforest._decision_rule.DecisionRule`):
 parsed once with one set of messages, written as plain data, and one tie rule
 that makes every rule's label independent of the order the trees are summed in
 (the forest's threads, onnxruntime's), checked against rules written out row by
@@ -12,7 +12,7 @@ from scipy import sparse
 from sklearn.datasets import make_classification
 
 from aucforest import AUCForestClassifier, to_onnx
-from aucforest._decision import TIE_TOLERANCE, DecisionRule, first_best
+from aucforest._decision_rule import TIE_TOLERANCE, DecisionRule, first_best
 from aucforest.decisions import expected_cost
 from aucforest.metrics import imbalance_report
 

@@ -152,7 +152,7 @@ def test_weighted_prior_and_threshold_decision():
 
 
 def test_rfq_ties_go_to_the_smaller_prior():
-    from aucforest._decision import decide
+    from aucforest._decision_rule import decide
     proba = np.array([[0.5, 0.3, 0.2], [0.2, 0.2, 0.6]])
     prior = np.array([0.5, 0.3, 0.2])  # every ratio equals 1 in row 0
     np.testing.assert_array_equal(decide(proba, prior, "rfq"), [2, 2])
@@ -180,7 +180,7 @@ def rfq_written_out(proba, prior):
 def test_rfq_decision_equals_the_rule_written_out(seed, n_classes):
     """The compiled RFQ decision, on proportions with exact ties, zeros, zero
     priors and NaN rows, against a per-row reference."""
-    from aucforest._decision import decide
+    from aucforest._decision_rule import decide
     rng = np.random.default_rng(seed)
     proba = rng.integers(0, 4, (50, n_classes)).astype(float)
     proba /= np.maximum(proba.sum(axis=1, keepdims=True), 1)

@@ -10,7 +10,7 @@ from sklearn.utils import check_random_state
 from aucforest import AUCForestClassifier
 from aucforest._base import MAX_SEED
 from aucforest.inspection import importance_intervals, oob_importance
-from aucforest.inspection._oob import OutOfBag
+from aucforest.inspection._case_draws import OutOfBag
 from aucforest.inspection._permute import random_permutation
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*in every tree's sample:UserWarning")

@@ -8,8 +8,8 @@ from scipy.stats import rankdata
 from sklearn.metrics import roc_auc_score
 
 from aucforest import AUCForestClassifier
-from aucforest._decision import DecisionRule, decide
-from aucforest._oob import oob_auc, oob_gmean
+from aucforest._decision_rule import DecisionRule, decide
+from aucforest._oob_estimates import oob_auc, oob_gmean
 from aucforest.metrics import multiclass_auc
 from aucforest.metrics._auc import hand_till_auc
 from aucforest.metrics._rank_sums import pair_wins
@@ -126,7 +126,7 @@ def test_out_of_bag_leaves_sum_row_by_row_as_the_running_sums(choosing_rows, lay
     # time, row by row; the reference is OutOfBagSums, one tree at a time over
     # all candidates: the same additions in the same order, equal to the bit
     import scipy.sparse as sp
-    from aucforest._oob import OutOfBagLeaves, OutOfBagSums
+    from aucforest._oob_estimates import OutOfBagLeaves, OutOfBagSums
     from aucforest.tree import AUCTreeClassifier
     rng = np.random.default_rng(8)
     n, k = 700, 20
@@ -159,7 +159,7 @@ def test_running_sums_of_many_classes_added_in_batches_equal_one_tree_at_a_time(
     # by row; the reference adds each tree by itself (accumulate_oob_proba),
     # all candidates at once. Reading the sums must take in the trees of a
     # batch not yet full; every sum is equal to the bit, NaN rows alike
-    from aucforest._oob import SUMS_BATCH_TREES, OutOfBagSums
+    from aucforest._oob_estimates import SUMS_BATCH_TREES, OutOfBagSums
     from aucforest._tree import accumulate_oob_proba
     from aucforest.tree import AUCTreeClassifier
     assert 1 < SUMS_BATCH_TREES < 9
@@ -307,7 +307,7 @@ def test_sparse_out_of_bag_means_equal_the_dense_means_to_the_bit():
     # dense means of the rows with OOB predictions are the reference, and the
     # node-size choice's AUC and G-mean agree to the bit
     import scipy.sparse as sp
-    from aucforest._oob import OutOfBagLeaves, auc_of_rows, gmean_of_rows
+    from aucforest._oob_estimates import OutOfBagLeaves, auc_of_rows, gmean_of_rows
     from aucforest.tree import AUCTreeClassifier
     rng = np.random.default_rng(9)
     n, k = 900, 30
@@ -363,7 +363,7 @@ def test_pending_trees_are_added_once_when_the_candidates_are_read_in_threads():
     # pending trees must enter the sums once: the OOB figures equal one job's
     from aucforest import AUCForestClassifier
     from aucforest._forest import TAIL_THREADS_MIN_VALUES
-    from aucforest._oob import SUMS_BATCH_TREES
+    from aucforest._oob_estimates import SUMS_BATCH_TREES
     rng = np.random.default_rng(5)
     n, k, trees = 9000, 20, 2 * SUMS_BATCH_TREES - 1
     assert n * k * 6 >= TAIL_THREADS_MIN_VALUES

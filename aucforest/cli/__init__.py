@@ -26,8 +26,11 @@ any work. ``predict --output -`` writes to stdout, as without ``--output``.
 The package: :mod:`aucforest.cli._options` (argument types and shared option
 groups), :mod:`aucforest.cli._data` (models, tables and encodings read for the
 commands), :mod:`aucforest.cli._output` (output checks, CSV, JSON-ready values),
-and one module per subcommand: ``_fit``, ``_predict``, ``_evaluate``,
-``_compare``, ``_importance``, ``_export``. This module holds :func:`main` and the parser.
+:mod:`aucforest.cli._from_oob` (calibration maps and conformal sets from the
+out-of-bag predictions a model file holds), :mod:`aucforest.cli._comparison`
+(the comparison ``compare`` runs), and one module per subcommand: ``_fit``,
+``_predict``, ``_evaluate``, ``_compare``, ``_importance``, ``_export``. This
+module holds :func:`main` and the parser.
 """
 import argparse
 import os

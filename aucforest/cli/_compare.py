@@ -1,13 +1,13 @@
 """``aucforest compare [DATA --target COL]``: AUC vs Gini splitting, each with
 the RFQ and argmax decisions, by repeated cross-validation (the runs and the
-statistics are :mod:`aucforest._compare`)."""
+statistics are :mod:`aucforest.cli._comparison`)."""
 import argparse
 import json
 import os
 
 import numpy as np
 
-from .._compare import (Dataset, check_fold_sizes, compare, comparison_json, default_datasets,
+from ._comparison import (Dataset, check_fold_sizes, compare, comparison_json, default_datasets,
                         fold_records, format_paired_tests, format_table, paired_tests,
                         plot_comparison)
 from .._encoding import ColumnEncoding

@@ -6,11 +6,11 @@ import json
 import numpy as np
 
 from .._atomic import save_figure
-from .._compare import matplotlib_figure
+from ._comparison import matplotlib_figure
 from .._table import shown
 from ..metrics import auc, auc_ci, imbalance_report, multiclass_auc, plot_roc
 from ._data import _by_name, _model_features, model_and_labelled_data
-from ._decisions import calibrated_model
+from ._from_oob import calibrated_model
 from ._options import OUTPUT_FILES, _add_classification_option, _add_data_options
 from ._output import _decision_text, _plain, check_plot
 

@@ -4,14 +4,14 @@ import json
 
 import numpy as np
 
-from .._decision import DecisionRule
+from .._decision_rule import DecisionRule
 from .._encoding import ColumnEncoding
 from .._forest import AUCForestClassifier
 from .._table import read_table
 from ..io import save
 from ._data import (_case_weights, _class_weight_for, _feature_columns, _markers, _training_labels,
                     accepts_missing, name_features)
-from ._decisions import (CALIBRATION_METHODS, calibration_choices, fitted_calibration,
+from ._from_oob import (CALIBRATION_METHODS, calibration_choices, fitted_calibration,
                          stored_calibration)
 from ._options import (OUTPUT_FILES, _add_classification_option, _add_column_options,
                        _add_data_options, _add_forest_options, _add_parallel_options, _decision,

@@ -9,7 +9,7 @@ import numpy as np
 
 from .._encoding import DEFAULT_NA_VALUES
 from .._forest import AUCForestClassifier
-from .._oob import MIN_CLASS_CASES_TO_CHOOSE
+from .._oob_estimates import MIN_CLASS_CASES_TO_CHOOSE
 
 
 #: How every output file is written (the epilog of the commands that write files).

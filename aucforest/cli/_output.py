@@ -8,7 +8,7 @@ import sys
 import numpy as np
 
 from .._atomic import atomic_output, figure_format, output_target
-from .._compare import matplotlib_figure
+from ._comparison import matplotlib_figure
 
 
 def _decision_text(forest):

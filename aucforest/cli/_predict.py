@@ -1,7 +1,7 @@
 """``aucforest predict MODEL DATA``: labels or class probabilities as CSV."""
 from .._table import read_table
 from ._data import _by_name, _load_model, _model_features
-from ._decisions import calibrated_model, conformal_predictor, set_cells
+from ._from_oob import calibrated_model, conformal_predictor, set_cells
 from ._options import OUTPUT_FILES, _add_data_options, _alpha
 from ._output import _cell_text, _check_output, _write_csv
 

@@ -13,7 +13,7 @@ The writers, `aucforest.export._onnx` (with the ONNX graph of
   ``aucforest.save`` stores, an export carries, refusing the same labels;
 * the input columns as ``predict`` encodes them (`ColumnEncoding`), and the
   plain description of the model that an exported file carries (`description`);
-* the decision rule (`aucforest._decision.rule_of`) and the class priors it
+* the decision rule (`aucforest._decision_rule.rule_of`) and the class priors it
   reads.
 """
 from functools import cached_property
@@ -23,7 +23,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from .._categories import levels_going_left
-from .._decision import rule_of
+from .._decision_rule import rule_of
 from .._encoding import ColumnEncoding
 from .._labels import plain_labels, storable_labels
 from ..tree import frozen
@@ -111,7 +111,7 @@ class ExportableForest:
         The class labels as `aucforest._labels.storable_labels` gives them
         (int64, float64, bool or unicode); reading it raises the ValueError
         of ``aucforest.save`` for labels no model file or export holds.
-    rule : aucforest._decision.DecisionRule
+    rule : aucforest._decision_rule.DecisionRule
         The rule ``predict`` follows (a tree: argmax).
     class_prior, draw_class_weights : ndarray of float64 or None
         What the rule reads (None for a model without them).

@@ -26,7 +26,7 @@ From one double (or float, or integer) tensor ``X`` [N, n_features] to
 """
 import numpy as np
 
-from .._decision import TIE_TOLERANCE
+from .._decision_rule import TIE_TOLERANCE
 
 ML_DOMAIN = "ai.onnx.ml"
 ML_OPSET = 5           # TreeEnsemble: double thresholds and leaves, BRANCH_MEMBER

@@ -1,7 +1,7 @@
 """Out-of-bag score against the number of trees."""
 import numpy as np
 
-from ._oob import OutOfBag, snapshot
+from ._case_draws import OutOfBag, snapshot
 from ._scoring import make_scorer, score_or_nan
 
 

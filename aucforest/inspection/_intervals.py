@@ -9,7 +9,7 @@ from sklearn.utils import _safe_indexing, check_random_state
 from sklearn.utils.validation import column_or_1d
 
 from .._base import MAX_SEED
-from ._oob import snapshot
+from ._case_draws import snapshot
 from ._permutation import oob_importance
 
 

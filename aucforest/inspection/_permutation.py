@@ -6,7 +6,7 @@ from joblib import Parallel, delayed
 from sklearn.utils import Bunch, check_random_state
 
 from .._base import MAX_SEED
-from ._oob import OutOfBag, snapshot
+from ._case_draws import OutOfBag, snapshot
 from ._scoring import make_scorer, per_class_auc, score_or_nan
 
 

@@ -12,7 +12,7 @@ import numpy as np
 from .._base import collapsed, tree_params
 from .._binning import MAX_BINS
 from .._categories import checked_categories
-from .._decision import DecisionRule
+from .._decision_rule import DecisionRule
 from .._oob_source import KeptInMemory, NotKept, OnWorkers
 from .._forest import AUCForestClassifier
 from .._labels import check_stored_dtype, restored_labels

@@ -29,7 +29,7 @@ from sklearn.metrics import (
 from sklearn.utils import check_consistent_length
 from sklearn.utils.validation import check_is_fitted
 
-from .._decision import DecisionRule, rule_of
+from .._decision_rule import DecisionRule, rule_of
 from ._auc import mann_whitney_auc, multiclass_auc
 from ._validation import (
     check_class_labels,

@@ -155,7 +155,7 @@ def rfq_predict(proba, classes, y_train):
     the rule is aucforest's own (p_min >= pi_min for two classes,
     argmax_k p_k / pi_k otherwise).
     """
-    from aucforest._decision import decide
+    from aucforest._decision_rule import decide
     prior = np.array([np.mean(y_train == c) for c in classes])
     return np.asarray(classes)[decide(proba, prior, "rfq")]
 

@@ -35,8 +35,8 @@ from scipy import stats
 from sklearn.datasets import load_breast_cancer, load_wine
 from sklearn.model_selection import RepeatedStratifiedKFold
 
-from ._atomic import save_figure
-from ._table import shown
+from .._atomic import save_figure
+from .._table import shown
 
 CRITERIA = ("auc", "gini")
 DECISIONS = ("rfq", "argmax")
