@@ -37,7 +37,7 @@ from ._bits cimport bit_count as _bit_count
 from ._bits cimport lowest_bit as _lowest_bit
 from ._criterion cimport X_t
 from ._split cimport level_goes_left
-from ._buckets cimport draw_buckets
+from ._buckets cimport bucket_threshold, draw_buckets
 
 # From this many classes on (and up to 64), a pass over the node records which
 # classes each bin holds, so that the scan moves only those instead of looking
@@ -378,11 +378,8 @@ cdef class BinnedSplitter(Splitter):
                             self.drawn_bins)
 
     cdef double _bucket_threshold(self, idx_t feature, idx_t bucket) noexcept nogil:
-        """The upper edge of bin `bucket` (codes <= bucket go left); 0 for a
-        categorical feature, whose splits are level sets."""
-        if self.categorical != NULL and self.categorical[feature]:
-            return 0.0
-        return self.edges[feature, bucket]
+        """The upper edge of bin `bucket` (`bucket_threshold`)."""
+        return bucket_threshold(self.categorical, self.edges, feature, bucket)
 
     cdef void _partition(self, idx_t start, idx_t end, SplitRecord* best) noexcept nogil:
         """Stable partition: cases with code <= best.bin, or with a level in

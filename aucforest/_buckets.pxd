@@ -1,6 +1,7 @@
-# The nsplit draw of the binned splitters (the in-memory BinnedSplitter and the Dask
-# fit's HistogramSplitter): one inline function, so both draw the same buckets from the
-# same random stream. Inline only: cimporting it needs no compiled module.
+# The nsplit draw and the thresholds of the binned splitters (the in-memory
+# BinnedSplitter and the Dask fit's HistogramSplitter): inline functions, so both draw
+# the same buckets from the same random stream and write the same thresholds. Inline
+# only: cimporting them needs no compiled module.
 from libc.stdint cimport uint8_t, uint64_t
 
 from ._random cimport random_below
@@ -41,3 +42,14 @@ cdef inline Py_ssize_t draw_buckets(uint64_t* rng_state, Py_ssize_t nsplit,
     for i in range(m):
         drawn[positions[i]] = 0
     return n_buckets
+
+
+cdef inline double bucket_threshold(const unsigned char* categorical,
+                                    const double[:, ::1] edges, Py_ssize_t feature,
+                                    Py_ssize_t bucket) noexcept nogil:
+    """The upper edge of bin `bucket` of `feature` (codes <= bucket go left); 0
+    for a categorical feature (categorical[feature] set; categorical NULL:
+    none), whose splits are level sets."""
+    if categorical != NULL and categorical[feature]:
+        return 0.0
+    return edges[feature, bucket]

@@ -25,7 +25,7 @@ from ._base import (MAX_SEED, TREE_PARAMETER_CONSTRAINTS, check_counts_are_not_b
 from ._categories import fit_categories, predict_codes, resolve_fitted
 from ._compat import (Interval, RealNotInt, StrOptions, fit_context, in_memory,
                       validate_data)
-from ._decision_rule import DecisionRule
+from ._decision_rule import DEFAULT_DECISION, DecisionRule
 from ._oob_estimates import (auc_of_rows, cases_choosing_node_size, gmean_of_rows,
                              node_size_candidates, oob_gmean, out_of_bag_sums)
 from ._oob_source import KeptInMemory, NotKept, oob_source
@@ -373,7 +373,7 @@ default="from_dtype"
     def __init__(self, n_estimators=500, *, criterion="auc", max_features="ceil_sqrt",
                  max_depth=None, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
                  max_bins="auto", nsplit=10, bootstrap=True, max_samples=None, replacement=False,
-                 balanced_bootstrap=False, class_weight=None, decision="rfq",
+                 balanced_bootstrap=False, class_weight=None, decision=DEFAULT_DECISION,
                  predict_min_samples="oob", oob_score=False, n_jobs=None, random_state=None,
                  verbose=0, warm_start=False, categorical_features="from_dtype",
                  min_samples_split=2, max_leaf_nodes=None, min_impurity_decrease=0.0,
@@ -974,11 +974,11 @@ default="from_dtype"
 
         One array per tree (int32): in draw order with repeats when drawing
         with replacement, in increasing order without
-        (``np.bincount(s, minlength=n_samples)`` gives the multiplicities, zero for the tree's out-of-bag cases). Regenerated
-        from each tree's seed (``estimators_[i].random_state``) with the draw
-        the fit made, never stored. Not available on a forest read from a
-        model file (`aucforest.inspection` rebuilds the draws from the
-        training y).
+        (``np.bincount(s, minlength=n_samples)`` gives the multiplicities,
+        zero for the tree's out-of-bag cases). Regenerated from each tree's
+        seed (``estimators_[i].random_state``) with the draw the fit made,
+        never stored. Not available on a forest read from a model file
+        (`aucforest.inspection` rebuilds the draws from the training y).
         """
         model = self._frozen()
         check_is_fitted(model)

@@ -6,7 +6,7 @@ from sklearn.utils import Bunch, check_random_state
 from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import (MAX_SEED, TREE_PARAMETER_CONSTRAINTS, check_categorical_codes,
+from ._base import (TREE_PARAMETER_CONSTRAINTS, check_categorical_codes,
                     check_counts_are_not_booleans, fit_atomically, grow_tree,
                     resolve_max_features, training_layout, training_matrix, tree_params,
                     validate_training_data)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from aucforest._binning import MISSING_CODE
-from aucforest._dask._blocks import _node_rows, _take_group
+from aucforest._dask._blocks import _node_rows, take_group
 from aucforest._dask._payloads import RoundResult
 from aucforest._dask._kernels import (histograms, route, sort_entries, take_rows,
                                      take_waiting)
@@ -161,7 +161,7 @@ def _node_rows_as_list(codes, y, w):
 
 @pytest.mark.parametrize("seed", range(3))
 def test_a_nodes_rows_from_the_workers_takes_are_in_global_row_order(seed):
-    """Each worker's `_take_group` (its partitions' parts of the group, read
+    """Each worker's `take_group` (its partitions' parts of the group, read
     from their round results, the partitions given in any order) and
     `_node_rows` on all workers' takes: each node's rows of the group in
     global row order, as a naive take lists them."""
@@ -173,7 +173,7 @@ def test_a_nodes_rows_from_the_workers_takes_are_in_global_row_order(seed):
              for a, b in zip(bounds, bounds[1:])]
     workers = np.array_split(rng.permutation(len(parts)), 2)  # each holds some partitions
     for g in range(2):
-        takes = [_take_group(g, *[RoundResult(None, None, parts[i]) for i in held])
+        takes = [take_group(g, *[RoundResult(None, None, parts[i]) for i in held])
                  for held in workers]
         assert all(part.y.shape[0] for take in takes for part in take)
         naive = _naive_take(ids, group_of, g, None, codes, counts, None, y, 0)
@@ -452,11 +452,11 @@ def test_a_malformed_live_list_is_refused(rows, starts, match):
 
 @pytest.mark.parametrize("seed", range(3))
 def test_encoded_partition_codes_are_the_edge_counts(seed):
-    """`_encode_block`'s codes (a block of rows at a time, C order) against a
+    """`encode_block`'s codes (a block of rows at a time, C order) against a
     naive search: the number of a feature's edges below the value, the
     missing code for NaN, the level itself for a categorical feature."""
     from aucforest._binned import padded_edges
-    from aucforest._dask._blocks import _encode_block
+    from aucforest._dask._blocks import encode_block
     from aucforest._dask._payloads import FitContext
 
     rng = np.random.default_rng(seed)
@@ -474,7 +474,7 @@ def test_encoded_partition_codes_are_the_edge_counts(seed):
     padded = np.stack([padded_edges(edges[f, :n_bins[f] - 1]) for f in range(p)])
     ctx = FitContext(edges=edges, n_bins=n_bins, n_classes=2, weight_scale=1.0, params={},
                      padded=padded, is_categorical=categorical, classes=np.array([0, 1]))
-    codes = _encode_block(X, rng.integers(0, 2, n), None, 0, ctx).codes
+    codes = encode_block(X, rng.integers(0, 2, n), None, 0, ctx).codes
     assert codes.shape == (n, p) and codes.flags.c_contiguous
     for f in range(p):
         if categorical[f]:

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import aucforest._dask as dask_fit
-from aucforest._dask import _fit as dask_driver
+from aucforest._dask import _finish as dask_driver
 from aucforest import AUCForestClassifier
 from aucforest.metrics import multiclass_auc
 from dask_testing import assert_same_trees, chunked, local_cluster

@@ -204,7 +204,7 @@ def test_draws_of_a_dask_fit_are_refused_clearly(dask_client):
         *chunked([150, 150], X, y, None))
     with pytest.raises(AttributeError, match="not available after a fit on dask"):
         forest.estimators_samples_
-    from aucforest.inspection._oob import case_draws
+    from aucforest.inspection._case_draws import case_draws
     with pytest.raises(AttributeError, match="not available after a fit on dask"):
         case_draws(forest, np.searchsorted(forest.classes_, y))
     import pickle

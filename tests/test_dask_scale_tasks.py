@@ -1,5 +1,5 @@
 """The Dask fit at scale (issue 43): tasks per round, what the client receives,
-the finishing backlog, `_grow_local`'s memory.
+the finishing backlog, `grow_local`'s memory.
 
 The session's shared LocalCluster (conftest.py's ``dask_cluster``: 2 worker
 processes, 1 thread each; its scheduler runs in this process, so a scheduler
@@ -273,7 +273,7 @@ def test_the_client_receives_collapsed_subtrees_only(dask_client, monkeypatch, p
 
 
 def test_grow_local_memory_matches_the_cost_model():
-    """`_grow_local`'s own allocations (tracemalloc) beyond its inputs: the
+    """`grow_local`'s own allocations (tracemalloc) beyond its inputs: the
     working copy of its largest node, at most p + 40 bytes per row, plus the
     grown subtrees, at most 80 + 8 K bytes per node (the cost model's figures)."""
     p, rows, K = 30, 40_000, 2
@@ -298,7 +298,7 @@ def test_grow_local_memory_matches_the_cost_model():
     spec = [NodeSpec(d, 11 + d, 2, 0.0, None, None, 0.0) for d in range(3)]
     tracemalloc.start()
     base = tracemalloc.get_traced_memory()[0]
-    out = dask_blocks._grow_local([[take] for take in takes], spec, ctx,
+    out = dask_blocks.grow_local([[take] for take in takes], spec, ctx,
                                   Finishing(np.array([1], np.int32), None, True), None)
     peak = tracemalloc.get_traced_memory()[1] - base
     tracemalloc.stop()

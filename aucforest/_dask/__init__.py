@@ -44,7 +44,7 @@ process holding all rows, on the ``dask.distributed`` client in scope:
    times the bound times its share of the tree's rows); one that may hold
    more of its tree's expansions is grown once more, from its rows taken
    again from the node state, to the bound with the smallest decrease its
-   tree can still keep as a floor (`_Fit._cut_trees`); the client then reads
+   tree can still keep as a floor (`Finisher.cut_trees`); the client then reads
    each tree's skeleton (children and risks, 16 bytes a node), chooses the
    max_leaf_nodes - 1 splits of largest weighted impurity decrease, cuts
    the top and has each subtree cut where it was grown. The subtrees then
@@ -59,7 +59,7 @@ process holding all rows, on the ``dask.distributed`` client in scope:
    up to ``REDUCE_FAN_IN`` partitions each, then their partial sums); per
    finishing group (one tree's nodes, about
    ``LOCAL_ROWS_PER_TASK`` rows) one take per worker (its partitions' rows
-   of the group, `_take_group`) and the finishing task. A partition's tasks
+   of the group, `take_group`) and the finishing task. A partition's tasks
    run on the worker holding it (a loose restriction: elsewhere only when
    that worker is lost), or dask would move its node state to whichever
    worker is less busy. The rounds go before the finishing tasks (task
@@ -81,7 +81,7 @@ process holding all rows, on the ``dask.distributed`` client in scope:
    additions on the whole tree). The grown subtrees stay on the workers:
    with the node size known (an int ``predict_min_samples``) the finishing
    tasks collapse them at once, else they are collapsed there once the size
-   is chosen (`_collapse_group`). The client receives collapsed subtrees one
+   is chosen (`collapse_group`). The client receives collapsed subtrees one
    tree at a time and grafts them into the tree's top: it never holds a
    grown tree.
    The model keeps that sample's OOB probabilities (``oob_score_``,
@@ -106,14 +106,15 @@ Dask is imported in this package only, and they only when a fit or a prediction
 meets a dask collection; ``dask.dataframe`` (pandas and pyarrow) only when X
 or y is a dask DataFrame or Series, which the caller imported.
 """
-from .._oob import OOB_CHOICE_MAX_CASES
+from .._oob_estimates import OOB_CHOICE_MAX_CASES
 from ._inputs import is_dask_collection
-from ._model import OOB_NOT_KEPT, _DrawsOnWorkers, apply, oob_decision_function, predict, \
-    predict_proba
+from ._model import (OOB_NOT_KEPT, DrawsOnWorkers, apply, oob_decision_function, predict,
+                     predict_proba)
 from ._tuning import Tuning
 
-__all__ = ["OOB_NOT_KEPT", "apply", "fit", "is_dask_collection", "local_rows",
-           "oob_decision_function", "predict", "predict_proba", "tuning"]
+__all__ = ["OOB_CHOICE_MAX_CASES", "OOB_NOT_KEPT", "DrawsOnWorkers", "apply", "fit",
+           "is_dask_collection", "local_rows", "oob_decision_function", "predict",
+           "predict_proba", "tuning"]
 
 # A node with at most this many distinct rows (of positive weight) in its tree is
 # finished in memory on one worker: the bound of the working set gathered there
@@ -174,7 +175,7 @@ FINISH_ROW_BYTES = 9
 # SUBTREE_LEAVES_MIN), not to max_leaf_nodes: its tree keeps about its share. A subtree
 # that may hold more of its tree's expansions than it grew is grown again from the same
 # rows (taken again from the node state) to max_leaf_nodes, splits of decrease below
-# the tree's (max_leaf_nodes - 1)-th largest known m left unmade (`_Fit._cut_trees`):
+# the tree's (max_leaf_nodes - 1)-th largest known m left unmade (`Finisher.cut_trees`):
 # the trees are those of subtrees grown to max_leaf_nodes, after one regrowth at most.
 SUBTREE_LEAF_SHARE = 4
 SUBTREE_LEAVES_MIN = 16

@@ -1,7 +1,7 @@
 """The tasks of the fit on dask collections that run where the rows are
 (`aucforest._dask`): a partition's statistics, codes and node state, a
 round (route, take out, histograms), the in-memory finishing of nodes
-(`_grow_local`) and the collapse of its subtrees, the out-of-bag rows.
+(`grow_local`) and the collapse of its subtrees, the out-of-bag rows.
 """
 
 import numpy as np
@@ -10,18 +10,17 @@ from .._base import check_categorical_codes, grow_tree
 from .._binned import encode_features
 from .._binning import MISSING_CODE, BinnedData, _level_codes
 from .._compat import check_sample_weight
-from ._payloads import (Block, Drawn, Finished, NodeState, PartitionStats, RoundResult,
-                        TakenPart)
 from ._kernels import (MAX_MULTIPLICITY, draw_counts, histograms, route, row_uniforms,
-                             sort_entries, start_trees, take_rows, take_waiting)
+                       sort_entries, start_trees, take_rows, take_waiting)
+from ._payloads import Block, Drawn, Finished, NodeState, PartitionStats, RoundResult
 from .._leaf_budget import cut_to_expansions, risks
 from .._tree import Tree, accumulate_oob_proba
 
-# Trees whose draws of the out-of-bag rows are made together (`_add_oob`).
+# Trees whose draws of the out-of-bag rows are made together (`add_oob`).
 OOB_TREES_PER_DRAW = 32
 
 
-def _block_stats(X, y, w, start, sample_key, sample_rate, is_categorical=None, names=None):
+def block_stats(X, y, w, start, sample_key, sample_rate, is_categorical=None, names=None):
     """What the client needs from one partition before binning: infinite
     values, labels, weights' range, the hash-selected sample of rows (of
     the ordered features: a categorical feature's bins are its levels) and
@@ -49,7 +48,7 @@ def _block_stats(X, y, w, start, sample_key, sample_rate, is_categorical=None, n
         w_max=w_max)
 
 
-def _encode_block(X, y, w, start, ctx):
+def encode_block(X, y, w, start, ctx):
     """One partition as the fit keeps it: uint8 codes (C order), class codes,
     integer weights (None when all one), the draw classes and its start."""
     X = np.asarray(X, dtype=np.float32)
@@ -88,19 +87,19 @@ def _encode_block(X, y, w, start, ctx):
                  prior=prior)
 
 
-def _block_prior(block):
+def block_prior(block):
     return block.prior
 
 
-def _init_state(block, tree_keys, rates, poisson, n_classes):
+def init_state(block, tree_keys, rates, poisson, n_classes):
     """The state of the partition's rows in a batch of trees before its first
-    round, as a round gives it (`_round`'s "state"), and the roots' sums
+    round, as a round gives it (`partition_round`'s "state"), and the roots' sums
     ("sums": class weights and distinct cases per tree). The state: node ids
     (the root, id t, for each drawn row of positive weight) and
     multiplicities; "unit": every row's weight in a tree is 0 or 1 (no
     weights, drawn without replacement), so that histograms need no case
     column (`histograms`); "live": the entries the next round reads
-    (`_round`; None: every entry), "waiting": the rows of nodes finished in
+    (`partition_round`; None: every entry), "waiting": the rows of nodes finished in
     memory not yet taken out, per node (None: none)."""
     n = block.y.shape[0]
     rows = block.start + np.arange(n, dtype=np.int64)
@@ -110,12 +109,12 @@ def _init_state(block, tree_keys, rates, poisson, n_classes):
                            live=None, waiting=None), sums)
 
 
-def _sum_root_sums(*drawn):
-    """The sum of the roots' sums of some partitions' draws (`_init_state`)."""
-    return _sum_arrays(*[d.sums for d in drawn])
+def sum_root_sums(*drawn):
+    """The sum of the roots' sums of some partitions' draws (`init_state`)."""
+    return sum_arrays(*[d.sums for d in drawn])
 
 
-def _round(block, previous, tables, n_codes, n_classes):
+def partition_round(block, previous, tables, n_codes, n_classes):
     """One round where the rows are: move the rows of split nodes to their
     children (`route`) and add the histograms asked for (one pass over the
     rows when both), take out the rows of nodes finished in memory (grouped
@@ -138,7 +137,7 @@ def _round(block, previous, tables, n_codes, n_classes):
     being those the rows were last in.
 
     ``previous``: the result of the partition's previous round, or of its
-    draw (`_init_state`), whose "state" this round starts from; the tasks
+    draw (`init_state`), whose "state" this round starts from; the tasks
     reading a round's result run where it is (the next round, the takes,
     the histograms' first sums), so that each reads its part of it."""
     routes, request, finish, live = tables.routes, tables.request, tables.finish, tables.live
@@ -181,19 +180,19 @@ def _round(block, previous, tables, n_codes, n_classes):
     return RoundResult(state._replace(ids=ids, live=entries, waiting=waiting), hist, parts)
 
 
-def _kept_state(result):
+def kept_state(result):
     """A round's result without its histograms and taken rows: the node state
     a later round (a retake) starts from."""
     return RoundResult(result.state, None, {})
 
 
-def _sum_round_histograms(*results):
-    """The sum of some partitions' round histograms (`_round`'s "hist"), as
-    `_sum_histograms`."""
-    return _sum_histograms(*[r.hist for r in results])
+def sum_round_histograms(*results):
+    """The sum of some partitions' round histograms (`partition_round`'s "hist"), as
+    `sum_histograms`."""
+    return sum_histograms(*[r.hist for r in results])
 
 
-def _sum_histograms(*parts):
+def sum_histograms(*parts):
     """Sum of the partitions' integer histograms as int64 (exact: any order
     gives the same)."""
     hist = parts[0].astype(np.int64)
@@ -202,7 +201,7 @@ def _sum_histograms(*parts):
     return hist
 
 
-def _take_group(group, *results):
+def take_group(group, *results):
     """One worker's rows of an in-memory finishing group: the group's part of
     each of its partitions' taken rows (the "parts" of their round
     ``results``; `_kernels.take_rows`), those holding rows, as they
@@ -242,10 +241,10 @@ def _node_rows(parts, node_id):
     return codes, y, w
 
 
-def _grow_local(takes, nodes, ctx, finishing, oob_x):
+def grow_local(takes, nodes, ctx, finishing, oob_x):
     """Grow the subtrees of nodes finished in memory (one tree's nodes): each
     node's rows from every worker's take (``takes``: per worker its
-    partitions' parts of the group, `_take_group`), ordered by global row
+    partitions' parts of the group, `take_group`), ordered by global row
     index, the in-memory binned splitter (`grow_tree`) seeded
     from the node's key, best first to the node's leaf bound when it has one
     (``max_leaf_nodes``: a prefix of the expansions of a larger bound, the
@@ -315,7 +314,7 @@ def _finish_subtree(subtree, ctx, finishing, oob_x, oob_rows):
     return subtree, found
 
 
-def _skeleton_of(result, ctx, root_weight):
+def skeleton_of(result, ctx, root_weight):
     """What the client needs of a finishing task's subtrees to choose a
     bounded tree's expansions (`aucforest._leaf_budget`): per subtree its
     children arrays (int32) and each node's risk p(t) i(t) (`risks`, of the
@@ -333,13 +332,13 @@ def _skeleton_of(result, ctx, root_weight):
     return out
 
 
-def _cut_group(result, cuts, ctx, finishing, oob_x):
+def cut_group(result, cuts, ctx, finishing, oob_x):
     """The subtrees of a finishing task cut to the expansions the client chose
     (``cuts``: (node id, indices of its expanded nodes, out-of-bag rows or
     None; `aucforest._leaf_budget.cut_to_expansions`), then finished as
-    `_grow_local` finishes its subtrees (`_finish_subtree`).
+    `grow_local` finishes its subtrees (`_finish_subtree`).
 
-    Returns a `Finished`, as `_grow_local`."""
+    Returns a `Finished`, as `grow_local`."""
     p, K = ctx.n_features, ctx.n_classes
     out, oob = {}, {}
     for node_id, expanded_nodes, oob_rows in cuts:
@@ -378,18 +377,18 @@ def _collapse_subtree(subtree, n_features, n_classes, min_samples, split_impurit
     return tree_.node_arrays(), tree_.max_depth
 
 
-def _collapse_group(result, n_features, n_classes, min_samples, split_impurity):
+def collapse_group(result, n_features, n_classes, min_samples, split_impurity):
     """The subtrees of a finishing task, collapsed to the chosen node size."""
     return {node_id: _collapse_subtree(subtree, n_features, n_classes, min_samples,
                                        split_impurity)
             for node_id, subtree in result.subtrees.items()}
 
 
-def _oob_of(result):
+def oob_of(result):
     return result.oob
 
 
-def _edge_values(codes, edges, n_bins, is_categorical=None):
+def edge_values(codes, edges, n_bins, is_categorical=None):
     """float32 values standing for the codes: a bin's upper edge (NaN when
     missing), which every tree sends where it sends the bin's real values;
     a categorical feature's level code itself."""
@@ -404,7 +403,7 @@ def _edge_values(codes, edges, n_bins, is_categorical=None):
     return X
 
 
-def _oob_rows(block, rates, key):
+def oob_rows(block, rates, key):
     """The partition's rows selected (by a hash of their global index, at a rate
     per class) for the node-size choice: global index, class, draw class, codes."""
     y = block.y
@@ -413,7 +412,7 @@ def _oob_rows(block, rates, key):
             "draw_y": block.draw_y[selected], "codes": block.codes[selected]}
 
 
-def _add_oob(trees, draw, X, rows, draw_y, sizes, proba, n_trees):
+def add_oob(trees, draw, X, rows, draw_y, sizes, proba, n_trees):
     """Add the OOB proportions of `trees` for the rows (global indices) of X."""
     keys, rates, poisson = draw
     sizes = np.asarray(sizes, dtype=np.int32)
@@ -424,11 +423,11 @@ def _add_oob(trees, draw, X, rows, draw_y, sizes, proba, n_trees):
             accumulate_oob_proba(tree_, X, c.astype(np.intp), sizes, proba, n_trees)
 
 
-def _identity(value):
+def identity(value):
     return value
 
 
-def _sum_arrays(*arrays):
+def sum_arrays(*arrays):
     total = arrays[0].copy()
     for a in arrays[1:]:
         total += a

@@ -36,7 +36,7 @@ def is_dask_collection(X):
     return _is_collection(X)
 
 
-def _client():
+def client():
     try:
         from distributed import get_client
         return get_client()
@@ -45,14 +45,14 @@ def _client():
                          "(e.g. Client(LocalCluster())); none was found") from error
 
 
-def _is_dask_frame(X):
+def is_dask_frame(X):
     """Whether X is a dask DataFrame or Series, without importing dask.dataframe
     (which needs pandas and pyarrow) when nothing did: X cannot be one then."""
     dd = sys.modules.get("dask.dataframe")
     return dd is not None and isinstance(X, (dd.DataFrame, dd.Series))
 
 
-def _as_rows(X, y, sample_weight, categories=None):
+def as_rows(X, y, sample_weight, categories=None):
     """X as a dask array with one column chunk, y and sample_weight chunked as its
     rows; the feature names of a DataFrame (None otherwise). A DataFrame's
     ``category`` columns become the codes of ``categories`` (one list or None
@@ -60,7 +60,7 @@ def _as_rows(X, y, sample_weight, categories=None):
     import dask.array as da
 
     names = None
-    if _is_dask_frame(X) and X.ndim == 2:
+    if is_dask_frame(X) and X.ndim == 2:
         columns = list(X.columns)
         if all(isinstance(c, str) for c in columns):
             names = np.asarray(columns, dtype=object)
@@ -81,7 +81,7 @@ def _as_rows(X, y, sample_weight, categories=None):
     def aligned(v, name):
         if v is None:
             return None
-        if _is_dask_frame(v):
+        if is_dask_frame(v):
             v = v.to_dask_array()
         elif not isinstance(v, da.Array):
             v = da.from_array(np.asarray(v), chunks=(row_chunks,))
@@ -98,14 +98,14 @@ def _as_rows(X, y, sample_weight, categories=None):
     return X, aligned(y, "y"), aligned(sample_weight, "sample_weight"), names
 
 
-def _frame_categories(X, categorical_features):
+def frame_categories(X, categorical_features):
     """(is_categorical, categories) of a dask DataFrame, as `fit_categories`
     finds them on a pandas one (from its meta: the columns' categories, in
     their order); (None, None) for an array (`resolve_fitted` resolves its
     ``categorical_features`` once its width is known). ValueError naming a
     ``category`` column whose categories are unknown (``known=False``: each
     partition has its own, unknown until computed)."""
-    if not (_is_dask_frame(X) and X.ndim == 2):
+    if not (is_dask_frame(X) and X.ndim == 2):
         return None, None
     for name, dtype in X.dtypes.items():
         if str(dtype) == "category" and not X[name].cat.known:
@@ -164,7 +164,7 @@ _PARTITION_LEVELS = ("not among the frame's (its meta's) categories",
                      "the partitions' levels must be the frame's categories")
 
 
-def _check_supported(forest):
+def check_supported(forest):
     """Raise for the settings a fit on rows spread over workers cannot honour."""
     if forest.max_bins is None:
         raise ValueError("max_bins=None (the exact splitter) needs all rows in one process; "

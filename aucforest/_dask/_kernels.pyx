@@ -29,7 +29,7 @@ _NOT_LISTED = (None, None)  # a pass's (live, waiting) when it lists no entries
 from aucforest._criterion cimport (X_t, criterion_improvement, criterion_init, idx_t,
                           node_impurity as _node_impurity)
 from aucforest._split cimport SplitRecord, Splitter, level_goes_left, reset_split
-from aucforest._buckets cimport draw_buckets
+from aucforest._buckets cimport bucket_threshold, draw_buckets
 from aucforest._random cimport random_below as _random_below
 
 cdef enum:
@@ -1128,11 +1128,8 @@ cdef class HistogramSplitter(Splitter):
                             self.drawn_bins)
 
     cdef double _bucket_threshold(self, idx_t feature, idx_t bucket) noexcept nogil:
-        """The upper edge of bin `bucket` (codes <= bucket go left); 0 for a
-        categorical feature, whose splits are level sets."""
-        if self.categorical != NULL and self.categorical[feature]:
-            return 0.0
-        return self.edges[feature, bucket]
+        """The upper edge of bin `bucket` (`bucket_threshold`)."""
+        return bucket_threshold(self.categorical, self.edges, feature, bucket)
 
 
 def feature_order(uint64_t node_key, idx_t n_features):

@@ -22,8 +22,8 @@ import numpy as np
 from .._base import check_categorical_codes
 from .._categories import predict_codes
 from .._prediction import decide_classes, mean_tree_proba
-from ._blocks import _add_oob
-from ._inputs import _as_rows, _is_dask_frame, is_dask_collection
+from ._blocks import add_oob
+from ._inputs import as_rows, is_dask_frame, is_dask_collection
 
 
 def _oob_decision_block(X, y, w, model, weighted, block_info=None):
@@ -46,12 +46,12 @@ def _oob_decision_block(X, y, w, model, weighted, block_info=None):
     rows = start + np.arange(X.shape[0], dtype=np.int64)
     proba = np.zeros((1, X.shape[0], model["classes"].shape[0]))
     n_trees = np.zeros(X.shape[0])
-    _add_oob(model["trees"], model["draw"], X, rows, y, [model["size"]], proba, n_trees)
+    add_oob(model["trees"], model["draw"], X, rows, y, [model["size"]], proba, n_trees)
     with np.errstate(invalid="ignore", divide="ignore"):
         return proba[0] / n_trees[:, None]
 
 
-class _DrawsOnWorkers:
+class DrawsOnWorkers:
     """`AUCForestClassifier._case_draws` after a fit on dask collections: what
     makes each row's multiplicity in each tree where the row lives (per-tree
     keys and class rates, `draw_counts`), from which `oob_decision_function`
@@ -100,7 +100,7 @@ def oob_decision_function(forest, X, y, sample_weight=None):
     check_is_fitted(forest)
     state = vars(forest)
     draws = state.get("_case_draws")
-    if not isinstance(draws, _DrawsOnWorkers):
+    if not isinstance(draws, DrawsOnWorkers):
         raise ValueError("oob_decision_function(X, y) recomputes the out-of-bag predictions "
                          "of a fit on dask collections; this forest was fitted in memory: "
                          "read its oob_decision_function_")
@@ -111,7 +111,7 @@ def oob_decision_function(forest, X, y, sample_weight=None):
     if not is_dask_collection(X):
         raise TypeError(f"X must be the training dask array or DataFrame; got "
                         f"{type(X).__name__}")
-    X, y, w, names = _as_rows(X, y, sample_weight, state.get("categories_"))
+    X, y, w, names = as_rows(X, y, sample_weight, state.get("categories_"))
     if X.shape[0] != draws.n_rows:
         raise ValueError(f"X, y have {X.shape[0]} rows but the forest was fitted on "
                          f"{draws.n_rows}; out-of-bag predictions need the training rows in "
@@ -143,7 +143,7 @@ def _prediction_rows(forest, X):
     state = vars(forest)
     model = _model(state)
     n_features = state["n_features_in_"]
-    if _is_dask_frame(X) and X.ndim == 2:
+    if is_dask_frame(X) and X.ndim == 2:
         names = state.get("feature_names_in_")
         if names is not None and list(X.columns) != list(names):
             raise ValueError("The feature names should match those that were passed during "

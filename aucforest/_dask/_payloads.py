@@ -69,7 +69,7 @@ class FitContext:
 
 
 class PartitionStats(NamedTuple):
-    """What the client needs of one partition before binning (`_block_stats`)."""
+    """What the client needs of one partition before binning (`block_stats`)."""
 
     infinite: bool  # any infinite value
     labels: np.ndarray  # the partition's classes ...
@@ -81,7 +81,7 @@ class PartitionStats(NamedTuple):
 
 
 class Block(NamedTuple):
-    """One partition as the fit keeps it on its worker (`_encode_block`)."""
+    """One partition as the fit keeps it on its worker (`encode_block`)."""
 
     codes: np.ndarray  # uint8 (rows, features), C order
     y: np.ndarray  # int32 class codes
@@ -92,7 +92,7 @@ class Block(NamedTuple):
 
 
 class NodeState(NamedTuple):
-    """A partition's rows in a batch of trees (`_init_state`, `_round`)."""
+    """A partition's rows in a batch of trees (`init_state`, `partition_round`)."""
 
     ids: np.ndarray  # int32 (trees, rows): the node of each row in each tree (-1: none)
     counts: np.ndarray  # uint8 (trees, rows): multiplicities
@@ -102,7 +102,7 @@ class NodeState(NamedTuple):
 
 
 class Drawn(NamedTuple):
-    """A partition's draws of a batch (`_init_state`): its state and the roots' sums."""
+    """A partition's draws of a batch (`init_state`): its state and the roots' sums."""
 
     state: NodeState
     sums: np.ndarray  # int64 (trees, classes + 1): class weights and distinct cases
@@ -140,7 +140,7 @@ class FinishTable(NamedTuple):
 
 
 class RoundTables(NamedTuple):
-    """One round's tables, one key each worker fetches once (`_round`)."""
+    """One round's tables, one key each worker fetches once (`partition_round`)."""
 
     routes: Optional[tuple]  # `route`'s tables (None: no rows move)
     request: Optional[tuple]  # (first_slot, slot_feature) of the histograms asked for
@@ -149,7 +149,7 @@ class RoundTables(NamedTuple):
 
 
 class RoundResult(NamedTuple):
-    """A partition's round (`_round`): its state, histograms and taken rows."""
+    """A partition's round (`partition_round`): its state, histograms and taken rows."""
 
     state: NodeState
     hist: Optional[np.ndarray]
@@ -165,7 +165,7 @@ class Finishing(NamedTuple):
 
 
 class NodeSpec(NamedTuple):
-    """A node finished in memory, as its finishing task reads it (`_grow_local`)."""
+    """A node finished in memory, as its finishing task reads it (`grow_local`)."""
 
     node_id: int
     key: int  # the node's key: the seed of its subtree's draws
@@ -177,7 +177,7 @@ class NodeSpec(NamedTuple):
 
 
 class Finished(NamedTuple):
-    """A finishing task's subtrees (`_grow_local`, `_cut_group`)."""
+    """A finishing task's subtrees (`grow_local`, `cut_group`)."""
 
     subtrees: dict  # node id -> (node arrays, depth)
     oob: dict  # node id -> (root size, proportions (candidates, rows, K))

@@ -4,7 +4,7 @@ import json
 
 import numpy as np
 
-from .._decision_rule import DecisionRule
+from .._decision_rule import DEFAULT_DECISION, DecisionRule
 from .._encoding import ColumnEncoding
 from .._forest import AUCForestClassifier
 from .._table import read_table
@@ -40,7 +40,7 @@ def add_fit_command(commands, common):
                           "symbolic link written through to its target")
     fit.add_argument("--criterion", choices=("auc", "auc_ecp", "gini", "entropy"), default="auc",
                      help="split statistic (default: auc)")
-    fit.add_argument("--decision", type=_decision, default="rfq", metavar="RULE",
+    fit.add_argument("--decision", type=_decision, default=DEFAULT_DECISION, metavar="RULE",
                      help="decision rule of predict: rfq, argmax, a threshold T in (0, 1) "
                           "on the probability of the second class (two classes), or a CSV "
                           "file of costs: a header 'true' then the class labels, one row per "

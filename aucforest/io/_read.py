@@ -515,9 +515,9 @@ def _set_oob(forest, arrays, metadata):
     if on_dask is not False and on_dask is not True:
         raise ModelFileError("metadata field 'fitted_on_dask' must be true or absent")
     if on_dask:
-        from .._dask import _DrawsOnWorkers  # imports no dask
+        from .._dask import DrawsOnWorkers  # imports no dask
         # not the in-memory draws of its seeds; no draws to compute the OOB rows again
-        forest._set_fit_provenance(case_draws=_DrawsOnWorkers(),
+        forest._set_fit_provenance(case_draws=DrawsOnWorkers(),
                                    oob_source=OnWorkers(loaded=True))
     else:
         forest._set_fit_provenance(oob_source=NotKept())

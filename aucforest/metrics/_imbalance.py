@@ -29,7 +29,7 @@ from sklearn.metrics import (
 from sklearn.utils import check_consistent_length
 from sklearn.utils.validation import check_is_fitted
 
-from .._decision_rule import DecisionRule, rule_of
+from .._decision_rule import DEFAULT_DECISION, DecisionRule, rule_of
 from ._auc import mann_whitney_auc, multiclass_auc
 from ._validation import (
     check_class_labels,
@@ -185,7 +185,7 @@ def gmean_score(y_true, y_pred, *, labels=None):
 
 @renamed_keywords("0.2", "0.3", proba="y_proba", classes="labels")
 def imbalance_report(y_true, y_proba, labels=None, *, y_pred=None,
-                     decision="rfq", priors=None):
+                     decision=DEFAULT_DECISION, priors=None):
     """Per-class and overall performance for imbalanced classes.
 
     Labels are predicted from ``y_proba`` by the ``decision`` rule, the same
