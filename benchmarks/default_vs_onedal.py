@@ -177,7 +177,8 @@ class ChoiceClock:
     wrapping them."""
 
     def __init__(self):
-        from aucforest import _forest, _oob
+        from aucforest import _forest
+        from aucforest import _oob_estimates as _oob
         self.seconds = 0.0
         self._wrapped = [(_oob.OutOfBagSums, "add"), (_oob.OutOfBagLeaves, "add"),
                          (_forest.AUCForestClassifier, "_set_oob_estimates")]

@@ -397,7 +397,8 @@ def test_oob_choice_needs_fifteen_cases_of_every_class(rare):
 
 def test_oob_choice_on_large_data_scores_a_class_balanced_share_of_the_cases(imbalanced,
                                                                              monkeypatch):
-    from aucforest import _forest, _oob
+    from aucforest import _forest
+    from aucforest import _oob_estimates as _oob
     X, y = imbalanced  # classes of about 480, 90 and 30 cases
     monkeypatch.setattr(_oob, "OOB_CHOICE_MAX_CASES", 150)
     drawn = []

@@ -251,7 +251,7 @@ def paired_tests(rows):
 
 
 def _timed_fit(X, y, criterion, n_estimators, seed, n_jobs, forest_params, sample_weight=None):
-    from ._forest import AUCForestClassifier
+    from .._forest import AUCForestClassifier
 
     forest = AUCForestClassifier(n_estimators=n_estimators, criterion=criterion,
                                  n_jobs=n_jobs, random_state=seed, **forest_params)
@@ -263,7 +263,7 @@ def _timed_fit(X, y, criterion, n_estimators, seed, n_jobs, forest_params, sampl
 def _record(scores, y_test, proba, forest, decision, sample_weight=None):
     """Append the fold's AUC (weighted by ``sample_weight`` when given), G-mean
     and balanced accuracy under ``decision``."""
-    from .metrics import imbalance_report
+    from ..metrics import imbalance_report
 
     report = imbalance_report(y_test, proba, forest.classes_, decision=decision,
                               priors=forest.class_prior_)
@@ -277,7 +277,7 @@ def _weighted_auc(y_test, proba, classes, sample_weight):
     """The AUC of a test fold with case weights (as imbalance_report's, weighted)."""
     import warnings
 
-    from .metrics import auc, multiclass_auc
+    from ..metrics import auc, multiclass_auc
 
     if len(classes) == 2:
         return float(auc(y_test == classes[1], proba[:, 1], sample_weight, pos_label=True))
