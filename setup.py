@@ -36,7 +36,8 @@ extensions = [
         extra_link_args=link_args,
     )
     for name in ("_criterion", "_sort", "_split", "_binned", "_sparse_split", "_tree",
-                 "_rfq", "_dask/_kernels",
+                 "_rfq", "_dask/_draws", "_dask/_entries", "_dask/_worker_kernels",
+                 "_dask/_histogram_splitter",
                  "inspection/_permute",
                  "inspection/_treeshap", "metrics/_rank_sums")
 ]

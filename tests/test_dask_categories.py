@@ -277,7 +277,7 @@ def test_the_fitted_forest_predicts_saves_and_explains_as_the_dense_path(dask_cl
 
     # out of bag: the trees in whose draw a row is not, from the per-tree draw keys
     oob = forest.oob_decision_function(X, y_d).compute()
-    from aucforest._dask._kernels import draw_counts
+    from aucforest._dask._draws import draw_counts
     draws = forest._case_draws
     counts = draw_counts(draws.keys, np.arange(len(y), dtype=np.int64),
                          y.astype(np.int32), draws.rates, draws.poisson)

@@ -1,15 +1,15 @@
-"""The compiled kernels of the Dask fit's rounds (`aucforest._dask._kernels`)
-against naive loops over the same arrays: the histograms a partition adds,
-the routing of rows to children and the rows taken out for in-memory
-finishing."""
+"""The compiled kernels of the Dask fit's rounds (`aucforest._dask._worker_kernels`,
+`aucforest._dask._entries`) against naive loops over the same arrays: the
+histograms a partition adds, the routing of rows to children and the rows
+taken out for in-memory finishing."""
 import numpy as np
 import pytest
 
 from aucforest._binning import MISSING_CODE
 from aucforest._dask._blocks import _node_rows, take_group
 from aucforest._dask._payloads import RoundResult
-from aucforest._dask._kernels import (histograms, route, sort_entries, take_rows,
-                                     take_waiting)
+from aucforest._dask._entries import sort_entries
+from aucforest._dask._worker_kernels import histograms, route, take_rows, take_waiting
 
 
 def _state(seed, trees=3, rows=400, features=5, nodes=12):

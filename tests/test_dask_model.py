@@ -22,7 +22,7 @@ import pytest
 import aucforest
 import aucforest._dask as dask_fit
 from aucforest import AUCForestClassifier
-from aucforest._dask._kernels import draw_counts, hash_key
+from aucforest._dask._draws import draw_counts, hash_key
 from dask_testing import local_cluster
 from data_builders import classification
 

@@ -14,7 +14,7 @@ import pytest
 
 import aucforest._dask as dask_fit
 from aucforest import AUCForestClassifier, auc_split_statistic
-from aucforest._dask._kernels import draw_counts, hash_key
+from aucforest._dask._draws import draw_counts, hash_key
 from aucforest.metrics import multiclass_auc
 from dask_testing import assert_same_trees, chunked, local_cluster
 from data_builders import dask_data

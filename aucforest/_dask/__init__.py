@@ -10,7 +10,7 @@ process holding all rows, on the ``dask.distributed`` client in scope:
    `aucforest._binning`) and keeps them.
 2. **Draws.** A row's multiplicity in a tree is a function of (random_state,
    tree, global row index) (a counter-based generator,
-   `_kernels.draw_counts`): Bernoulli(0.632) per row for the default
+   `_draws.draw_counts`): Bernoulli(0.632) per row for the default
    subsampling without replacement, Poisson(1) for ``replacement=True``
    (Spark MLlib's bootstrap), per-class rates for ``balanced_bootstrap``.
    These are the distributed equivalents of the in-memory draws, not the same
@@ -22,11 +22,11 @@ process holding all rows, on the ``dask.distributed`` client in scope:
    candidate features of every open node; the client sums them (integers:
    the sums do not depend on the order or grouping of the partitions) and
    chooses the splits with the binned splitter's scan
-   (`_kernels.HistogramSplitter`). From the second round on, the
+   (`_histogram_splitter.HistogramSplitter`). From the second round on, the
    rounds read only a partition's (tree, row) entries in open nodes, and the
    rows of a node finished in memory are listed per node when it is made,
-   so that taking it out reads its rows only (`_kernels.sort_entries`,
-   `take_waiting`): out-of-bag rows and the rows of leaves and of nodes
+   so that taking it out reads its rows only (`_entries.sort_entries`,
+   `_worker_kernels.take_waiting`): out-of-bag rows and the rows of leaves and of nodes
    waiting or taken out cost the later rounds nothing (the deep, unbalanced
    chains of large nodes). Candidate features and ``nsplit`` bins are drawn
    from keys of (tree seed, path of the node), never from the order in which
@@ -97,9 +97,10 @@ unweighted data), times the drawn multiplicity. The forest is therefore the
 same for any chunking and any number of workers.
 
 The package's modules: the inputs are read in `_inputs`, the tasks that run
-where the rows are live in `_blocks` (their compiled kernels in `_kernels`),
-the client's side of a fit in `_fit`, and the fitted model's lazy
-predictions and out-of-bag predictions in `_model`. The knobs below are read
+where the rows are live in `_blocks` (their compiled kernels in `_draws`,
+`_entries` and `_worker_kernels`), the client's side of a fit in `_fit`
+(its splitter compiled in `_histogram_splitter`), and the fitted model's
+lazy predictions and out-of-bag predictions in `_model`. The knobs below are read
 once per fit (`_tuning.Tuning`).
 
 Dask is imported in this package only, and they only when a fit or a prediction

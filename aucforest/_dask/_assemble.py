@@ -7,7 +7,7 @@ from .._base import SPLIT_STATISTIC_CRITERIA
 from .._leaf_budget import risks
 from .._split import CRITERIA
 from .._tree import Tree
-from ._kernels import node_impurity
+from ._histogram_splitter import node_impurity
 
 
 def assemble(root, subtrees, n_features, n_classes, criterion):

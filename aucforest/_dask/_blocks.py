@@ -10,9 +10,10 @@ from .._base import check_categorical_codes, grow_tree
 from .._binned import encode_features
 from .._binning import MISSING_CODE, BinnedData, _level_codes
 from .._compat import check_sample_weight
-from ._kernels import (MAX_MULTIPLICITY, draw_counts, histograms, route, row_uniforms,
-                       sort_entries, start_trees, take_rows, take_waiting)
+from ._draws import MAX_MULTIPLICITY, draw_counts, row_uniforms
+from ._entries import sort_entries, start_trees
 from ._payloads import Block, Drawn, Finished, NodeState, PartitionStats, RoundResult
+from ._worker_kernels import histograms, route, take_rows, take_waiting
 from .._leaf_budget import cut_to_expansions, risks
 from .._tree import Tree, accumulate_oob_proba
 
@@ -204,7 +205,7 @@ def sum_histograms(*parts):
 def take_group(group, *results):
     """One worker's rows of an in-memory finishing group: the group's part of
     each of its partitions' taken rows (the "parts" of their round
-    ``results``; `_kernels.take_rows`), those holding rows, as they
+    ``results``; `_worker_kernels.take_rows`), those holding rows, as they
     are: no copy. One task per (worker, group), where the rows are: what
     moves to the finishing worker is the group's rows only."""
     return [r.parts[group] for r in results if r.parts[group].y.shape[0]]
@@ -212,7 +213,7 @@ def take_group(group, *results):
 
 def _node_rows(parts, node_id):
     """The rows of node ``node_id`` in ``parts`` (taken rows,
-    `_kernels.take_rows`: per node in row order, each part the rows of
+    `_worker_kernels.take_rows`: per node in row order, each part the rows of
     one partition, a range of global rows of its own), in the order of
     their global row indices: the parts' slices one after the other, by the
     partitions' first rows. Codes (rows, p; Fortran order, as the splitter

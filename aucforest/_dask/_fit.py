@@ -15,9 +15,10 @@ from .._oob_source import OnWorkers
 from .._split import CRITERIA
 from ..tree import feature_attributes, fitted_tree
 from ._blocks import identity
+from ._draws import hash_key
 from ._finish import Finisher
 from ._inputs import client
-from ._kernels import HistogramSplitter, hash_key
+from ._histogram_splitter import HistogramSplitter
 from ._model import DrawsOnWorkers
 from ._oob_choice import OobChoice
 from ._payloads import FitStats

@@ -7,7 +7,7 @@ import numpy as np
 from .._categories import levels_going_left
 from .._oob_estimates import OutOfBagSums
 from ._blocks import edge_values, oob_rows
-from ._kernels import draw_counts, hash_key
+from ._draws import draw_counts, hash_key
 from ._prepare import STREAM_OOB
 
 

@@ -16,7 +16,7 @@ from .._decision_rule import DecisionRule
 from .._prior_shift import draw_class_weights_of_sums
 from .._sampling import CaseDraws, class_weights_of_counts
 from ._blocks import block_prior, block_stats, encode_block, identity
-from ._kernels import hash_key
+from ._draws import hash_key
 from ._inputs import as_rows, check_supported, frame_categories
 from ._payloads import FitContext
 

@@ -8,7 +8,8 @@ import numpy as np
 
 from .._categories import levels_going_left
 from .._leaf_budget import split_priority
-from ._kernels import feature_order, hash_key
+from ._draws import hash_key
+from ._histogram_splitter import feature_order
 
 
 class Node:
