@@ -99,6 +99,8 @@ def rfq_classes_sparse(const idx_t[::1] indptr, const int32_t[::1] indices,
     for i in range(n):
         if indptr[i + 1] < indptr[i]:
             raise ValueError("indptr must not decrease")
+        if indptr[i + 1] - indptr[i] > K:  # a column stored twice in a row
+            raise ValueError("a row stores more values than there are classes")
     for p in range(indices.shape[0]):
         if indices[p] < 0 or indices[p] >= K or not data[p] >= 0.0:
             raise ValueError("indices must lie in [0, n_classes) and data be non-negative")
@@ -108,6 +110,7 @@ def rfq_classes_sparse(const idx_t[::1] indptr, const int32_t[::1] indices,
     rank_array[order_array] = np.arange(K)
     cdef const idx_t[::1] rank = rank_array
     cdef const double[::1] weight = np.asarray(prior) if divide else np.ones(K)
+    cdef double[::1] scores = np.empty(K)  # a row's stored scores, for the tie pass
     row_array = np.zeros((1, K))
     cdef double[:, ::1] row = row_array
     classes = np.empty(n, dtype=np.intp)
@@ -119,14 +122,14 @@ def rfq_classes_sparse(const idx_t[::1] indptr, const int32_t[::1] indices,
             for p in range(indptr[i], indptr[i + 1]):
                 c = indices[p]
                 score = data[p] / weight[c] if weight[c] > 0 else -INFINITY
+                scores[p - indptr[i]] = score
                 if best_class < 0 or score > best:
                     best, best_class = score, c
             if best > 0.0:  # of the stored scores within the tolerance, the first in order
                 floor = best - tolerance * best
                 for p in range(indptr[i], indptr[i + 1]):
                     c = indices[p]
-                    if weight[c] > 0 and data[p] / weight[c] >= floor \
-                            and rank[c] < rank[best_class]:
+                    if scores[p - indptr[i]] >= floor and rank[c] < rank[best_class]:
                         best_class = c
             out[i] = best_class if best > 0.0 else -1
     for i in np.flatnonzero(classes < 0):  # no stored value beats 0: the dense row

@@ -214,3 +214,17 @@ def test_describe_and_short_name_the_rule():
         "threshold: 'b' when its probability is at least 0.3")
     assert DecisionRule.parse([[0, 1], [1, 0]], 2).short == "cost matrix"
     assert DecisionRule.parse("rfq", 2).short == "rfq"
+
+
+def test_the_sparse_kernel_refuses_a_row_storing_a_class_twice():
+    """`rfq_classes_sparse` keeps a row's stored scores for the tie pass: a row with
+    more stored values than classes (a column twice) is refused, not overrun."""
+    from aucforest._rfq import rfq_classes_sparse
+    indptr, indices = np.array([0, 3], dtype=np.intp), np.array([0, 1, 1], dtype=np.int32)
+    with pytest.raises(ValueError, match="more values than there are classes"):
+        rfq_classes_sparse(indptr, indices, np.array([0.2, 0.4, 0.4]), np.array([0.5, 0.5]))
+    # the canonical form of the same row decides as its dense row
+    proba = sparse.csr_array((np.array([0.2, 0.4, 0.4]), indices, indptr), shape=(1, 3))
+    rule = DecisionRule.parse("rfq", 3)
+    np.testing.assert_array_equal(rule.apply(proba, np.full(3, 1 / 3)),
+                                  rule.apply(proba.toarray(), np.full(3, 1 / 3)))
