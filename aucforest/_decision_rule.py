@@ -201,8 +201,9 @@ class DecisionRule:
         proba : ndarray or scipy sparse matrix of shape (n_samples, n_classes)
             A sparse one holds non-negative proportions (a forest's, at many
             classes) and is decided from its stored values under RFQ and argmax.
-        prior : ndarray of shape (n_classes,)
-            Class frequencies pi_k the probabilities were trained under.
+        prior : ndarray of shape (n_classes,) or None
+            Class frequencies pi_k the probabilities were trained under
+            (read by RFQ only; None for the other rules).
         draw_weights : ndarray of shape (n_classes,), default=None
             The forest's ``draw_class_weights_``: a cost matrix decides from
             ``to_training_priors(proba, draw_weights)``; None: proba as given.
@@ -212,9 +213,11 @@ class DecisionRule:
         ndarray of shape (n_samples,), intp
         """
         if proba.shape[1] != self.n_classes:
-            raise InvalidParameterError(f"the decision rule is for {self.n_classes} classes; the "
+            raise ValueError(f"the decision rule is for {self.n_classes} classes; the "
                              f"probabilities have {proba.shape[1]} columns")
-        prior = np.asarray(prior, dtype=np.float64)
+        # only RFQ reads the priors; the others' kernels take equal weights
+        prior = (np.ones(self.n_classes) if prior is None or self.kind != "rfq"
+                 else np.asarray(prior, dtype=np.float64))
         if self.kind in NAMED_RULES and self.n_classes > 2 and issparse(proba):
             return _sparse_rfq(proba, prior, divide=self.kind == "rfq")
         if issparse(proba):
@@ -227,8 +230,7 @@ class DecisionRule:
         if self.kind == "rfq":  # one compiled pass, no n x K temporaries
             return rfq_classes(np.ascontiguousarray(proba), prior, TIE_TOLERANCE)
         if self.kind == "argmax":
-            return rfq_classes(np.ascontiguousarray(proba), np.ones(self.n_classes),
-                               TIE_TOLERANCE, False)
+            return rfq_classes(np.ascontiguousarray(proba), prior, TIE_TOLERANCE, False)
         if draw_weights is not None:
             proba = to_training_priors(proba, draw_weights)
         return first_best(-(proba @ self.costs), self.preference(prior))

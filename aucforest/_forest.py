@@ -669,14 +669,15 @@ default="from_dtype"
         docs/evidence/imbalanced.md, "The G-mean under the decision at fit"),
         the first of equal ones."""
         n_candidates = len(oob.min_samples)
+        rule = self.decision_rule_  # parsed once for every candidate
 
         def figures(candidates):  # OOB AUC, and OOB G-mean when there is a choice
             found = []
             for c in candidates:
                 proba, codes = oob.proba_with_oob(c, y_encoded)  # one copy for both figures
                 found.append((c, auc_of_rows(codes, proba, self.classes_),
-                              gmean_of_rows(codes, proba, self.class_prior_,
-                                            self.decision_rule_, self.draw_class_weights_)
+                              gmean_of_rows(codes, proba, self.class_prior_, rule,
+                                            self.draw_class_weights_)
                               if n_candidates > 1 else None))
             return found
 

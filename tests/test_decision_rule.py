@@ -228,3 +228,13 @@ def test_the_sparse_kernel_refuses_a_row_storing_a_class_twice():
     rule = DecisionRule.parse("rfq", 3)
     np.testing.assert_array_equal(rule.apply(proba, np.full(3, 1 / 3)),
                                   rule.apply(proba.toarray(), np.full(3, 1 / 3)))
+
+
+@pytest.mark.parametrize("decision", ["argmax", [[0, 1, 2], [1, 0, 1], [2, 1, 0]]])
+def test_rules_other_than_rfq_need_no_priors(decision):
+    """Only RFQ reads the priors: the others decide with prior=None, dense or sparse."""
+    proba = np.array([[0.2, 0.5, 0.3], [0.0, 0.0, 0.0], [0.4, 0.4, 0.2]])
+    rule = DecisionRule.parse(decision, 3)
+    expected = rule.apply(proba, np.array([0.5, 0.3, 0.2]))
+    np.testing.assert_array_equal(rule.apply(proba, None), expected)
+    np.testing.assert_array_equal(rule.apply(sparse.csr_array(proba), None), expected)
