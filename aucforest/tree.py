@@ -13,6 +13,7 @@ from ._base import (TREE_PARAMETER_CONSTRAINTS, check_categorical_codes,
 from ._categories import fit_categories, predict_codes, resolve_fitted
 from ._compat import StrOptions, fit_context, in_memory, validate_data
 from ._decision_rule import rule_of
+from ._export_drawings import export_graphviz, plot_tree  # noqa: F401 (splits as sets)
 from ._export_text import export_text  # noqa: F401 (categorical splits as sets)
 from ._pruning import cost_complexity_path
 from ._sampling import check_class_weight_dict, tree_growth_seed
@@ -161,7 +162,8 @@ default="from_dtype"
         ``weighted_n_node_samples``, ``impurity``, ``missing_go_to_left``), so
         that ``sklearn.tree.export_text``, ``plot_tree`` and
         ``export_graphviz`` read it (they show a categorical split, which has
-        no threshold, as ``<= nan``; `aucforest.tree.export_text` shows it
+        no threshold, as ``<= nan``; `aucforest.tree.export_text`,
+        `aucforest.tree.plot_tree` and `aucforest.tree.export_graphviz` show it
         as sets of levels). Under the AUC criteria ``impurity`` holds
         theta of each node's split (1/2 at leaves).
     classes_ : ndarray of shape (n_classes,)

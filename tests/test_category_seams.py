@@ -8,11 +8,12 @@ import warnings
 
 import numpy as np
 import pytest
+import sklearn.tree
 from sklearn.tree import export_text as sklearn_export_text
 
 import aucforest
 from aucforest import AUCForestClassifier, AUCTreeClassifier
-from aucforest.tree import export_text
+from aucforest.tree import export_graphviz, export_text, plot_tree
 
 pd = pytest.importorskip("pandas")
 
@@ -253,6 +254,90 @@ def _condition_lines(tree_):
 
     walk(0)
     return left_line, right_line
+
+
+def _categorical_tree():
+    """A tree on ``frame`` with categorical splits at several depths and a learnt
+    missing-value direction (as in the export_text test above)."""
+    X, _ = frame(n=400, seed=1)
+    c, x = X["c"].astype(str).to_numpy(), X["x"].to_numpy()
+    y = ((np.isin(c, ["a", "b"]) & (x > 0)) | (np.isin(c, ["c", "d"]) & (x <= 0))
+         | (c == "f")).astype(int)
+    X.loc[::17, "c"] = np.nan
+    return AUCTreeClassifier(random_state=0).fit(X, y)
+
+
+def _left_conditions(tree):
+    """The left ("True") condition of each categorical split, as export_text prints it."""
+    lines = export_text(tree, max_depth=100).splitlines()
+    left_line, _ = _condition_lines(tree.tree_)
+    return {node: lines[left_line[node]].lstrip("|- ")
+            for node in _split_nodes(tree.tree_, 1)}
+
+
+@pytest.mark.parametrize("options", [{}, {"node_ids": True, "filled": True},
+                                     {"special_characters": True, "proportion": True},
+                                     {"max_depth": 2, "class_names": ["no", "yes"]}])
+def test_export_graphviz_shows_categorical_splits_as_export_text_does(options):
+    """Before: scikit-learn's DOT reads ``c <= nan``. Each categorical node's split line
+    is export_text's left condition; every other line is scikit-learn's, unchanged."""
+    tree = _categorical_tree()
+    ours = export_graphviz(tree, **options)
+    theirs = sklearn.tree.export_graphviz(tree, feature_names=["c", "x", "z"], **options)
+    assert "nan" not in ours and ("c &le; nan" in theirs or "c <= nan" in theirs)
+    conditions = _left_conditions(tree)
+    special = options.get("special_characters", False)
+    escape = (lambda t: t) if not special else (lambda t: t.replace("&", "&amp;"))
+    differing = 0
+    for mine, sklearns in zip(ours.splitlines(), theirs.splitlines(), strict=True):
+        node = re.match(r"^(\d+) \[label=", sklearns)
+        if node and int(node.group(1)) in conditions:
+            differing += 1
+            expected = sklearns.replace("c &le; nan" if special else "c <= nan",
+                                        escape(conditions[int(node.group(1))]), 1)
+            assert mine == expected
+        else:
+            assert mine == sklearns
+    shown = options.get("max_depth")
+    assert differing == sum(1 for n in conditions if shown is None
+                            or _node_depth(tree.tree_, n) <= shown) > 0
+
+
+def test_plot_tree_shows_categorical_splits_as_export_text_does():
+    """The boxes scikit-learn's plot_tree draws, each categorical node's first line
+    replaced by export_text's left condition (found by the box's node id, drawn with
+    ``node_ids=True``)."""
+    pytest.importorskip("matplotlib")
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    tree = _categorical_tree()
+    conditions = _left_conditions(tree)
+    for max_depth in (None, 3):
+        figure, ax = plt.subplots()
+        try:
+            texts = [a.get_text() for a in plot_tree(tree, ax=ax, node_ids=True,
+                                                     max_depth=max_depth)]
+        finally:
+            plt.close(figure)
+        assert not any("nan" in t for t in texts)
+        boxes = {int(re.match(r"node #(\d+)", t).group(1)): t.split("\n")
+                 for t in texts if t.startswith("node #")}
+        assert set(conditions) & set(boxes)
+        for node, lines in boxes.items():
+            if node in conditions:
+                assert lines[1] == conditions[node]
+            elif tree.tree_.feature[node] >= 0:
+                assert re.fullmatch(r"[xz] <= -?\d+(\.\d+)?", lines[1])
+
+
+def _node_depth(tree_, target):
+    parents = {int(child): node for node in range(tree_.node_count) if tree_.feature[node] >= 0
+               for child in (tree_.children_left[node], tree_.children_right[node])}
+    depth = 0
+    while target != 0:
+        target, depth = parents[target], depth + 1
+    return depth
 
 
 def test_export_text_of_codes_without_categories_prints_the_codes():
