@@ -1,4 +1,4 @@
-"""The ``aucforest`` command line: fit, predict, evaluate, compare, importance, export.
+"""The ``aucforest`` command line: fit, predict, evaluate, tune, compare, importance, export.
 
 Examples
 --------
@@ -7,6 +7,7 @@ Examples
     aucforest fit train.csv --target outcome --id patient --output model.npz
     aucforest predict model.npz new.csv --proba --output proba.csv
     aucforest evaluate model.npz test.csv --target outcome --plot roc.png
+    aucforest tune model.npz --output tuned.npz --metric gmean   # rule chosen out of bag
     aucforest compare                          # bundled data sets, about a minute
     aucforest compare data.csv --target outcome --repeats 10 --folds-csv folds.csv
     aucforest export model.npz model.onnx      # for onnxruntime, in any language
@@ -26,10 +27,12 @@ any work. ``predict --output -`` writes to stdout, as without ``--output``.
 The package: :mod:`aucforest.cli._options` (argument types and shared option
 groups), :mod:`aucforest.cli._data` (models, tables and encodings read for the
 commands), :mod:`aucforest.cli._output` (output checks, CSV, JSON-ready values),
+:mod:`aucforest.cli._decision_report` (what a decision costs, the calibration and
+the conformal sets' coverage, as ``evaluate`` and ``fit`` report them),
 :mod:`aucforest.cli._from_oob` (calibration maps and conformal sets from the
 out-of-bag predictions a model file holds), :mod:`aucforest.cli._comparison`
 (the comparison ``compare`` runs), and one module per subcommand: ``_fit``,
-``_predict``, ``_evaluate``, ``_compare``, ``_importance``, ``_export``. This
+``_predict``, ``_evaluate``, ``_tune``, ``_compare``, ``_importance``, ``_export``. This
 module holds :func:`main` and the parser.
 """
 import argparse
@@ -49,10 +52,11 @@ from ._importance import add_importance_command
 from ._options import MAX_SEED, OUTPUT_FILES
 from ._output import check_plot
 from ._predict import add_predict_command, run_predict
+from ._tune import add_tune_command, run_tune
 
 __all__ = ["main", "build_parser", "SUBCOMMANDS", "OUTPUT_FILES", "MAX_SEED", "EXIT_ERROR",
            "EXIT_USAGE", "EXIT_INTERRUPTED", "run_fit", "run_predict", "run_evaluate",
-           "run_compare", "model_and_labelled_data", "accepts_missing", "check_plot",
+           "run_compare", "run_tune", "model_and_labelled_data", "accepts_missing", "check_plot",
            "operating_point"]
 
 EXIT_ERROR = 1
@@ -148,5 +152,5 @@ def build_parser():
 
 
 #: One function per subcommand, each adding its parser to ``commands``.
-SUBCOMMANDS = [add_fit_command, add_predict_command, add_evaluate_command, add_compare_command,
-               add_importance_command, add_export_command]
+SUBCOMMANDS = [add_fit_command, add_predict_command, add_evaluate_command, add_tune_command,
+               add_compare_command, add_importance_command, add_export_command]

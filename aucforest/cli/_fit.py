@@ -1,5 +1,7 @@
 """``aucforest fit DATA --target COL --output MODEL``: encode, fit with
-out-of-bag estimates, save the model with its encoding, summarise."""
+out-of-bag estimates, save the model with its encoding, summarise (with a cost
+matrix as decision, the out-of-bag expected cost of its labels beside RFQ's
+and argmax's)."""
 import json
 
 import numpy as np
@@ -9,6 +11,7 @@ from .._encoding import ColumnEncoding
 from .._forest import AUCForestClassifier
 from .._table import read_table
 from ..io import save
+from ._decision_report import cost_text, decision_costs
 from ._data import (_case_weights, _class_weight_for, _feature_columns, _markers, _training_labels,
                     accepts_missing, name_features)
 from ._from_oob import (CALIBRATION_METHODS, calibration_choices, fitted_calibration,
@@ -31,7 +34,9 @@ def add_fit_command(commands, common):
                     "levels natively (grouped by class composition, not alphabetical order); "
                     "the levels are saved with the model, and 'predict' maps them by value "
                     "(a level not seen here is a missing value, with a warning). Prints the "
-                    "out-of-bag AUC and G-mean.")
+                    "out-of-bag AUC and G-mean, and with a cost matrix as --decision the "
+                    "out-of-bag expected cost per case of its labels, overall and per true "
+                    "class, beside the cost of RFQ's and argmax's labels.")
     fit.add_argument("data", metavar="DATA", help="CSV file with a header row (or Parquet)")
     fit.add_argument("--target", required=True, metavar="COLUMN", help="column of class labels")
     _add_classification_option(fit)
@@ -121,7 +126,22 @@ def _fit_summary(forest, y, encoding, args):
             "feature_names": encoding.feature_names, "id": args.id, "weight": args.weight,
             "dropped": args.drop, "left_out": args.left_out, "seed": args.seed,
             "calibrate": args.calibrate, "oob_auc": float(forest.oob_score_),
-            "oob_gmean": float(forest.oob_gmean_)}
+            "oob_gmean": float(forest.oob_gmean_), "oob_expected_cost": _oob_costs(forest)}
+
+
+def _oob_costs(forest):
+    """`decision_costs` of a cost-matrix rule on the out-of-bag predictions of the
+    forest just fitted (the cases that have one), as ``oob_gmean_`` decides
+    them; None for another rule."""
+    rule = forest.decision_rule_
+    if rule.kind != "cost":
+        return None
+    proba = forest.oob_decision_function_
+    has_oob = ~np.isnan(proba).any(axis=1)
+    proba, truth = proba[has_oob], np.asarray(forest.oob_labels_, dtype=np.intp)[has_oob]
+    prior, draw_weights = forest.class_prior_, forest.draw_class_weights_
+    return decision_costs(truth, proba, rule.costs, rule.apply(proba, prior, draw_weights),
+                          forest.classes_, prior, draw_weights)
 
 
 def _print_fit_summary(summary):
@@ -135,6 +155,9 @@ def _print_fit_summary(summary):
     print(f"seed {summary['seed']} (--seed): the same command on the same data gives the same "
           "model")
     print(f"out-of-bag AUC {summary['oob_auc']:.4f}, G-mean {summary['oob_gmean']:.4f}")
+    if summary["oob_expected_cost"]:
+        where = "out of bag" + (" (before calibration)" if summary["calibrate"] else "")
+        print(cost_text(summary["oob_expected_cost"], rule, where))
     if summary["calibrate"]:
         print(f"probabilities calibrated ({summary['calibrate']}) on the out-of-bag "
               "predictions; 'predict' applies the map")

@@ -174,6 +174,33 @@ def _decision(text):
     return threshold
 
 
+def _cost_file(text):
+    """``--costs FILE``: an existing CSV file of costs (read once the classes are
+    known, `read_cost_matrix`)."""
+    if not os.path.isfile(text):
+        raise argparse.ArgumentTypeError(f"must be a CSV file of costs; no such file: {text!r}")
+    return CostMatrixFile(text)
+
+
+def _add_costs_option(parser, help_text):
+    parser.add_argument("--costs", type=_cost_file, metavar="FILE",
+                        help=f"{help_text}: a CSV file as for 'fit --decision' (a header 'true' "
+                             "then the class labels, one row per true class: its label, then "
+                             "the cost of predicting each header class)")
+
+
+def _confidence_level(text):
+    """``--confidence-level``: a coverage strictly between 0 and 1."""
+    try:
+        level = float(text)
+    except ValueError:
+        level = None
+    if level is None or not 0 < level < 1:
+        raise argparse.ArgumentTypeError(f"must be a number strictly between 0 and 1, got "
+                                         f"{text!r}")
+    return level
+
+
 def _alpha(text):
     """``--sets ALPHA``: the miss rate allowed in each class, in (0, 1)."""
     try:
@@ -186,7 +213,7 @@ def _alpha(text):
     return alpha
 
 
-def read_cost_matrix(path, classes):
+def read_cost_matrix(path, classes, option="--decision"):
     """The cost matrix of a CSV file, rows and columns in the order of ``classes``.
 
     The file has a header of class labels after a first cell (any name, e.g.
@@ -198,6 +225,8 @@ def read_cost_matrix(path, classes):
     path : str
     classes : ndarray of shape (n_classes,)
         The target's classes, sorted (the forest's ``classes_`` to be).
+    option : str, default="--decision"
+        The option that named the file, for messages.
 
     Returns
     -------
@@ -207,7 +236,7 @@ def read_cost_matrix(path, classes):
     where = {name: k for k, name in enumerate(names)}
 
     def fail(problem):
-        raise ValueError(f"--decision {path}: {problem} (the file needs a header row 'true' "
+        raise ValueError(f"{option} {path}: {problem} (the file needs a header row 'true' "
                          f"followed by the class labels {', '.join(names)}, then one row per "
                          "true class: its label and the cost of predicting each header class)")
 

@@ -1,5 +1,5 @@
-"""ROC plots with the AUC and its DeLong interval in the legend, and
-reliability diagrams."""
+"""ROC plots with the AUC and its DeLong interval in the legend, reliability
+diagrams, and the coverage of prediction sets against their level."""
 import numpy as np
 
 from ._auc import mann_whitney_auc
@@ -177,6 +177,64 @@ def plot_reliability(y_true, y_proba, *, labels=None, n_bins=10, strategy="unifo
            xlim=(-0.02, 1.02), ylim=(-0.02, 1.02), aspect="equal")
     title = f"class: {curve.classes[0]}" if binary else None
     ax.legend(loc="upper left", fontsize="small", title=title, title_fontsize="small")
+    return ax
+
+
+def plot_coverage(alphas, coverage, *, labels, ax=None):
+    """Draw the coverage of prediction sets against their level alpha, per class.
+
+    One line per class: the share of its cases whose set at level alpha
+    holds their label, against alpha; and the line ``1 - alpha``, the
+    coverage a conformal predictor promises in each class (a Mondrian one,
+    Vovk, Gammerman & Shafer 2005, ch. 4): a class whose line falls below it
+    is covered less often than promised. Requires matplotlib (``pip install
+    aucforest[plot]``).
+
+    Parameters
+    ----------
+    alphas : array-like of shape (n_alphas,)
+        The levels, in (0, 1).
+    coverage : array-like of shape (n_alphas, n_classes)
+        ``coverage[a, k]``: the share of the cases of ``labels[k]`` covered
+        at ``alphas[a]`` (NaN: no case of the class, not drawn).
+    labels : array-like of shape (n_classes,)
+        The classes of the columns.
+    ax : matplotlib Axes, default=None
+        Axes to draw into; default a new figure's.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The axes drawn into, with a legend and the line ``1 - alpha``.
+
+    Raises
+    ------
+    ImportError
+        If matplotlib is not installed.
+    ValueError
+        On mismatched shapes or a level outside (0, 1).
+    """
+    plt = _import_pyplot("plot_coverage")
+    alphas = np.asarray(alphas, dtype=np.float64)
+    coverage = np.asarray(coverage, dtype=np.float64)
+    labels = np.asarray(labels)
+    if alphas.ndim != 1 or coverage.shape != (alphas.size, labels.size):
+        raise ValueError(f"coverage must have shape (n_alphas, n_classes) = ({alphas.size}, "
+                         f"{labels.size}); got {coverage.shape}.")
+    if np.any((alphas <= 0) | (alphas >= 1)):
+        raise ValueError("alphas must lie strictly between 0 and 1.")
+    if ax is None:
+        ax = plt.figure().add_subplot()
+    ax.plot(alphas, 1 - alphas, linestyle=":", color="grey", linewidth=1,
+            label="1 - alpha (promised)")
+    for k, label in enumerate(labels):
+        if not np.all(np.isnan(coverage[:, k])):
+            ax.plot(alphas, coverage[:, k], label=str(label))
+    lowest = min(1 - alphas.max(), np.nanmin(coverage, initial=1.0))
+    ax.set(xlabel="alpha (miss rate allowed in each class)",
+           ylabel="Coverage (share of the class's cases in their set)",
+           xlim=(0, alphas.max()), ylim=(max(0.0, lowest - 0.05), 1.01))
+    ax.legend(loc="lower left", fontsize="small", title="class", title_fontsize="small")
     return ax
 
 

@@ -1,5 +1,7 @@
 """Reliability curves: observed class frequency against mean predicted
-probability in bins of the prediction, one class against the rest.
+probability in bins of the prediction, one class against the rest; and the
+scores of calibration read from them or from the probabilities: the Brier
+score, the log loss and the expected calibration error.
 
 References
 ----------
@@ -7,6 +9,14 @@ References
    forecasters", The Statistician 32 (1983) 12-22 (the reliability diagram).
 .. [2] A. Niculescu-Mizil, R. Caruana, "Predicting good probabilities with
    supervised learning", ICML (2005) 625-632.
+.. [3] G. W. Brier, "Verification of forecasts expressed in terms of
+   probability", Monthly Weather Review 78 (1950) 1-3 (the Brier score).
+.. [4] C. Guo, G. Pleiss, Y. Sun, K. Q. Weinberger, "On calibration of modern
+   neural networks", ICML (2017) 1321-1330 (the expected calibration error).
+.. [5] M. Kull, M. Perello-Nieto, M. Kaengsepp, T. Silva Filho, H. Song,
+   P. Flach, "Beyond temperature scaling: obtaining well-calibrated
+   multi-class probabilities with Dirichlet calibration", NeurIPS (2019)
+   (the classwise expected calibration error).
 """
 from typing import NamedTuple
 
@@ -141,3 +151,168 @@ def _binned(is_class, proba, n_bins, strategy):
     predicted = np.bincount(bins, weights=proba, minlength=n_bins)[filled] / counts[filled]
     observed = np.bincount(bins, weights=is_class, minlength=n_bins)[filled] / counts[filled]
     return predicted, observed, counts[filled], edges
+
+
+class CalibrationError(NamedTuple):
+    """Expected calibration error, one class against the rest.
+
+    Attributes
+    ----------
+    ece : float
+        The mean of ``per_class``.
+    classes : ndarray
+        The classes scored: ``labels[1]`` for two classes, every class
+        present in ``y_true`` for more (those of `reliability_curve`).
+    per_class : ndarray of shape (len(classes),)
+        Each class's error over the bins of its reliability curve.
+    """
+
+    ece: float
+    classes: np.ndarray
+    per_class: np.ndarray
+
+
+def brier_score(y_true, y_proba, *, labels=None):
+    """Brier score: mean squared distance of the probabilities to the truth.
+
+    ``(1 / n) sum_i sum_k (p_ik - 1[y_i = k])^2`` (Brier 1950, eq. (1)
+    [3]_), halved for two classes so that it is the mean squared error of
+    ``p_1``, as scikit-learn's ``brier_score_loss`` and the Brier column of
+    `aucforest.metrics.imbalance_report` give it. 0 is perfect.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Class labels, each one of ``labels``.
+    y_proba : array-like of shape (n_samples, n_classes)
+        Probabilities in [0, 1], column ``k`` for ``labels[k]``.
+    labels : array-like of shape (n_classes,), default=None
+        Column labels; default the sorted labels of ``y_true``.
+
+    Returns
+    -------
+    float
+        The Brier score, in [0, 1] for two classes, [0, 2] for more.
+
+    Raises
+    ------
+    ValueError
+        As `reliability_curve` (a probability outside [0, 1], mismatched
+        shapes, an unknown label, fewer than two labels).
+
+    Examples
+    --------
+    >>> round(brier_score([0, 1, 1], [[0.9, 0.1], [0.2, 0.8], [0.6, 0.4]]), 4)
+    0.1367
+    """
+    y_true, y_proba, labels = _checked_probabilities(y_true, y_proba, labels)
+    truth = y_true[:, None] == labels[None, :]
+    squares = ((y_proba - truth) ** 2).sum(axis=1)
+    return float(squares.mean() / (2.0 if labels.size == 2 else 1.0))
+
+
+def log_loss(y_true, y_proba, *, labels=None):
+    """Log loss: mean negative log probability of the true class.
+
+    ``-(1 / n) sum_i log p_{i, y_i}`` (natural logarithm), each probability
+    first clipped to ``[eps, 1 - eps]`` with ``eps`` the float64 machine
+    epsilon, as scikit-learn's ``log_loss`` does, so that a true class given
+    probability 0 (an isotonic map can give it) costs ``-log(eps)``, about
+    36, rather than infinity. 0 is perfect.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Class labels, each one of ``labels``.
+    y_proba : array-like of shape (n_samples, n_classes)
+        Probabilities in [0, 1], column ``k`` for ``labels[k]``.
+    labels : array-like of shape (n_classes,), default=None
+        Column labels; default the sorted labels of ``y_true``.
+
+    Returns
+    -------
+    float
+        The log loss, in [0, -log(eps)].
+
+    Raises
+    ------
+    ValueError
+        As `brier_score`.
+
+    Examples
+    --------
+    >>> round(log_loss([0, 1], [[0.5, 0.5], [0.0, 1.0]]), 6)  # (log 2 + 0) / 2
+    0.346574
+    """
+    y_true, y_proba, labels = _checked_probabilities(y_true, y_proba, labels)
+    eps = np.finfo(np.float64).eps
+    order = np.argsort(labels, kind="stable")
+    columns = order[np.searchsorted(labels[order], y_true)]  # each case's class column
+    given = np.clip(y_proba[np.arange(y_true.size), columns], eps, 1 - eps)
+    return float(-np.log(given).mean())
+
+
+def expected_calibration_error(y_true, y_proba, *, labels=None, n_bins=10,
+                               strategy="uniform"):
+    """Expected calibration error of each class against the rest, and its mean.
+
+    For class ``k``, over the non-empty bins ``b`` of its reliability curve
+    (`reliability_curve`, the same ``n_bins`` and ``strategy``):
+    ``ECE_k = sum_b (n_b / n) |observed_b - mean_predicted_b|``, the
+    expected calibration error of Guo et al. (2017, eq. (3)) [4]_ with the
+    class's probability in place of the confidence; the mean over the
+    classes scored is the classwise ECE of Kull et al. (2019, section 2)
+    [5]_. Two classes score ``labels[1]`` only (the other column mirrors
+    it). 0 is perfect; a score of 10 bins is biased upwards on few cases.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Class labels, each one of ``labels``.
+    y_proba : array-like of shape (n_samples, n_classes)
+        Probabilities in [0, 1], column ``k`` for ``labels[k]``.
+    labels : array-like of shape (n_classes,), default=None
+        Column labels; default the sorted labels of ``y_true``.
+    n_bins : int, default=10
+        Number of bins, at least 1.
+    strategy : {"uniform", "quantile"}, default="uniform"
+        Bins of equal width or of equal counts.
+
+    Returns
+    -------
+    CalibrationError
+        Fields ``ece``, ``classes`` and ``per_class``.
+
+    Raises
+    ------
+    ValueError
+        As `reliability_curve`.
+
+    Examples
+    --------
+    >>> error = expected_calibration_error([0, 0, 1, 1], [[0.9, 0.1], [0.7, 0.3],
+    ...                                                   [0.65, 0.35], [0.1, 0.9]], n_bins=2)
+    >>> round(error.ece, 4)  # (3/4) |1/3 - 0.25| + (1/4) |1 - 0.9|
+    0.0875
+    """
+    y_true, y_proba, labels = _checked_probabilities(y_true, y_proba, labels)
+    curve = reliability_curve(y_true, y_proba, labels=labels, n_bins=n_bins,
+                              strategy=strategy)
+    per_class = np.array([
+        float(np.sum(counts * np.abs(observed - predicted)) / y_true.size)
+        for predicted, observed, counts in zip(curve.mean_predicted, curve.observed,
+                                               curve.counts)])
+    return CalibrationError(float(per_class.mean()), curve.classes, per_class)
+
+
+def _checked_probabilities(y_true, y_proba, labels):
+    """(labels of y_true, (n, K) probabilities in [0, 1], the K column labels)."""
+    y_true = check_labels(y_true)
+    labels = np.unique(y_true) if labels is None else np.asarray(labels)
+    if labels.ndim != 1 or labels.size < 2:
+        raise ValueError(f"the probabilities need at least two labels, got {labels.size}.")
+    check_known_labels(y_true, labels, "y_true")
+    y_proba = check_score_matrix(y_proba, y_true.size, labels.size, name="y_proba")
+    if np.any((y_proba < 0) | (y_proba > 1)):
+        raise ValueError("y_proba holds values outside [0, 1]; it must hold probabilities.")
+    return y_true, y_proba, labels
