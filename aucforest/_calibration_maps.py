@@ -26,6 +26,7 @@ from scipy.special import expit
 from sklearn.isotonic import IsotonicRegression
 
 from ._compat import SigmoidCalibration
+from ._venn_abers import venn_abers_gap_values
 
 __all__ = ["MAPS", "CalibrationMap", "IsotonicMap", "PlattScaling", "SigmoidMap",
            "VennAbersCalibration", "map_class", "plain_array", "plain_floats", "register_map"]
@@ -370,12 +371,12 @@ class VennAbersCalibration(CalibrationMap):
     left out.
 
     The two values are computed at fit for every place a new score can take
-    (between or on the distinct calibration scores): the isotonic fit of a
-    prefix of the sorted scores is a coarsening-stable stack of pooled blocks
-    (pool adjacent violators), as is that of a suffix, so the fit with the
-    new case added pools only the new case's block with the top blocks of
-    the prefix stack and the bottom blocks of the suffix stack. The stacks
-    are kept as linked lists shared between positions.
+    (between or on the distinct calibration scores) in one sweep over the
+    cumulative sum diagram (Vovk, Petej & Fedorova 2015, Algorithms 1-4,
+    with case weights): the new case's isotonic value is the slope of the
+    greatest convex minorant over its step, and moving the case one block to
+    the right adds one point to that minorant, kept on a stack
+    (`aucforest._venn_abers`). O(n log n) with the sort, O(n) after it.
 
     Read back (`from_plain`), a map must be what a fit makes: increasing
     scores; pairs in [0, 1] with p0 <= p1; p0 = 0 below the first score and
@@ -404,18 +405,18 @@ class VennAbersCalibration(CalibrationMap):
     summary = "inductive Venn-Abers"
 
     def _fit(self, scores, labels, sample_weight):
+        if np.any((labels < 0) | (labels > 1)):
+            raise ValueError("Venn-Abers labels must lie in [0, 1] (1 for the class)")
         weight = np.ones_like(scores) if sample_weight is None else sample_weight
         weight = weight / weight.mean()
         self.scores_, block = np.unique(scores, return_inverse=True)
         block_weight = np.bincount(block, weights=weight, minlength=self.scores_.size)
         block_sum = np.bincount(block, weights=weight * labels, minlength=self.scores_.size)
-        n = self.scores_.size
-        stacks = _PooledStacks(block_weight, block_sum)
-        self.gap_bounds_ = np.array([[stacks.value_with(g, g, 1.0, float(label))
-                                      for label in (0, 1)] for g in range(n + 1)]).reshape(-1, 2)
-        self.tie_bounds_ = np.array([[stacks.value_with(m, m + 1, 1.0 + block_weight[m],
-                                                        block_sum[m] + label)
-                                      for label in (0, 1)] for m in range(n)]).reshape(-1, 2)
+        self.gap_bounds_ = venn_abers_gap_values(block_weight, block_sum)
+        # the new case joins a tied block: with label 1 its value is that of the gap
+        # just below the block, with label 0 that of the gap just above (section 3 of
+        # Vovk, Petej & Fedorova 2015; the CSD has no convex corner between them)
+        self.tie_bounds_ = np.column_stack([self.gap_bounds_[1:, 0], self.gap_bounds_[:-1, 1]])
 
     def predict_interval(self, scores):
         """The Venn-Abers interval [p0, p1] of each score.
@@ -504,53 +505,6 @@ class VennAbersCalibration(CalibrationMap):
 def _place_name(index):
     """Place ``index`` of the sequence gap 0, tie 0, gap 1, ... as its pair's name."""
     return f"gap_bounds[{index // 2}]" if index % 2 == 0 else f"tie_bounds[{index // 2}]"
-
-
-class _PooledStacks:
-    """Pool-adjacent-violators stacks of every prefix and suffix of the
-    blocks 1..n (as 0..n-1), as linked lists sharing their nodes."""
-
-    def __init__(self, block_weight, block_sum):
-        self.weight, self.sum, self.link = [], [], []
-        n = len(block_weight)
-        # prefix_top[j]: top node of the stack of blocks 0..j-1 (-1: empty)
-        self.prefix_top = [-1] * (n + 1)
-        top = -1
-        for m in range(n):
-            top = self._push(top, block_weight[m], block_sum[m], lambda own, other: other > own)
-            self.prefix_top[m + 1] = top
-        # suffix_top[j]: first node of the stack of blocks j..n-1 (-1: empty)
-        self.suffix_top = [-1] * (n + 2)
-        top = -1
-        for m in range(n - 1, -1, -1):
-            top = self._push(top, block_weight[m], block_sum[m], lambda own, other: other < own)
-            self.suffix_top[m] = top
-
-    def _push(self, top, weight, total, violates):
-        """Node of a block pushed onto the stack at `top`, pooled with the
-        nodes it violates against (`violates(own mean, their mean)`)."""
-        while top >= 0 and violates(total / weight, self.sum[top] / self.weight[top]):
-            weight, total = weight + self.weight[top], total + self.sum[top]
-            top = self.link[top]
-        self.weight.append(weight)
-        self.sum.append(total)
-        self.link.append(top)
-        return len(self.weight) - 1
-
-    def value_with(self, left_end, right_start, weight, total):
-        """Isotonic value of a block of (weight, total) placed between the
-        blocks before `left_end` and those from `right_start` on."""
-        left, right = self.prefix_top[left_end], self.suffix_top[right_start]
-        while True:
-            mean = total / weight
-            if left >= 0 and self.sum[left] / self.weight[left] > mean:
-                weight, total = weight + self.weight[left], total + self.sum[left]
-                left = self.link[left]
-            elif right >= 0 and self.sum[right] / self.weight[right] < mean:
-                weight, total = weight + self.weight[right], total + self.sum[right]
-                right = self.link[right]
-            else:
-                return mean
 
 
 def _calibration_cases(scores, labels, sample_weight):

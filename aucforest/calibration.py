@@ -46,17 +46,28 @@ class OOBCalibratedClassifier(ClassifierMixin, OOBForestWrapper):
         The forest to calibrate: a classifier with an ``oob_score`` parameter
         and ``oob_decision_function_`` after fit (`AUCForestClassifier`, or a
         scikit-learn forest). None: ``AUCForestClassifier()``.
-    method : {"isotonic", "sigmoid", "venn_abers"}, default="isotonic"
-        "isotonic": isotonic regression, pool adjacent violators (Zadrozny &
-        Elkan 2002), scikit-learn's ``IsotonicRegression``. "sigmoid":
-        Platt's logistic map ``1 / (1 + exp(A s + B))`` fitted on Platt's
-        smoothed targets (Platt 1999), scikit-learn's sigmoid calibration.
-        "venn_abers": the inductive Venn-Abers predictor (Vovk & Petej 2014):
-        for each score two isotonic fits, with the case added as label 0 and
-        as label 1, give an interval [p0, p1] (see `VennAbersCalibration`),
-        reported as p1 / (1 - p0 + p1).
+    method : {"isotonic", "sigmoid", "venn_abers"}, default="sigmoid"
+        "sigmoid": Platt's logistic map ``1 / (1 + exp(A s + B))`` fitted on
+        Platt's smoothed targets (Platt 1999), scikit-learn's sigmoid
+        calibration. "isotonic": isotonic regression, pool adjacent violators
+        (Zadrozny & Elkan 2002), scikit-learn's ``IsotonicRegression``; on a
+        class with few cases its blocks at the ends are often all of one
+        label, and it then says 0 or 1 (an infinite log loss on a case that
+        proves it wrong). "venn_abers": the inductive Venn-Abers predictor
+        (Vovk & Petej 2014): for each score two isotonic fits, with the case
+        added as label 0 and as label 1, give an interval [p0, p1]
+        (`predict_interval`), reported as p1 / (1 - p0 + p1), which lies in
+        [1 / (2 (n + 1)), 1 - 1 / (2 (n + 1))] for n calibration cases.
 
         Cases of weight 0 count as absent in every map.
+
+        .. versionchanged:: 0.1
+           The default is "sigmoid" (was "isotonic"): over 16 data sets x 2
+           forests x 5 folds x 2 repeats, a lower held-out log loss (mean
+           0.272 against 0.426, Wilcoxon p = 0.03), the same Brier score
+           (p = 0.26) and G-mean (p = 0.28); Venn-Abers also lowers the log
+           loss but costs Brier score and G-mean (the user guide's
+           calibration section).
 
     Attributes
     ----------
@@ -153,7 +164,7 @@ class OOBCalibratedClassifier(ClassifierMixin, OOBForestWrapper):
         "method": [StrOptions(MAPS.keys())],  # a live view: every registered map
     }
 
-    def __init__(self, estimator=None, *, method="isotonic"):
+    def __init__(self, estimator=None, *, method="sigmoid"):
         self.estimator = estimator
         self.method = method
 
@@ -253,6 +264,45 @@ class OOBCalibratedClassifier(ClassifierMixin, OOBForestWrapper):
         proba[empty] = 1.0 / len(self.classes_)
         total[empty] = 1.0
         return proba / total
+
+    def predict_interval(self, X):
+        """Interval [p0, p1] of each class from its Venn-Abers map (``method="venn_abers"``).
+
+        Each map's two isotonic values at the row's score, the case added as
+        not of the class (p0) and as of it (p1) (Vovk & Petej 2014, section
+        4): the spread of the calibrated probability that the calibration data
+        leave open. For two classes the map is on the second class and the
+        first gets ``[1 - p1, 1 - p0]``. For more classes each class has its
+        own one-vs-rest interval, before the renormalisation that
+        `predict_proba` applies to the merged values (the intervals need not
+        contain the renormalised probabilities and are not renormalised).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The rows, as the forest takes them.
+
+        Returns
+        -------
+        bounds : ndarray of shape (n_samples, n_classes, 2)
+            ``bounds[i, k] = (p0, p1)`` of class ``classes_[k]``, p0 < p1.
+
+        Raises
+        ------
+        ValueError
+            If the maps are not Venn-Abers maps (another ``method``).
+        """
+        check_is_fitted(self)
+        if not all(isinstance(c, VennAbersCalibration) for c in self.calibrators_):
+            raise ValueError(f"predict_interval needs Venn-Abers maps (method='venn_abers'); "
+                             f"this model's maps are {self.calibrators_[0].name!r}, which "
+                             f"give one probability and no interval")
+        scores = self.corrected_proba(X)
+        if len(self.classes_) == 2:
+            positive = self.calibrators_[0].predict_interval(scores[:, 1])
+            return np.stack([1.0 - positive[:, ::-1], positive], axis=1)
+        return np.stack([calibrator.predict_interval(scores[:, k])
+                         for k, calibrator in enumerate(self.calibrators_)], axis=1)
 
     def predict_log_proba(self, X):
         """Natural logarithm of `predict_proba` (-inf where a probability is 0).

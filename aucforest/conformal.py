@@ -253,14 +253,26 @@ class MondrianConformalClassifier(ClassifierMixin, OOBForestWrapper):
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
             The rows, as the forest's ``predict_proba`` takes them.
         alpha : float
-            The miss rate allowed in each class, in (0, 1).
+            The miss rate allowed in each class, in (0, 1): 0.1 for sets that
+            hold the true label 90% of the time, not 0.9. An alpha above 0.5
+            warns (such sets are mostly empty).
 
         Returns
         -------
         sets : ndarray of shape (n_samples, n_classes), dtype bool
             True where label ``classes_[k]`` is in the row's set.
+
+        Warns
+        -----
+        UserWarning
+            If alpha > 0.5, which reads like a confidence level.
         """
         alpha = _check_alpha(alpha)
+        if alpha > 0.5:
+            warnings.warn(f"alpha={alpha:g} is the miss rate allowed in each class, not the "
+                          f"confidence: only labels with a p-value above {alpha:g} are kept, "
+                          f"so most sets will be empty; did you mean alpha={1 - alpha:.3g}?",
+                          UserWarning, stacklevel=2)
         return self.p_values(X) > alpha
 
     def predict_proba(self, X):

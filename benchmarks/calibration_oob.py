@@ -38,10 +38,19 @@ Data (no network), ``--suite``:
   wine and digits made imbalanced, make_classification binary (7% positives)
   and three classes (80/15/5%, 10% NaN cells).
 
+``--repeats R`` repeats the 5-fold split R times (repeat r shuffles with seed
+``SEED + r``; fold f of repeat r grows from ``fold_seed(f, 5 r)``). ``--methods``
+keeps some of the methods (``raw,oob`` leaves out the 5-fold wrapper). The
+report then also pairs the three OOB maps with each other (issue 58: which map
+is ``OOBCalibratedClassifier``'s default), per data set and over all (suite,
+forest, set, repeat, fold) pairs.
+
 From the repository root:
 
     python -m benchmarks.calibration_oob run benchmarks/results/calibration_oob.csv
     python -m benchmarks.calibration_oob report benchmarks/results/calibration_oob.csv
+    python -m benchmarks.calibration_oob run benchmarks/results/calibration_oob_default.csv \
+        --methods raw,oob --repeats 2
 
 ``run`` writes the CSV (one row per suite, data set, base forest, fold and
 method), its .json metadata and the markdown report beside them (.md);
@@ -79,6 +88,10 @@ HIGHER_IS_BETTER = {"gmean", "gmean_rfq"}
 PAIRS = (("oob-isotonic", "cv5-isotonic"), ("oob-sigmoid", "cv5-sigmoid"),
          ("oob-venn_abers", "cv5-isotonic"), ("oob-isotonic", "raw"), ("oob-sigmoid", "raw"),
          ("oob-venn_abers", "raw"))
+# the OOB maps against each other: the choice of the default map (issue 58)
+MAP_PAIRS = (("oob-venn_abers", "oob-isotonic"), ("oob-sigmoid", "oob-isotonic"),
+             ("oob-venn_abers", "oob-sigmoid"))
+MAP_METRICS = ("log_loss", "brier", "gmean")
 FORESTS = ("default", "balanced_bootstrap")
 
 
@@ -133,8 +146,9 @@ def timed_fit(model, X, y):
     return model, time.perf_counter() - wall, time.process_time() - cpu
 
 
-def run_fold(forest, X_train, y_train, X_test, y_test, classes):
-    """method -> metrics of every method on one fold."""
+def run_fold(forest, X_train, y_train, X_test, y_test, classes, with_cv=True):
+    """method -> metrics of every method on one fold (the 5-fold wrapper only
+    ``with_cv``)."""
     out = {}
     raw, wall, cpu = timed_fit(clone(forest), X_train, y_train)
     out["raw"] = dict(scores(raw.predict_proba(X_test), raw.predict(X_test), y_train, y_test,
@@ -150,7 +164,7 @@ def run_fold(forest, X_train, y_train, X_test, y_test, classes):
         out[f"oob-{method}"] = dict(scores(model.predict_proba(X_test), model.predict(X_test),
                                            y_train, y_test, classes), fit_s=wall, fit_cpu=cpu)
 
-    for method in CV_METHODS:
+    for method in CV_METHODS if with_cv else ():
         model, wall, cpu = timed_fit(CalibratedClassifierCV(clone(forest), method=method, cv=5),
                                      X_train, y_train)
         out[f"cv5-{method}"] = dict(scores(model.predict_proba(X_test), model.predict(X_test),
@@ -158,7 +172,8 @@ def run_fold(forest, X_train, y_train, X_test, y_test, classes):
     return out
 
 
-def run(path_csv, suites, forests, trees, n_splits, argv=None, only=()):
+def run(path_csv, suites, forests, trees, n_splits, argv=None, only=(), repeats=1,
+        with_cv=True):
     rows = []
     start = time.perf_counter()
     for suite in suites:
@@ -167,20 +182,26 @@ def run(path_csv, suites, forests, trees, n_splits, argv=None, only=()):
                 continue
             X, y = entry.load()
             classes = np.unique(y)
-            splits = folds.stratified_splits(y, n_splits)
-            for forest_name in forests:
-                for fold, (train, test) in enumerate(splits):
-                    forest = base_forest(forest_name, trees, folds.fold_seed(fold))
-                    with warnings.catch_warnings():
-                        warnings.simplefilter("ignore", UserWarning)
-                        found = run_fold(forest, X[train], y[train], X[test], y[test], classes)
-                    for method, figures in found.items():
-                        rows.append(dict(suite=suite, dataset=name, kind=entry.kind,
-                                         forest=forest_name, fold=fold, method=method,
-                                         **figures))
+            for repeat in range(repeats):
+                splits = folds.stratified_splits(y, n_splits, seed=data.SEED + repeat)
+                for forest_name in forests:
+                    for fold, (train, test) in enumerate(splits):
+                        forest = base_forest(forest_name, trees,
+                                             folds.fold_seed(fold, n_splits * repeat))
+                        with warnings.catch_warnings():
+                            warnings.simplefilter("ignore", UserWarning)
+                            found = run_fold(forest, X[train], y[train], X[test], y[test],
+                                             classes, with_cv)
+                        for method, figures in found.items():
+                            # fold: one index over the repeats, so (set, fold) pairs the rows
+                            rows.append(dict(suite=suite, dataset=name, kind=entry.kind,
+                                             forest=forest_name, repeat=repeat,
+                                             fold=n_splits * repeat + fold, method=method,
+                                             **figures))
             print(f"{suite}/{name}: {len(y)} rows, {classes.size} classes, "
                   f"{(time.perf_counter() - start) / 60:.1f} min", file=sys.stderr, flush=True)
     meta = run_metadata(STUDY, argv, trees=trees, n_splits=n_splits, seed=data.SEED,
+                        repeats=repeats, with_cv=with_cv,
                         suites=list(suites), forests=list(forests),
                         minutes=round((time.perf_counter() - start) / 60, 1))
     frame = pd.DataFrame(rows)
@@ -192,11 +213,17 @@ def _fmt(value, metric):
     return f"{value:.2f}" if metric.startswith("fit") else f"{value:.3f}"
 
 
+def present(part, methods=METHODS):
+    """The methods of ``methods`` that the rows hold, in that order."""
+    found = set(part.method)
+    return [m for m in methods if m in found]
+
+
 def summary_table(part):
     """Per method: mean ± sd over the data sets' fold means, for each metric."""
     per_set = part.groupby(["dataset", "method"], sort=False)[list(METRICS)].mean()
     lines = []
-    for method in METHODS:
+    for method in present(part):
         cells = []
         for metric in METRICS:
             mean, sd, _ = spread(per_set.xs(method, level="method")[metric])
@@ -209,33 +236,55 @@ def per_set_table(part, metric):
     """data set x method: the mean over the folds of one metric."""
     table = part.pivot_table(index="dataset", columns="method", values=metric, sort=False)
     kinds = part.drop_duplicates("dataset").set_index("dataset").kind
-    return markdown_table(["data set", "kind"] + list(METHODS),
+    methods = present(part)
+    return markdown_table(["data set", "kind"] + methods,
                           [[name, kinds[name]] + [_fmt(table.loc[name, m], metric)
-                                                  for m in METHODS] for name in table.index])
+                                                  for m in methods] for name in table.index])
 
 
-def paired_table(part):
-    """A vs B over the (data set, fold) pairs: means, A better in, Wilcoxon p."""
-    keyed = part.set_index(["dataset", "fold", "method"])
+def _pair_line(label, va, vb, metric):
+    result = paired_test(va, vb)
+    better = result.wins if metric in HIGHER_IS_BETTER else result.losses
+    return [label, metric, _fmt(va.mean(), metric), _fmt(vb.mean(), metric),
+            f"{better}/{result.n}", f"{result.pvalue:.2g}"]
+
+
+PAIR_HEADER = ["A vs B", "metric", "mean A", "mean B", "A better in", "Wilcoxon p"]
+
+
+def paired_table(part, pairs=PAIRS, metrics=METRICS, keys=("dataset", "fold")):
+    """A vs B over the ``keys`` pairs: means, A better in, Wilcoxon p."""
+    keyed = part.set_index([*keys, "method"])
+    methods = set(part.method)
+    lines = [_pair_line(f"{a} vs {b}", keyed.xs(a, level="method")[metric],
+                        keyed.xs(b, level="method")[metric], metric)
+             for a, b in pairs if a in methods and b in methods for metric in metrics]
+    return markdown_table(PAIR_HEADER, lines)
+
+
+def map_choice_per_set(frame):
+    """Issue 58, per data set: the OOB maps paired over (suite, forest, fold)."""
+    keyed = frame.set_index(["dataset", "suite", "forest", "fold", "method"])
     lines = []
-    for a, b in PAIRS:
-        for metric in METRICS:
-            va = keyed.xs(a, level="method")[metric]
-            vb = keyed.xs(b, level="method")[metric]
-            result = paired_test(va, vb)
-            better = result.wins if metric in HIGHER_IS_BETTER else result.losses
-            lines.append([f"{a} vs {b}", metric, _fmt(va.mean(), metric), _fmt(vb.mean(), metric),
-                          f"{better}/{result.n}", f"{result.pvalue:.2g}"])
-    return markdown_table(["A vs B", "metric", "mean A", "mean B", "A better in", "Wilcoxon p"],
-                          lines)
+    for name in dict.fromkeys(frame.dataset):
+        one = keyed.xs(name, level="dataset")
+        for a, b in MAP_PAIRS:
+            for metric in MAP_METRICS:
+                lines.append([name] + _pair_line(f"{a} vs {b}", one.xs(a, level="method")[metric],
+                                                 one.xs(b, level="method")[metric], metric))
+    return markdown_table(["data set"] + PAIR_HEADER, lines)
 
 
 def time_ratio_table(part):
     """CPU fit time of each OOB method over the 5-fold wrapper's, per (set, fold)."""
     keyed = part.set_index(["dataset", "fold", "method"]).fit_cpu
+    methods = set(part.method)
     lines = []
     for a, b in (("oob-isotonic", "cv5-isotonic"), ("oob-sigmoid", "cv5-sigmoid"),
-                 ("oob-venn_abers", "cv5-isotonic"), ("oob-isotonic", "raw")):
+                 ("oob-venn_abers", "cv5-isotonic"), ("oob-isotonic", "raw"),
+                 ("oob-venn_abers", "oob-isotonic")):
+        if a not in methods or b not in methods:
+            continue
         ratio = keyed.xs(a, level="method") / keyed.xs(b, level="method")
         lines.append([f"{a} / {b}", f"{ratio.median():.3f}",
                       f"{ratio.quantile(0.1):.3f}-{ratio.quantile(0.9):.3f}",
@@ -244,13 +293,22 @@ def time_ratio_table(part):
                           lines)
 
 
-def report(frame, meta):
+def report(frame, meta, csv_name="calibration_oob.csv"):
     parts = [f"Run: `{meta.get('command', '')}` (commit {meta.get('git_commit', '?')}, "
              f"{meta.get('date', '?')}, {meta.get('minutes', '?')} min on a shared 2-core "
              f"machine; {meta.get('trees', '?')} trees, n_jobs=1, stratified "
-             f"{meta.get('n_splits', '?')}-fold, seed {meta.get('seed', '?')}, the same folds "
-             "for every method). Rows per fold and method: `calibration_oob.csv` (+ `.json`).",
-             ""]
+             f"{meta.get('n_splits', '?')}-fold x {meta.get('repeats', 1)} repeat(s), seed "
+             f"{meta.get('seed', '?')}, the same folds for every method). Rows per fold and "
+             f"method: `{csv_name}` (+ `.json`).", ""]
+    if "repeat" not in frame:
+        frame = frame.assign(repeat=0)
+    if {"oob-isotonic", "oob-sigmoid", "oob-venn_abers"} <= set(frame.method):
+        parts += ["## The OOB maps against each other (issue 58)", "",
+                  "Over all (suite, base forest, data set, fold) pairs:", "",
+                  paired_table(frame, MAP_PAIRS, MAP_METRICS,
+                               keys=("suite", "forest", "dataset", "fold")), "",
+                  "Per data set, over its (base forest, fold) pairs:", "",
+                  map_choice_per_set(frame), ""]
     for suite in dict.fromkeys(frame.suite):
         for forest in dict.fromkeys(frame.forest):
             part = frame[(frame.suite == suite) & (frame.forest == forest)]
@@ -261,9 +319,12 @@ def report(frame, meta):
                       summary_table(part), "",
                       "Brier score per data set (mean over folds):", "",
                       per_set_table(part, "brier"), "",
+                      "Log loss per data set (mean over folds):", "",
+                      per_set_table(part, "log_loss"), "",
                       "Class-wise ECE per data set:", "", per_set_table(part, "ece"), "",
                       "G-mean of `predict` per data set:", "", per_set_table(part, "gmean"), "",
-                      "Paired over (data set, fold):", "", paired_table(part), "",
+                      "Paired over (data set, fold):", "",
+                      paired_table(part, PAIRS + MAP_PAIRS), "",
                       "CPU fit time ratios:", "", time_ratio_table(part), ""]
     return "\n".join(parts)
 
@@ -278,6 +339,11 @@ def main(argv=None):
     parser.add_argument("--trees", type=int, default=100)
     parser.add_argument("--splits", type=int, default=5)
     parser.add_argument("--sets", default="", help="only these data sets (comma-separated)")
+    parser.add_argument("--repeats", type=int, default=1,
+                        help="repeats of the k-fold split (repeat r: seed SEED + r)")
+    parser.add_argument("--methods", default="raw,oob,cv5",
+                        help="comma-separated method groups among raw, oob, cv5 (raw and oob "
+                             "always run: they share the forest fit)")
     args = parser.parse_args(argv)
     suites = [s for s in args.suite.split(",") if s]
     forests = [f for f in args.forests.split(",") if f]
@@ -286,12 +352,15 @@ def main(argv=None):
         parser.error(f"unknown suite or forest {bad}")
     if args.action == "run":
         frame, meta = run(args.path_csv, suites, forests, args.trees, args.splits, argv,
-                          only=[s for s in args.sets.split(",") if s])
+                          only=[s for s in args.sets.split(",") if s], repeats=args.repeats,
+                          with_cv="cv5" in args.methods.split(","))
     else:
         frame, meta = read_results(args.path_csv)
-    text = report(frame, meta)
+    text = report(frame, meta, args.path_csv.replace("\\", "/").rsplit("/", 1)[-1])
     path_md = args.path_csv.rsplit(".", 1)[0] + ".md"
-    write_report(path_md, "Calibration from out-of-bag predictions (issue 41)", text)
+    title = ("Calibration from out-of-bag predictions (issue 41)" if meta.get("with_cv", True)
+             else "Which calibration map by default (issue 58)")
+    write_report(path_md, title, text)
     print(f"wrote {path_md}", file=sys.stderr)
 
 

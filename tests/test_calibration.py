@@ -212,8 +212,8 @@ def test_binary_maps_are_scikit_learns_on_the_same_oob_inputs(imbalanced, forest
 def test_multiclass_maps_are_one_vs_rest_then_renormalised(three_classes):
     X, y, X_test, _ = three_classes
     sample_weight = np.random.RandomState(0).uniform(0.5, 2.0, len(y))
-    model = OOBCalibratedClassifier(small_forest(balanced_bootstrap=True)).fit(
-        X, y, sample_weight=sample_weight)
+    model = OOBCalibratedClassifier(small_forest(balanced_bootstrap=True),
+                                    method="isotonic").fit(X, y, sample_weight=sample_weight)
     weights = draw_class_weights(model.estimator_, y, sample_weight)
     scores = to_training_priors(model.estimator_.oob_decision_function_, weights)
     has_oob = ~np.isnan(scores).any(axis=1)
@@ -237,6 +237,28 @@ def brute_force_venn_abers(scores, labels, weights, new_score):
     return [IsotonicRegression().fit(np.r_[scores, new_score], np.r_[labels, label],
                                      np.r_[weights, 1.0]).predict([new_score])[0]
             for label in (0, 1)]
+
+
+def max_min_venn_abers(scores, labels, weights, new_score):
+    """(p0, p1) by the max-min formula of isotonic regression (Barlow,
+    Bartholomew, Bremner & Brunk 1972, ch. 1): with the new case added, its value is the max over the
+    blocks u at or below it of the min over the blocks v at or above it of
+    the weighted label mean of blocks u..v, blocks being equal scores. Unlike
+    scikit-learn's refits, scores a few units in the last place apart are not
+    pooled (its ``_make_unique`` merges scores within 1e-15, which out-of-bag
+    scores after the prior correction meet)."""
+    pair = []
+    for label in (0.0, 1.0):
+        block = np.unique(np.r_[scores, new_score], return_inverse=True)[1]
+        weight = np.bincount(block, weights=np.r_[weights, 1.0])
+        total = np.bincount(block, weights=np.r_[weights * labels, label])
+        j = block[-1]
+        cum_w, cum_t = np.r_[0, np.cumsum(weight)], np.r_[0, np.cumsum(total)]
+        # means[u, v] of blocks u..j+v for u <= j
+        means = ((cum_t[j + 1:][None, :] - cum_t[:j + 1][:, None])
+                 / (cum_w[j + 1:][None, :] - cum_w[:j + 1][:, None]))
+        pair.append(means.min(axis=1).max())
+    return pair
 
 
 @pytest.mark.parametrize("decimals, weighted", [(3, False), (1, False), (2, True)])
@@ -305,6 +327,41 @@ def test_venn_abers_classifier_uses_the_oob_scores(imbalanced):
                        for s in test_scores]).T
     assert_allclose(model.predict_proba(X_test[:15])[:, 1], p1 / (1 - p0 + p1),
                     rtol=0, atol=1e-12)
+    # issue 58: the interval itself, the first class's mirrored
+    bounds = model.predict_interval(X_test[:15])
+    assert bounds.shape == (15, 2, 2)
+    assert_allclose(bounds[:, 1], np.column_stack([p0, p1]), rtol=0, atol=1e-12)
+    assert_allclose(bounds[:, 0], np.column_stack([1 - p1, 1 - p0]), rtol=0, atol=1e-12)
+
+
+def test_multiclass_interval_is_each_class_one_vs_rest_before_renormalising(three_classes):
+    """predict_interval for K = 3: class k's interval by the max-min formula on
+    the one-vs-rest OOB scores; predict_proba divides the merged values by their sum."""
+    X, y, X_test, _ = three_classes
+    model = OOBCalibratedClassifier(small_forest(), method="venn_abers").fit(X, y)
+    scores, labels, weights = corrected_oob(model.estimator_, y)
+    test_scores = to_training_priors(model.estimator_.predict_proba(X_test[:12]), weights)
+    expected = np.array([[max_min_venn_abers(scores[:, k], (labels == k).astype(float),
+                                             np.ones(len(labels)), row[k])
+                          for k in range(3)] for row in test_scores])
+    bounds = model.predict_interval(X_test[:12])
+    assert bounds.shape == (12, 3, 2)
+    assert_allclose(bounds, expected, rtol=0, atol=1e-12)
+    merged = expected[..., 1] / (1 - expected[..., 0] + expected[..., 1])
+    assert_allclose(model.predict_proba(X_test[:12]), merged / merged.sum(axis=1, keepdims=True),
+                    rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("method", ["isotonic", "sigmoid"])
+def test_predict_interval_needs_venn_abers_maps(imbalanced, method):
+    X, y, X_test, _ = imbalanced
+    model = OOBCalibratedClassifier(small_forest(n_estimators=10), method=method).fit(X, y)
+    with pytest.raises(ValueError, match=f"predict_interval needs Venn-Abers maps "
+                                         f"\\(method='venn_abers'\\); this model's maps are "
+                                         f"'{method}'"):
+        model.predict_interval(X_test)
+    with pytest.raises(NotFittedError):
+        OOBCalibratedClassifier(method="venn_abers").predict_interval(X_test)
 
 
 def test_scipy_platt_fallback_matches_scikit_learns_sigmoid():
@@ -398,7 +455,8 @@ def test_category_dataframe_gives_the_answer_of_its_codes(imbalanced):
 def test_cases_without_oob_predictions_are_left_out(imbalanced):
     X, y, X_test, _ = imbalanced
     with pytest.warns(UserWarning, match="do not have OOB scores"):
-        model = OOBCalibratedClassifier(small_forest(n_estimators=3)).fit(X, y)
+        model = OOBCalibratedClassifier(small_forest(n_estimators=3),
+                                        method="isotonic").fit(X, y)
     scores, labels, weights = corrected_oob(model.estimator_, y)
     assert len(labels) < len(y)  # some rows were in all 3 trees' samples
     iso = IsotonicRegression(out_of_bounds="clip").fit(scores[:, 1], labels == 1)

@@ -7,7 +7,7 @@ import json
 
 import numpy as np
 import pytest
-from numpy.testing import assert_array_equal
+from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.datasets import make_classification
 
 from aucforest import AUCForestClassifier
@@ -86,6 +86,138 @@ def test_every_fitted_venn_abers_map_passes_its_read_checks():
         weights[0] = 1.0
         fitted = VennAbersCalibration().fit(scores, labels, weights)
         VennAbersCalibration.from_plain(fitted.to_plain())
+
+
+class PooledStacks:
+    """The earlier Venn-Abers fit, kept as a reference: pool-adjacent-violators
+    stacks of every prefix and suffix of the blocks 0..n-1, as linked lists
+    sharing their nodes; the new case's block is pooled with the top blocks of
+    the prefix stack and the bottom blocks of the suffix stack, one place at a
+    time (O(n) per place at worst)."""
+
+    def __init__(self, block_weight, block_sum):
+        self.weight, self.sum, self.link = [], [], []
+        n = len(block_weight)
+        self.prefix_top = [-1] * (n + 1)  # top node of the stack of blocks 0..j-1
+        top = -1
+        for m in range(n):
+            top = self._push(top, block_weight[m], block_sum[m], lambda own, other: other > own)
+            self.prefix_top[m + 1] = top
+        self.suffix_top = [-1] * (n + 2)  # first node of the stack of blocks j..n-1
+        top = -1
+        for m in range(n - 1, -1, -1):
+            top = self._push(top, block_weight[m], block_sum[m], lambda own, other: other < own)
+            self.suffix_top[m] = top
+
+    def _push(self, top, weight, total, violates):
+        while top >= 0 and violates(total / weight, self.sum[top] / self.weight[top]):
+            weight, total = weight + self.weight[top], total + self.sum[top]
+            top = self.link[top]
+        self.weight.append(weight)
+        self.sum.append(total)
+        self.link.append(top)
+        return len(self.weight) - 1
+
+    def value_with(self, left_end, right_start, weight, total):
+        """Isotonic value of a block of (weight, total) placed between the
+        blocks before `left_end` and those from `right_start` on."""
+        left, right = self.prefix_top[left_end], self.suffix_top[right_start]
+        while True:
+            mean = total / weight
+            if left >= 0 and self.sum[left] / self.weight[left] > mean:
+                weight, total = weight + self.weight[left], total + self.sum[left]
+                left = self.link[left]
+            elif right >= 0 and self.sum[right] / self.weight[right] < mean:
+                weight, total = weight + self.weight[right], total + self.sum[right]
+                right = self.link[right]
+            else:
+                return mean
+
+
+def pooled_stacks_venn_abers(scores, labels, weights):
+    """(scores_, gap_bounds_, tie_bounds_) of the earlier fit (weights > 0)."""
+    weights = weights / weights.mean()
+    distinct, block = np.unique(scores, return_inverse=True)
+    block_weight = np.bincount(block, weights=weights)
+    block_sum = np.bincount(block, weights=weights * labels)
+    stacks = PooledStacks(block_weight, block_sum)
+    n = distinct.size
+    gaps = [[stacks.value_with(g, g, 1.0, float(label)) for label in (0, 1)]
+            for g in range(n + 1)]
+    ties = [[stacks.value_with(m, m + 1, 1.0 + block_weight[m], block_sum[m] + label)
+             for label in (0, 1)] for m in range(n)]
+    return distinct, np.array(gaps), np.array(ties).reshape(-1, 2)
+
+
+def sweep_cases():
+    """Seeds of (n, decimals, labels, weights) that cover ties, weights far
+    below and above the new case's 1, one block, and labels all 0 or all 1
+    (every point of the diagram on one line)."""
+    for seed in range(300):
+        rng = np.random.RandomState(seed)
+        n = int(rng.choice([1, 2, 3, 7, 40, 400]))
+        scores = np.round(rng.rand(n), int(rng.choice([0, 1, 2, 6])))
+        labels = (rng.rand(n) < scores).astype(float)
+        if seed % 10 == 3:
+            labels[:] = 0.0
+        elif seed % 10 == 7:
+            labels[:] = 1.0
+        weights = (np.ones(n) if seed % 3 == 0
+                   else rng.choice([0.01, 0.3, 1.0, 2.5, 40.0], n) * rng.uniform(0.5, 1.5, n))
+        yield seed, scores, labels, weights
+
+
+def test_the_sweep_equals_the_pooled_stacks_reference():
+    """Issue 58: the one-sweep fit (Vovk, Petej & Fedorova 2015) gives every
+    place's pair as the earlier per-place pooling did, to 1e-12."""
+    for seed, scores, labels, weights in sweep_cases():
+        fitted = VennAbersCalibration().fit(scores, labels, weights)
+        distinct, gaps, ties = pooled_stacks_venn_abers(scores, labels, weights)
+        assert_array_equal(fitted.scores_, distinct)
+        assert fitted.gap_bounds_.shape == (distinct.size + 1, 2)
+        assert fitted.tie_bounds_.shape == (distinct.size, 2)
+        assert_allclose(fitted.gap_bounds_, gaps, rtol=0, atol=1e-12, err_msg=f"seed {seed}")
+        assert_allclose(fitted.tie_bounds_, ties, rtol=0, atol=1e-12, err_msg=f"seed {seed}")
+        assert fitted.gap_bounds_[0, 0] == 0.0 and fitted.gap_bounds_[-1, 1] == 1.0
+
+
+def test_the_sweep_is_linear_where_the_pooling_was_quadratic():
+    """Labels all 0 on distinct scores: every block its own stack node, so the
+    earlier pooling walked all the blocks above each place (n^2 / 2 steps);
+    the sweep pushes and pops each point once. 200k scores fit at once, to the
+    values of the closed form: p1 at gap g pools the new case with all the
+    blocks above it, 1 / (n - g + 1); p0 is 0."""
+    n = 200_000
+    fitted = VennAbersCalibration().fit(np.arange(n) / n, np.zeros(n))
+    gaps = np.arange(n + 1)
+    assert_allclose(fitted.gap_bounds_[:, 1], 1.0 / (n - gaps + 1), rtol=1e-12, atol=0)
+    assert np.all(fitted.gap_bounds_[:, 0] == 0.0)
+    assert_allclose(fitted.tie_bounds_[:, 1], 1.0 / (n - gaps[:-1] + 1), rtol=1e-12)
+
+
+def test_venn_abers_probabilities_stay_inside_0_1_by_a_margin():
+    """Issue 58: p = p1 / (1 - p0 + p1) is never 0 or 1, unlike an isotonic map.
+    The new case weighs 1 of a total W + 1 (W: the calibration weights, rescaled
+    to a mean of 1, so W = the number of cases), so its pooled block gives
+    p1 >= 1 / (W + 1) and 1 - p0 >= 1 / (W + 1); the denominator is at most 2,
+    so min(p, 1 - p) >= 1 / (2 (W + 1)) and a case's log loss <= log(2 (W + 1))."""
+    for seed, scores, labels, weights in sweep_cases():
+        fitted = VennAbersCalibration().fit(scores, labels, weights)
+        new = np.r_[-1.0, scores, np.linspace(0, 1, 101), 2.0]
+        p = fitted.predict(new)
+        margin = 1.0 / (2 * (scores.size + 1))
+        assert np.all(p >= margin * (1 - 1e-12)) and np.all(1 - p >= margin * (1 - 1e-12)), seed
+    # near the bound: every label 0, a new score below them all: isotonic says 0,
+    # Venn-Abers p0 = 0 and p1 = 1 / (n + 1) (the case pooled with all), p = 1 / (n + 2)
+    isotonic = IsotonicMap().fit(np.arange(5.0), np.zeros(5))
+    venn_abers = VennAbersCalibration().fit(np.arange(5.0), np.zeros(5))
+    assert isotonic.predict([-1.0])[0] == 0.0
+    assert_allclose(venn_abers.predict([-1.0]), [1 / 7], rtol=1e-15)
+
+
+def test_venn_abers_refuses_labels_outside_0_1():
+    with pytest.raises(ValueError, match=r"Venn-Abers labels must lie in \[0, 1\]"):
+        VennAbersCalibration().fit([0.1, 0.2], [0.0, 2.0])
 
 
 def venn_abers_plain():

@@ -58,7 +58,8 @@ def test_isotonic_map_predicts_as_isotonic_regression():
 ])
 def test_damaged_data_is_refused(change, message):
     X, y = make_classification(120, weights=[0.8], random_state=0)
-    fitted = OOBCalibratedClassifier(AUCForestClassifier(15, random_state=0)).fit(X, y)
+    fitted = OOBCalibratedClassifier(AUCForestClassifier(15, random_state=0),
+                                     method="isotonic").fit(X, y)
     plain = calibration_to_plain(fitted)
     change(plain)
     with pytest.raises(ValueError, match=message):

@@ -187,7 +187,8 @@ def test_sets_shrink_as_alpha_grows():
     X, y = imbalanced_data(3)
     conformal = MondrianConformalClassifier(AUCForestClassifier(20, random_state=0),
                                             random_state=0).fit(X[:150], y[:150])
-    sets = [conformal.predict_set(X[150:], alpha) for alpha in (0.01, 0.05, 0.1, 0.3, 0.6)]
+    with pytest.warns(UserWarning, match="alpha=0.6 is the miss rate"):  # issue 58
+        sets = [conformal.predict_set(X[150:], alpha) for alpha in (0.01, 0.05, 0.1, 0.3, 0.6)]
     for larger, smaller in zip(sets, sets[1:]):
         assert np.all(smaller <= larger)
     assert sets[0].sum() > sets[-1].sum()
@@ -300,6 +301,24 @@ def test_alpha_outside_the_open_unit_interval_is_refused(alpha):
     conformal = MondrianConformalClassifier(AUCForestClassifier(10, random_state=0)).fit(X, y)
     with pytest.raises(ValueError, match=r"alpha must be a number in the open interval \(0, 1\)"):
         conformal.predict_set(X, alpha)
+
+
+def test_an_alpha_above_one_half_warns_that_it_is_a_miss_rate_not_a_confidence():
+    """Issue 58: alpha=0.9 keeps only the labels whose p-value exceeds 0.9, the
+    sets of p_values > alpha computed by hand, most of them empty; the warning
+    names alpha=0.1. An alpha of at most 0.5 does not warn."""
+    X, y = imbalanced_data(12, n_samples=300)
+    conformal = MondrianConformalClassifier(AUCForestClassifier(20, random_state=0),
+                                            random_state=0).fit(X[:200], y[:200])
+    with pytest.warns(UserWarning, match=r"alpha=0.9 is the miss rate allowed in each class, "
+                                         r"not the confidence.*did you mean alpha=0.1\?"):
+        sets = conformal.predict_set(X[200:], 0.9)
+    np.testing.assert_array_equal(sets, conformal.p_values(X[200:]) > 0.9)
+    assert np.mean(~sets.any(axis=1)) > 0.5
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        conformal.predict_set(X[200:], 0.5)
+        conformal.predict_set(X[200:], 0.1)
 
 
 @pytest.mark.parametrize("weighted", [False, True])
