@@ -35,6 +35,7 @@ from ._progress import progress
 from ._sampling import (TreeSampler, class_weights_of_counts, seeded_rng, tree_growth_seed,
                         weight_product)
 from ._sparse import SparseRows, is_sparse
+from ._tree import PackedTree
 from .tree import AUCTreeClassifier, feature_attributes, fitted_tree, frozen
 
 
@@ -499,22 +500,27 @@ default="from_dtype"
         with progress(total=len(new_seeds), enabled=self.verbose > 0,
                       description="trees") as bar:
             for seed, (tree_, counts) in zip(new_seeds, fitted):  # as they arrive
-                grown.append(bar.step((seed, params, tree_)))
+                bar.step(tree_)
                 if oob is not None:
                     oob.add(tree_, counts)
+                # held packed until the node size is chosen (`Tree.packed`)
+                grown.append((seed, params, tree_.packed()))
+                del tree_
         self.predict_min_samples_ = candidates[0]
         if oob is not None:
             self._set_oob_estimates(oob.labels(y_encoded), oob)
         # the trees are the model: each predicts from the node size chosen
         nodes = sum(tree_.node_count for _, _, tree_ in grown) * (n_classes + 8)
         features = feature_attributes(self)  # names and categories, as the forest reads X
+        if self.warm_start and self.predict_min_samples_ > 1:  # to choose again later
+            self._grown_trees_ = [_unpacked(tree_) for _, _, tree_ in grown]
+            grown = [(seed, params_, tree_) for (seed, params_, _), tree_ in
+                     zip(grown, self._grown_trees_)]
         self.estimators_ = Parallel(n_jobs=_tail_jobs(self.n_jobs, nodes),
                                     require="sharedmem")(
             delayed(_predicting_tree)(tree_, self.predict_min_samples_, self.classes_,
                                       X.shape[1], tree_seed, tree_params_, features)
-            for tree_seed, tree_params_, tree_ in grown)
-        if self.warm_start and self.predict_min_samples_ > 1:  # to choose again later
-            self._grown_trees_ = [tree_ for _, _, tree_ in grown]
+            for tree_seed, tree_params_, tree_ in _handed_over(grown))
 
     def _warm_start_trees(self, previous, n_features, candidates):
         """(random_state, parameters, tree as grown) of the trees a warm start keeps
@@ -1030,8 +1036,23 @@ def _tail_jobs(n_jobs, n_values):
     return n_jobs if n_values >= TAIL_THREADS_MIN_VALUES else 1
 
 
+def _handed_over(items):
+    """The items of a list, each dropped from it as it is handed over: a
+    grown tree is freed once its collapsed tree is made, so that the grown
+    trees and the model are not held whole at once."""
+    for i in range(len(items)):
+        item, items[i] = items[i], None
+        yield item
+
+
+def _unpacked(tree_):
+    """A grown `Tree` from a `PackedTree` (a warm start's kept trees are Trees)."""
+    return tree_.unpacked() if isinstance(tree_, PackedTree) else tree_
+
+
 def _predicting_tree(tree_, min_samples, classes, n_features, seed, params, features):
-    """The fitted `AUCTreeClassifier` of a grown tree, collapsed to min_samples."""
+    """The fitted `AUCTreeClassifier` of a grown tree (or `PackedTree`),
+    collapsed to min_samples."""
     return fitted_tree(collapsed(tree_, min_samples, params["criterion"]), classes,
                        n_features, seed, params, features)
 

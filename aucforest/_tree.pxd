@@ -44,6 +44,13 @@ cdef class Tree:
                                  # (None until first read when _shares holds it)
     cdef object _shares          # grown above 8 classes: (start, class, proportion)
                                  # of each node's classes present, else None
-    cdef readonly object n_node_samples, weighted_n_node_samples, impurity, improvement
+    cdef readonly object improvement
+    # node statistics that other arrays give are not held (None) until first read:
+    cdef object _n_node_samples  # intp; given by the node records' n_samples (_samples_derived)
+    cdef object _weighted        # float64; equal to n_node_samples (_weight_derived)
+    cdef object _impurity        # float64; theta of each node's split under the AUC
+                                 #   criteria (_theta_kind 1, or 2 with the end-cut factor)
+    cdef bint _samples_derived, _weight_derived
+    cdef int _theta_kind         # 0: the impurity is held
     cdef object _nodes           # NODE_DTYPE records, one per node
     cdef object _left_levels     # uint64 (categorical splits, 4): their level sets, node order

@@ -793,6 +793,31 @@ cdef class Tree:
         return np.array([self.max_n_classes], dtype=np.intp)
 
     @property
+    def n_node_samples(self):
+        if self._n_node_samples is None:  # not held: made on first read (`_fill_tree`)
+            self._n_node_samples = _read_only(self._nodes["n_samples"].astype(np.intp))
+        return self._n_node_samples
+
+    @property
+    def weighted_n_node_samples(self):
+        if self._weighted is None:
+            self._weighted = _read_only(self._node_weights())
+        return self._weighted
+
+    def _node_weights(self):
+        """``weighted_n_node_samples``, made (and not held) when not held."""
+        return (self._nodes["n_samples"].astype(np.float64) if self._weighted is None
+                else self._weighted)
+
+    @property
+    def impurity(self):
+        if self._impurity is None:
+            self._impurity = _read_only(_split_statistics(
+                _theta_inputs(self._nodes, self.improvement, self._node_weights()),
+                self._theta_kind == 2))
+        return self._impurity
+
+    @property
     def n_outputs(self):
         return 1
 
@@ -854,15 +879,17 @@ cdef class Tree:
 
     @property
     def nbytes(self):
-        """Memory held by the tree's arrays, in bytes (24 + 32 + 8 K per node, 32
-        per categorical split; a grown tree of many classes holds 8 per node
-        and 12 per class present in it until `proba` is read)."""
-        held = [] if self._proba is None else [self._proba]
+        """Memory held by the tree's arrays, in bytes: 24 + 8 + 8 K per node
+        and 32 per categorical split, 8 more for each of ``n_node_samples``
+        (above 2**31 - 1 cases), ``weighted_n_node_samples`` (unless equal to
+        it) and ``impurity`` (unless theta of the splits) that is held; a
+        statistic the others give is made on its first read and held from
+        then on. A grown tree of many classes holds 8 per node and 12 per
+        class present in it in place of the 8 K until `proba` is read."""
+        held = [self._nodes, self._left_levels, self.improvement, self._proba,
+                self._n_node_samples, self._weighted, self._impurity]
         held += [] if self._shares is None else list(self._shares)
-        return int(self._nodes.nbytes + self._left_levels.nbytes + sum(
-            array.nbytes for array in held) + sum(
-            getattr(self, name).nbytes for name in (
-                "n_node_samples", "weighted_n_node_samples", "impurity", "improvement")))
+        return int(sum(array.nbytes for array in held if array is not None))
 
     @property
     def n_leaves(self):
@@ -993,6 +1020,12 @@ cdef class Tree:
         _fill_tree(tree, self.n_features, self.max_n_classes, max_depth, arrays)
         return tree
 
+    def packed(self):
+        """This tree in fewer bytes (`PackedTree`), for holding it until the
+        forest has chosen the node size to collapse it to; `PackedTree.unpacked`
+        gives it back with every array equal to the bit."""
+        return PackedTree(self)
+
     def compute_feature_importances(self):
         """Weighted decrease of the node statistic per feature, normalised to
         sum to one (all zeros for a tree without splits)."""
@@ -1000,10 +1033,118 @@ cdef class Tree:
         internal = feature >= 0
         importances = np.bincount(
             feature[internal],
-            weights=self.weighted_n_node_samples[internal] * self.improvement[internal],
+            weights=self._node_weights()[internal] * self.improvement[internal],
             minlength=self.n_features).astype(np.float64)
         total = importances.sum()
         return importances / total if total > 0 else importances
+
+
+# the bits of 1.0, for finding the rows of class proportions that are one class alone
+ONE_BITS = np.array(1.0).view(np.uint64)
+
+
+cdef class PackedTree:
+    """A grown `Tree` held in fewer bytes while the forest chooses the node
+    size its trees predict from (`Tree.packed`): at K = 3 about 41 bytes per
+    node of a fully grown tree under the AUC criteria, where the tree holds
+    56 (`nbytes`).
+
+    It keeps the node records and level sets, and the node statistics the
+    tree holds (`Tree.nbytes`), and packs two arrays, checked to the bit when
+    the tree is packed (an array that fails its check is kept whole):
+
+    * class proportions: a node holding one class alone (1.0 there, 0.0
+      elsewhere: every leaf of a fully grown tree) keeps that class (int8),
+      the other nodes their rows; a grown tree of many classes keeps its
+      ``(start, class, proportion)`` shares;
+    * ``improvement``: the split nodes' only (0.0 at leaves); a held
+      ``impurity`` (Gini, entropy): that of the nodes not of one class alone
+      (0.0 there).
+    """
+    cdef readonly idx_t node_count, n_features, max_n_classes, max_depth
+    cdef object _nodes, _left_levels, _shares
+    cdef object _one_class        # int8 per node: its class when it holds one class alone,
+                                  #   else -1; None: every row is in _mixed_rows
+    cdef object _mixed_rows       # float64 (nodes not of one class alone, K), node order
+    cdef object _improvement      # float64: of the split nodes (_split_only), or every node's
+    cdef bint _split_only
+    cdef object _impurity         # float64 as the tree holds it (None: not held), of the
+                                  #   nodes not of one class alone when _mixed_impurity
+    cdef bint _mixed_impurity, _samples_derived, _weight_derived
+    cdef int _theta_kind
+    cdef object _weighted, _n_node_samples  # as the tree holds them (None: not held)
+
+    def __init__(self, Tree tree):
+        self.node_count, self.n_features = tree.node_count, tree.n_features
+        self.max_n_classes, self.max_depth = tree.max_n_classes, tree.max_depth
+        self._nodes, self._left_levels = tree._nodes, tree._left_levels
+        self._samples_derived, self._weight_derived = tree._samples_derived, tree._weight_derived
+        self._theta_kind = tree._theta_kind
+        self._n_node_samples = None if tree._samples_derived else tree._n_node_samples
+        self._weighted = None if tree._weight_derived else tree._weighted
+        self._impurity = None if tree._theta_kind else tree._impurity
+        split = tree._nodes["feature"] >= 0
+        improvement = tree.improvement
+        self._split_only = not np.any(improvement[~split].view(np.uint64))
+        self._improvement = np.ascontiguousarray(improvement[split]) if self._split_only \
+            else improvement
+        self._shares = tree._shares
+        self._one_class = self._mixed_rows = None
+        if tree._shares is None:  # dense rows: those of one class alone keep their class
+            bits = tree._proba.view(np.uint64)
+            ones = bits == ONE_BITS
+            alone = (np.count_nonzero(ones, axis=1) == 1) & np.all(ones | (bits == 0), axis=1)
+            if self.max_n_classes <= 127 and alone.any():
+                self._one_class = np.where(alone, np.argmax(ones, axis=1), -1).astype(np.int8)
+                self._mixed_rows = np.ascontiguousarray(tree._proba[~alone])
+                if self._impurity is not None and not np.any(
+                        self._impurity[alone].view(np.uint64)):
+                    self._impurity, self._mixed_impurity = self._impurity[~alone], True
+            else:
+                self._mixed_rows = tree._proba
+
+    @property
+    def nbytes(self):
+        """Memory held by the arrays, in bytes (the node records and level sets
+        it shares with the tree it was packed from included)."""
+        held = [self._nodes, self._left_levels, self._one_class, self._mixed_rows,
+                self._improvement, self._impurity, self._weighted, self._n_node_samples]
+        held += list(self._shares) if self._shares is not None else []
+        return int(sum(array.nbytes for array in held if array is not None))
+
+    def unpacked(self):
+        """The `Tree` this was packed from: every array equal to the bit."""
+        cdef Tree tree = Tree.__new__(Tree)
+        tree.n_features, tree.max_n_classes = self.n_features, self.max_n_classes
+        tree.max_depth, tree.node_count = self.max_depth, self.node_count
+        tree._nodes, tree._left_levels, tree._shares = self._nodes, self._left_levels, self._shares
+        tree._proba = None
+        if self._one_class is not None:
+            proba = np.zeros((self.node_count, self.max_n_classes))
+            alone = self._one_class >= 0
+            proba[np.flatnonzero(alone), self._one_class[alone]] = 1.0
+            proba[~alone] = self._mixed_rows
+            tree._proba = _read_only(proba)
+        elif self._mixed_rows is not None:
+            tree._proba = self._mixed_rows
+        improvement = self._improvement
+        if self._split_only:
+            improvement = np.zeros(self.node_count)
+            improvement[self._nodes["feature"] >= 0] = self._improvement
+        tree.improvement = _read_only(improvement)
+        tree._samples_derived, tree._weight_derived = self._samples_derived, self._weight_derived
+        tree._theta_kind = self._theta_kind
+        tree._n_node_samples, tree._weighted = self._n_node_samples, self._weighted
+        tree._impurity = self._impurity
+        if self._mixed_impurity:
+            impurity = np.zeros(self.node_count)
+            impurity[self._one_class < 0] = self._impurity
+            tree._impurity = _read_only(impurity)
+        return tree
+
+    def collapsed(self, min_samples, split_impurity=False):
+        """`Tree.collapsed` of the unpacked tree."""
+        return self.unpacked().collapsed(min_samples, split_impurity)
 
 
 cdef tuple _collapse_plan(Tree tree, idx_t smallest):
@@ -1085,14 +1226,49 @@ cdef _fill_tree(Tree tree, n_features, n_classes, max_depth, dict arrays):
     tree._left_levels.flags.writeable = False
     tree._proba = arrays.get("value")  # or node by node (a grown tree of many classes)
     tree._shares = arrays.get("value_shares")
-    tree.n_node_samples = arrays["n_node_samples"]
-    tree.weighted_n_node_samples = arrays["weighted_n_node_samples"]
-    tree.impurity = arrays["impurity"]
     tree.improvement = arrays["improvement"]
+    _hold_statistics(tree, arrays["n_node_samples"], arrays["weighted_n_node_samples"],
+                     arrays["impurity"])
     held = [tree._proba] if tree._proba is not None else list(tree._shares)
-    for array in held + [tree.n_node_samples, tree.weighted_n_node_samples, tree.impurity,
-                         tree.improvement]:
+    for array in held + [tree.improvement]:
         array.flags.writeable = False
+
+
+cdef _hold_statistics(Tree tree, n_node_samples, weighted, impurity):
+    """Set the node statistics of a tree whose node records and improvement
+    are set, holding only those the others do not give to the bit (checked
+    here): ``n_node_samples`` unless the records' n_samples are it,
+    ``weighted_n_node_samples`` unless equal to it (cases of weight one),
+    ``impurity`` unless it is theta of each node's split (`_split_statistics`)."""
+    n_samples = tree._nodes["n_samples"]
+    tree._samples_derived = np.array_equal(n_node_samples, n_samples)
+    tree._n_node_samples = None if tree._samples_derived else _read_only(n_node_samples)
+    tree._weight_derived = _same_bits(weighted, n_samples.astype(np.float64))
+    tree._weighted = None if tree._weight_derived else _read_only(weighted)
+    tree._theta_kind = 0
+    tree._impurity = _read_only(impurity)
+    if impurity.shape[0] > 0 and impurity[0] >= 0.5:  # theta >= 1/2; Gini, entropy of a root
+        for kind in (1, 2):                         # of one class: 0
+            if _same_bits(impurity, _split_statistics(
+                    _theta_inputs(tree._nodes, tree.improvement, weighted), kind == 2)):
+                tree._theta_kind, tree._impurity = kind, None
+                break
+
+
+def _theta_inputs(nodes, improvement, weighted):
+    """What `_split_statistics` reads, from a tree's node records."""
+    return {"feature": nodes["feature"], "improvement": improvement,
+            "weighted_n_node_samples": weighted, "children_right": nodes["right"]}
+
+
+cdef _read_only(array):
+    array.flags.writeable = False
+    return array
+
+
+def _same_bits(a, b):
+    """Whether two float64 arrays hold the same bits (NaN, -0.0 included)."""
+    return a.shape == b.shape and np.array_equal(a.view(np.uint64), b.view(np.uint64))
 
 
 def _dense_rows(shares, const idx_t[::1] nodes, idx_t n_classes):
