@@ -89,24 +89,30 @@ class CachedBuildExt(build_ext):
                               + os.path.splitext(target)[1])
         if os.path.exists(cached):
             os.makedirs(os.path.dirname(target), exist_ok=True)
-            shutil.copyfile(cached, target)
+            _copy_whole(cached, target)
             return
         super().build_extension(ext)
         os.makedirs(os.path.dirname(cached), exist_ok=True)
-        shutil.copyfile(target, cached + ".part")  # whole or not at all
-        os.replace(cached + ".part", cached)
+        _copy_whole(target, cached)
 
     def _key(self, ext):
         digest = hashlib.sha256()
         for source in ext.sources:
             with open(source, encoding="utf-8") as stream:
                 digest.update(re.sub(r"/\* BEGIN: Cython Metadata.*?END: Cython Metadata \*/",
-                                     "", stream.read(), count=1, flags=re.S).encode())
+                                     "", stream.read(), count=1, flags=re.DOTALL).encode())
         settings = [ext.extra_compile_args, ext.extra_link_args, ext.define_macros,
                     np.__version__, sys.version, sys.platform, self.compiler.compiler_so
                     if hasattr(self.compiler, "compiler_so") else None]
         digest.update(json.dumps(settings, default=str).encode())
         return digest.hexdigest()[:20]
+
+
+def _copy_whole(source, target):
+    """Copy to a temporary file beside ``target`` and rename it over ``target``: a new
+    file, never one rewritten under a process that has it loaded."""
+    shutil.copyfile(source, target + ".part")
+    os.replace(target + ".part", target)
 
 
 setup(ext_modules=cythonize(extensions, compiler_directives=directives, nthreads=BUILD_JOBS,
