@@ -31,8 +31,8 @@ SHARED_UTILITY = "aucforest._cyutility"
 BUILD_CACHE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "build", "cache")
 
 # AUCFOREST_DEBUG=1 builds with Cython's bounds and initialisation checks on and with
-# AddressSanitizer, which also checks the raw-pointer loops (run the tests under it with
-# LD_PRELOAD=$(gcc -print-file-name=libasan.so) ASAN_OPTIONS=detect_leaks=0; see README).
+# AddressSanitizer, which also checks the raw-pointer loops (how to run the tests under it:
+# docs/architecture.md, "Debugging the compiled core").
 DEBUG = os.environ.get("AUCFOREST_DEBUG", "0") == "1"
 
 if sys.platform == "win32":
