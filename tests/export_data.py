@@ -113,3 +113,38 @@ def sparse_forest():
     y = (X[:, :5].sum(axis=1).A.ravel() + 0.2 * rng.normal(size=400) > 0.25).astype(int)
     forest = AUCForestClassifier(n_estimators=20, random_state=0).fit(X, y)
     return forest, sparse.random(200, 30, density=0.1, random_state=6, format="csr")
+
+
+def decision_frame(n, n_classes, seed=0):
+    """A DataFrame of `make_data` rows (NaN in two numeric columns) with a
+    ``category`` column "colour" (text levels, some rows missing) that tells the
+    class, and its labels; the last tenth of the rows repeats earlier ones."""
+    X, y = make_data(n, n_classes, seed=seed)
+    rng = np.random.default_rng(seed + 100)
+    colours = np.array(["amber", "blue", "green", "red", "violet"])
+    colour = np.where(rng.random(n) < 0.6, colours[y % colours.size], rng.choice(colours, n))
+    frame = pd.DataFrame({f"x{j}": X[:, j] for j in range(X.shape[1])})
+    frame["colour"] = pd.Categorical(colour, categories=colours)
+    frame.loc[rng.random(n) < 0.1, "colour"] = np.nan
+    repeated = rng.choice(n - n // 10, n // 10, replace=False)
+    frame.iloc[n - n // 10:] = frame.iloc[repeated].to_numpy()
+    y = y.copy()
+    y[n - n // 10:] = y[repeated]
+    frame["colour"] = pd.Categorical(frame["colour"], categories=colours)
+    return frame, y
+
+
+def frame_codes(forest, frame):
+    """The rows of a DataFrame as an exported model takes them: numbers, and for
+    each ``category`` column the position of its level in ``categories_`` (NaN
+    when missing)."""
+    columns = []
+    for j, name in enumerate(frame.columns):
+        levels = forest.categories_[j] if forest.categories_ is not None else None
+        if levels is None:
+            columns.append(frame[name].to_numpy(dtype=np.float64))
+        else:
+            position = {level: code for code, level in enumerate(levels)}
+            columns.append(np.array([position.get(level, np.nan) if isinstance(level, str)
+                                     else np.nan for level in frame[name]], dtype=np.float64))
+    return np.column_stack(columns)

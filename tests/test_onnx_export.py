@@ -6,6 +6,7 @@ import csv
 import json
 import subprocess
 import sys
+from fractions import Fraction
 
 import numpy as np
 import onnx
@@ -20,7 +21,8 @@ from sklearn.preprocessing import StandardScaler
 
 import aucforest
 from aucforest import AUCForestClassifier, AUCTreeClassifier, ColumnEncoding, to_onnx
-from aucforest.export import register_skl2onnx
+from aucforest.export import _graph, register_skl2onnx
+from aucforest.export._exportable import ExportableForest
 
 from cli_files import run_main, write_csv
 from export_data import (categorical_codes_forest, categorical_frame_forest, held_out,
@@ -31,9 +33,12 @@ from package_env import package_env
 ATOL = 1e-12
 
 
-def run_onnx(model, X, input_name=None):
-    """(label, probabilities) of an ONNX model in onnxruntime."""
-    session = onnxruntime.InferenceSession(model.SerializeToString(),
+def run_onnx(model, X, input_name=None, threads=0):
+    """(label, probabilities) of an ONNX model in onnxruntime (``threads``: its
+    intra_op_num_threads, 0 for its default)."""
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = threads
+    session = onnxruntime.InferenceSession(model.SerializeToString(), options,
                                            providers=["CPUExecutionProvider"])
     name = input_name or session.get_inputs()[0].name
     label, proba = session.run(None, {name: X})
@@ -193,6 +198,159 @@ def test_a_single_tree_and_collapsed_trees():
     assert_same_predictions(forest, held_out(200))
 
 
+def graph_model(forest, **options):
+    """The model of ``ForestGraph(forest, 18, **options)`` (to_onnx's graph)."""
+    exportable = ExportableForest(forest, "test")
+    graph = _graph.ForestGraph(exportable, 18, **options)
+    graph.build("X", "label", "probabilities")
+    onnx_graph = onnx.helper.make_graph(
+        graph.nodes, "forest",
+        [onnx.helper.make_tensor_value_info("X", onnx.TensorProto.DOUBLE, [None, 5])],
+        [onnx.helper.make_tensor_value_info("label", onnx.TensorProto.INT64, [None]),
+         onnx.helper.make_tensor_value_info("probabilities", onnx.TensorProto.DOUBLE, None)])
+    opsets = [onnx.helper.make_opsetid("", 18), onnx.helper.make_opsetid("ai.onnx.ml", 5)]
+    model = onnx.helper.make_model(onnx_graph, opset_imports=opsets)
+    model.ir_version = onnx.helper.find_min_ir_version_for(opsets)
+    return model
+
+
+def ensembles(model):
+    """The attributes (name -> value) of the model's TreeEnsemble nodes."""
+    return [{a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+            for node in model.graph.node if node.op_type == "TreeEnsemble"]
+
+
+def one_value_copy(tree, values, node=0):
+    """(splits, leaves, value) of ``tree`` with every subtree whose leaves all hold
+    the same ``values[leaf]`` made one leaf (value None unless the copy is one leaf):
+    written out recursively."""
+    if tree.feature[node] < 0:
+        return 0, 1, values[node]
+    left = one_value_copy(tree, values, tree.children_left[node])
+    right = one_value_copy(tree, values, tree.children_right[node])
+    if left[2] is not None and left[2] == right[2]:
+        return 0, 1, left[2]
+    return left[0] + right[0] + 1, left[1] + right[1], None
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_each_tree_is_walked_once_per_class_but_the_first(n_classes):
+    """The graph's size as designed: the first class is the number of trees minus
+    the others' sums, so two classes take one target and each tree once; a copy
+    for class k keeps the splits whose subtrees give class k different
+    proportions (a copy of one value 0 is left out, one of another value is one
+    split and its leaf), and no node tracks missing values."""
+    X, y = make_data(400, n_classes)
+    forest = AUCForestClassifier(n_estimators=20, random_state=0).fit(X, y)
+    parts = ensembles(to_onnx(forest))
+    expected_splits = expected_leaves = 0
+    for estimator in forest.estimators_:
+        for k in range(1, n_classes):
+            splits, leaves, value = one_value_copy(estimator.tree_,
+                                                   estimator.tree_.proba[:, k])
+            if value is not None:  # one leaf
+                splits = 0 if value == 0 else 1
+                leaves = 0 if value == 0 else 1
+            expected_splits, expected_leaves = expected_splits + splits, expected_leaves + leaves
+    assert {part["n_targets"] for part in parts} == {n_classes - 1}
+    assert sum(len(part["nodes_featureids"]) for part in parts) == expected_splits
+    assert sum(len(part["leaf_targetids"]) for part in parts) == expected_leaves
+    if n_classes == 2:
+        assert expected_splits == sum(e.tree_.node_count - e.tree_.n_leaves
+                                      for e in forest.estimators_)
+    else:
+        assert expected_leaves < (n_classes - 1) * sum(e.tree_.n_leaves
+                                                       for e in forest.estimators_)
+    assert not any("nodes_missing_value_tracks_true" in part for part in parts)
+    assert_same_predictions(forest, held_out(300))
+
+
+@pytest.mark.parametrize("exact_sums", [False, True])
+def test_trees_over_several_ensembles_and_exact_sums(monkeypatch, exact_sums):
+    """Leaf proportions in thirds and fifths (leaves of at least 3 cases), trees
+    over several TreeEnsemble nodes: within 1e-12 and predict's labels; with
+    exact_sums, predict_proba to the last bit on one thread and on several (each
+    tree's proportions a target of its own, added in the trees' order)."""
+    monkeypatch.setattr(_graph, "MAX_ENSEMBLE_NODES", 300)
+    X, y = make_data(400, 3)
+    forest = AUCForestClassifier(n_estimators=30, min_samples_leaf=3,
+                                 random_state=0).fit(X, y)
+    leaves = np.concatenate([e.tree_.proba[e.tree_.feature < 0] for e in forest.estimators_])
+    assert any(Fraction(value).denominator > 2 ** 40 for value in leaves.ravel())
+    model = graph_model(forest, exact_sums=exact_sums)
+    X_test = held_out(400)
+    expected = forest.predict_proba(X_test)
+    for threads in (1, 4):
+        label, proba = run_onnx(model, X_test, threads=threads)
+        np.testing.assert_allclose(proba, expected, rtol=0, atol=ATOL)
+        np.testing.assert_array_equal(label, forest.predict(X_test))
+        if exact_sums:
+            np.testing.assert_array_equal(proba, expected)
+    parts = ensembles(model)
+    if exact_sums:
+        assert len(parts) == 1 and parts[0]["n_targets"] == 3 * 30
+    else:
+        assert len(parts) > 1 and {part["n_targets"] for part in parts} == {2}
+
+
+def test_pure_leaves_keep_the_fast_graph_and_the_last_bit(monkeypatch):
+    """Leaf proportions of 0 and 1 sum exactly in any order: the graph with
+    exact_sums is the fast one (first class the rest, several nodes) and gives
+    predict_proba to the last bit."""
+    monkeypatch.setattr(_graph, "MAX_ENSEMBLE_NODES", 300)
+    X, y = make_data(400, 3, missing=0.0)
+    forest = AUCForestClassifier(n_estimators=20, predict_min_samples=1, bootstrap=False,
+                                 random_state=0).fit(X, y)
+    leaves = np.concatenate([e.tree_.proba[e.tree_.feature < 0] for e in forest.estimators_])
+    assert set(leaves.ravel()) == {0.0, 1.0}
+    model = graph_model(forest, exact_sums=True)
+    assert len(ensembles(model)) > 1
+    _, proba = run_onnx(model, held_out(300), threads=1)
+    np.testing.assert_array_equal(proba, forest.predict_proba(held_out(300)))
+
+
+def test_exactly_summable_values_add_up_exactly_in_any_order():
+    """Against exact rational sums: multiples of 2**-m (m = 53 - ceil(log2 n)) of at
+    most 1 sum exactly in any order, n at a time; beyond that the check refuses."""
+    rng = np.random.default_rng(0)
+    n = 1024
+    fine = 1.0 - 2.0 ** -43  # the finest step 1024 terms allow
+    values = rng.choice([0.0, 1.0, 0.5, 0.375, fine], size=n)
+    assert _graph.exactly_summable(values, n)
+    exact = sum(Fraction(value) for value in values)
+    for _ in range(5):
+        total = 0.0
+        for value in rng.permutation(values):
+            total += value
+        assert Fraction(total) == exact
+        assert Fraction(n - total) == n - exact
+    assert not _graph.exactly_summable([1.0 - 2.0 ** -44], n)
+    assert _graph.exactly_summable([1.0 - 2.0 ** -44], n // 2)
+    assert not _graph.exactly_summable([1 / 3, 2 / 3], 2)
+    assert not _graph.exactly_summable([2.0], 1)
+    assert not _graph.exactly_summable([np.nan], 1)
+
+
+def test_a_split_sending_nan_left_reads_the_negated_column_exactly():
+    """``x > t`` for float32 x is ``-x <= -u``, u the least float32 above t, for
+    thresholds between float32 values, on them, beyond float32's range."""
+    largest = float(np.finfo(np.float32).max)
+    rng = np.random.default_rng(1)
+    thresholds = np.concatenate([
+        rng.normal(size=200) * 10.0 ** rng.integers(-30, 30, size=200),
+        np.float32(rng.normal(size=50)).astype(np.float64),
+        [0.0, -0.0, 1e-45, largest, -largest, 2 * largest, -2 * largest, 1e300, -1e300]])
+    above = _graph._float32_above(thresholds)
+    for t, u in zip(thresholds, above):
+        nearby = np.float32(t) if abs(t) <= largest else np.float32(np.sign(t) * largest)
+        with np.errstate(over="ignore"):
+            xs = [np.nextafter(nearby, np.float32(-np.inf)), nearby,
+                  np.nextafter(nearby, np.float32(np.inf)), np.float32(np.inf),
+                  np.float32(-np.inf)]
+        for x in np.array(xs, dtype=np.float32).astype(np.float64):
+            assert (x > t) == (-x <= -u), (t, x)
+
+
 def test_a_forest_read_from_a_model_file(tmp_path):
     X, y = make_data(300)
     forest = AUCForestClassifier(n_estimators=10, random_state=0).fit(X, y)
@@ -336,8 +494,6 @@ def test_command_refuses_what_it_cannot_export(tmp_path, capsys, monkeypatch):
     code, _, err = run_main(capsys, "fit", "train.csv", "--target", "y", "--output", "c.npz",
                             "--n-estimators", 10, "--calibrate", "isotonic", "--quiet")
     assert code == 0, err
-    code, _, err = run_main(capsys, "export", "c.npz", "out.onnx")
-    assert code == 1 and "--calibrate isotonic" in err
     code, _, err = run_main(capsys, "export", "c.npz", "c.npz")
     assert code == 1 and "is the input file" in err
     assert not (tmp_path / "out.onnx").exists()

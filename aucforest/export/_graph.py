@@ -7,16 +7,19 @@ From one double (or float, or integer) tensor ``X`` [N, n_features] to
 
 1. ``X`` is cast to float32 and back: the forest compares float32 values with
    its (double) thresholds, so the graph sees the same values and sends every
-   row to the same leaf.
-2. One ``TreeEnsemble`` node (ai.onnx.ml opset 5): a numeric split is
-   ``BRANCH_LEQ`` on the double threshold, NaN following the node's missing
-   flag (``nodes_missing_value_tracks_true``); a categorical split is
-   ``BRANCH_MEMBER`` on the set of levels that go away from the missing
-   side (`FlatTree.away_levels`), so that NaN, unseen levels and codes
-   outside 0..254 go where the forest sends them (the missing side). A leaf
-   of this opset holds one value, so each tree appears once per class it
-   predicts (its leaves' class proportions, a target per class), summed
-   (aggregate SUM) and divided by the number of trees: the mean of the
+   row to the same leaf. The negated columns ``-X`` follow when a numeric
+   split sends NaN left (`_tree_layout`).
+2. ``TreeEnsemble`` nodes (ai.onnx.ml opset 5), in which every split sends
+   NaN to its false child (no node tracks missing values): a numeric split is
+   ``BRANCH_LEQ`` on the double threshold, or on the negated column when NaN
+   goes left; a categorical split is ``BRANCH_MEMBER`` on the set of levels
+   that go away from the missing side (`FlatTree.away_levels`), so that NaN,
+   unseen levels and codes outside 0..254 go where the forest sends them (the
+   missing side). A leaf of this opset holds one value, so each tree appears
+   once per class it predicts (its leaves' class proportions, a target per
+   class, `tree_ensemble_attributes`), but for the first class, which is the
+   number of trees minus the others' sums (`sum_plan`). The sums (aggregate
+   SUM, the nodes added) are divided by the number of trees: the mean of the
    trees' proportions, as ``predict_proba``.
 3. The decision rule on those probabilities, with the forest's ties
    (`DecisionRule.apply`): RFQ (O'Brien & Ishwaran 2019), argmax, a
@@ -24,6 +27,8 @@ From one double (or float, or integer) tensor ``X`` [N, n_features] to
    after the prior-shift correction (Saerens, Latinne & Decaestecker 2002,
    eq. 2.4).
 """
+from typing import NamedTuple
+
 import numpy as np
 
 from .._decision_rule import TIE_TOLERANCE
@@ -34,6 +39,11 @@ MIN_OPSET = 13         # ReduceSum takes its axes as an input from 13 on
 
 # TreeEnsemble's nodes_modes
 BRANCH_LEQ, BRANCH_LT, BRANCH_MEMBER = 0, 1, 6
+
+# Nodes (splits and leaves) of one TreeEnsemble: onnxruntime walks every tree
+# over 128 rows at a time, and its double-precision node records (32 bytes) of
+# this many nodes stay in a core's 1 MB level-2 cache (docs/evidence/speed.md)
+MAX_ENSEMBLE_NODES = 16_384
 
 
 def label_values(forest):
@@ -63,6 +73,13 @@ class ForestGraph:
     unique : callable, default=None
         ``unique(prefix)`` gives a name not used elsewhere in the graph
         (skl2onnx's scope); None: ``prefix`` with a counter.
+    exact_sums : bool, default=False
+        True: ``probabilities`` are ``predict_proba``'s to the last bit on any
+        number of onnxruntime threads: each tree's proportions are a target of
+        their own, added in the trees' order by one ``CumSum`` (slower, and
+        N x n_trees x K doubles of memory, unless the leaf values are
+        `exactly_summable`); False: within a few units in the last place
+        (`sum_plan`).
 
     Attributes
     ----------
@@ -74,9 +91,10 @@ class ForestGraph:
     n_classes : int
     """
 
-    def __init__(self, forest, opset, unique=None):
+    def __init__(self, forest, opset, unique=None, exact_sums=False):
         self.forest = forest
         self.opset = opset
+        self.exact_sums = exact_sums
         self.nodes = []
         self.labels = label_values(forest)
         self.n_classes = forest.n_classes
@@ -88,13 +106,31 @@ class ForestGraph:
         [N, n_features]) to outputs ``label`` and ``probabilities`` (names)."""
         from onnx import TensorProto
 
+        trees = self.forest.trees
         rounded = self.op("Cast", [x], to=TensorProto.FLOAT)
-        as_double = self.op("Cast", [rounded], to=TensorProto.DOUBLE)
-        sums = self.op("TreeEnsemble", [as_double], domain=ML_DOMAIN,
-                       **tree_ensemble_attributes(self.forest.trees, self.n_classes))
-        self.op("Div", [sums, self.constant("n_trees", np.array(self.forest.n_trees,
-                                                                dtype=np.float64))],
-                output=probabilities)
+        columns = self.op("Cast", [rounded], to=TensorProto.DOUBLE)
+        if uses_negated_columns(trees):
+            columns = self.op("Concat", [columns, self.op("Neg", [columns])], axis=1)
+        plan = sum_plan(trees, self.n_classes, self.exact_sums)
+        sums = [self.op("TreeEnsemble", [columns], domain=ML_DOMAIN, **attributes)
+                for attributes in tree_ensemble_attributes(trees, plan.classes,
+                                                           self.forest.n_features,
+                                                           plan.max_nodes, plan.per_tree)]
+        total = sums[0] if len(sums) == 1 else self.op("Sum", sums)
+        if plan.per_tree:  # [N, trees x K] -> running sums over the trees, in order
+            shape = self.constant("per_tree_shape", np.array([0, len(trees), self.n_classes]))
+            running = self.op("CumSum", [self.op("Reshape", [total, shape]),
+                                         self.constant("tree_axis", np.int64(1))])
+            total = self.op("Squeeze", [self.op("Slice", [
+                running, self.constant("last_tree", np.array([-1])),
+                self.constant("end", np.array([np.iinfo(np.int64).max])),
+                self.constant("tree_axes", np.array([1]))]), self.constant(
+                    "squeezed", np.array([1]))])
+        n_trees = self.constant("n_trees", np.float64(self.forest.n_trees))
+        if plan.remainder:
+            others = total if plan.classes.shape[0] == 1 else self._reduce("ReduceSum", total)
+            total = self.op("Concat", [self.op("Sub", [n_trees, others]), total], axis=1)
+        self.op("Div", [total, n_trees], output=probabilities)
         index = self.decision_index(probabilities)
         self.op("Gather", [self.constant("classes", self.labels), index], output=label, axis=0)
 
@@ -104,9 +140,16 @@ class ForestGraph:
         from ``proba``: the same scores, tolerance and order of preference as
         `DecisionRule.apply`, so the labels agree whatever order the trees
         were summed in."""
+        return self.rule_index(proba, self.forest.rule, self.forest.class_prior,
+                               self.forest.draw_class_weights)
+
+    def rule_index(self, proba, rule, prior, draw_weights=None):
+        """Name of the int64 [N] class index ``rule.apply(proba, prior,
+        draw_weights)`` gives, for any probability tensor ``proba`` [N, K] (a
+        calibrated model decides on its calibrated probabilities with its own
+        priors and no draw weights)."""
         from onnx import TensorProto
 
-        rule, prior = self.forest.rule, self.forest.class_prior
         cut = rule.cut(prior)
         if cut is not None:  # a threshold, or RFQ with two classes
             chosen, at_least = cut
@@ -115,7 +158,6 @@ class ForestGraph:
             return self.op("Where", [passes, self.constant("chosen", np.int64(chosen)),
                                      self.constant("other", np.int64(1 - chosen))])
         if rule.kind == "cost":
-            draw_weights = self.forest.draw_class_weights
             if draw_weights is not None:
                 proba = self._training_priors(proba, draw_weights)
             scores = self.op("Neg", [self.op("MatMul", [proba, self.constant("costs",
@@ -183,53 +225,156 @@ class ForestGraph:
         return f"{prefix}_{self._used[prefix]}" if self._used[prefix] else prefix
 
 
-def tree_ensemble_attributes(trees, n_classes):
-    """The attributes of an ai.onnx.ml opset-5 ``TreeEnsemble`` whose target k
-    is the sum over ``trees`` of the class-k proportion of each row's leaf.
+class SumPlan(NamedTuple):
+    """Which class sums the graph's ``TreeEnsemble`` nodes compute (`sum_plan`).
+
+    Attributes
+    ----------
+    classes : ndarray of int64
+        The classes summed over the trees, target j being ``classes[j]``: all
+        of them, or all but the first when it is the remainder.
+    remainder : bool
+        Whether the first class's sum is the number of trees minus the others'.
+    max_nodes : int or None
+        The most nodes one ``TreeEnsemble`` holds (more trees: several nodes,
+        their sums added); None: one node.
+    per_tree : bool
+        Whether each tree's copies have targets of their own (``tree * K +
+        class``), summed afterwards in the trees' order.
+    """
+
+    classes: np.ndarray
+    remainder: bool
+    max_nodes: object
+    per_tree: bool = False
+
+
+def sum_plan(trees, n_classes, exact_sums=False):
+    """How the graph sums the trees' leaf proportions (a `SumPlan`).
+
+    Every tree's leaves give the first class 1 minus the others (to rounding):
+    the first class is the remainder, so each tree is walked K - 1 times, not
+    K. The trees go into `MAX_ENSEMBLE_NODES`-node ``TreeEnsemble`` nodes whose
+    sums are added. Both change the order of the additions: the sums stay
+    within a few units in the last place of ``predict_proba``'s. With
+    ``exact_sums`` they are ``predict_proba``'s to the last bit: each tree's
+    copies get targets of their own, so that whatever order onnxruntime's
+    threads add the trees in, a target receives one value exactly, and the
+    graph adds them in the trees' order (``CumSum``), as ``predict_proba``
+    does; unless the leaf values are `exactly_summable` (every sum is then
+    exact in any order) and their rows add up to exactly 1.
+    """
+    leaves = np.concatenate([tree.proba[~tree.is_split] for tree in trees])
+    row_sums = leaves.sum(axis=1)
+    if exact_sums and not exactly_summable(leaves, len(trees)):
+        return SumPlan(np.arange(n_classes), False, None, per_tree=True)
+    if exact_sums:
+        remainder = bool(np.all(row_sums == 1.0))
+    else:
+        remainder = bool(np.all(np.abs(row_sums - 1.0) <= n_classes * np.finfo(np.float64).eps))
+    remainder = remainder and n_classes > 1
+    return SumPlan(np.arange(int(remainder), n_classes), remainder, MAX_ENSEMBLE_NODES)
+
+
+def exactly_summable(values, n_terms):
+    """Whether any sum of at most ``n_terms`` of ``values`` (and ``n_terms``
+    minus such a sum) is exact in double precision, whatever the order: every
+    value is in [0, 1] and a multiple of 2**-m, m = 53 - ceil(log2(n_terms)),
+    so every partial sum is an integer multiple of 2**-m below 2**53 of them.
+    Proportions of 0 and 1 (pure leaves), halves, quarters are; thirds are
+    not."""
+    values = np.asarray(values, dtype=np.float64)
+    if not np.all((values >= 0.0) & (values <= 1.0)):  # NaN too
+        return False
+    scaled = np.ldexp(values, 53 - int(np.ceil(np.log2(max(n_terms, 1)))))
+    return bool(np.all(scaled == np.round(scaled)))
+
+
+def uses_negated_columns(trees):
+    """Whether a numeric split of ``trees`` sends NaN left: it then reads the
+    negated column (`_tree_layout`), which the graph appends to its input."""
+    return any(np.any(tree.is_split & ~tree.categorical & tree.missing_left) for tree in trees)
+
+
+def tree_ensemble_attributes(trees, classes, n_features, max_nodes=None, per_tree=False):
+    """The attributes of the ai.onnx.ml opset-5 ``TreeEnsemble`` nodes whose
+    target j, added over the nodes, is the sum over ``trees`` of the
+    ``classes[j]`` proportion of each row's leaf.
 
     A leaf of this operator holds one value, so each tree appears once per
-    class it gives a positive proportion somewhere (a tree whose leaves all
-    give class k nothing adds 0 to it and is left out for k).
+    class (a copy), in the trees' order. A copy leaves out the subtrees whose
+    leaves all give its class the same proportion (one leaf instead), and a
+    copy that gives 0 everywhere is left out. A node takes whole trees until
+    it would hold more than ``max_nodes`` nodes (splits and leaves; None: one
+    node for all).
 
     Parameters
     ----------
     trees : list of FlatTree
         The trees as the forest predicts with them.
-    n_classes : int
+    classes : array-like of int
+        The class of each target.
+    n_features : int
+        The input's columns; column ``n_features + j`` is ``-x_j`` (read by
+        splits that send NaN left, `_tree_layout`).
+    max_nodes : int or None, default=None
+    per_tree : bool, default=False
+        True: tree t's copy of ``classes[j]`` is target ``t * len(classes) + j``
+        (each target then receives one value per row).
 
     Returns
     -------
-    dict
-        Keyword attributes for ``onnx.helper.make_node``.
+    list of dict
+        Keyword attributes for ``onnx.helper.make_node``, one dict per node.
     """
+    classes = np.asarray(classes, dtype=np.int64)
+    groups, group, group_nodes = [], [], 0
+    first_target = 0
+    for tree in trees:
+        copies = [(first_target + target, copy)
+                  for target, copy in enumerate(_class_copies(tree, classes, n_features))
+                  if np.any(copy["weights"] != 0)]
+        first_target += len(classes) if per_tree else 0
+        size = sum(copy["features"].shape[0] + copy["weights"].shape[0] for _, copy in copies)
+        if group and max_nodes is not None and group_nodes + size > max_nodes:
+            groups.append(group)
+            group, group_nodes = [], 0
+        group.extend(copies)
+        group_nodes += size
+    if not groups and not group:  # every copy left out: one that adds 0
+        group = [(0, _single_leaf(0.0))]
+    if group:
+        groups.append(group)
+    n_targets = len(classes) * (len(trees) if per_tree else 1)
+    return [_ensemble_attributes(group, n_targets) for group in groups]
+
+
+def _ensemble_attributes(copies, n_targets):
+    """One ``TreeEnsemble``'s attributes from (target, copy) pairs."""
     from onnx import numpy_helper
 
     parts = {name: [] for name in ("modes", "features", "splits", "true", "true_leaf", "false",
-                                   "false_leaf", "missing", "targets", "weights", "roots")}
+                                   "false_leaf", "targets", "weights", "roots")}
     members = []
     n_nodes = n_leaves = 0
-    for tree in trees:
-        layout = _tree_layout(tree)
-        for k in np.flatnonzero(layout["proba"].any(axis=0)):
-            parts["roots"].append(np.array([n_nodes]))
-            for name in ("modes", "features", "splits", "true_leaf", "false_leaf", "missing"):
-                parts[name].append(layout[name])
-            for side in ("true", "false"):
-                parts[side].append(layout[side] + np.where(layout[f"{side}_leaf"] == 1,
-                                                           n_leaves, n_nodes))
-            parts["targets"].append(np.full(layout["proba"].shape[0], k, dtype=np.int64))
-            parts["weights"].append(layout["proba"][:, k])
-            members.extend(layout["members"])
-            n_nodes += layout["modes"].shape[0]
-            n_leaves += layout["proba"].shape[0]
+    for target, copy in copies:
+        parts["roots"].append(np.array([n_nodes]))
+        for name in ("modes", "features", "splits", "true_leaf", "false_leaf", "weights"):
+            parts[name].append(copy[name])
+        for side in ("true", "false"):
+            parts[side].append(copy[side] + np.where(copy[f"{side}_leaf"] == 1, n_leaves, n_nodes))
+        parts["targets"].append(np.full(copy["weights"].shape[0], target, dtype=np.int64))
+        members.extend(copy["members"])
+        n_nodes += copy["modes"].shape[0]
+        n_leaves += copy["weights"].shape[0]
     joined = {name: np.concatenate(arrays) for name, arrays in parts.items()}
     ints = {name: joined[key].astype(np.int64).tolist() for name, key in (
         ("nodes_featureids", "features"), ("nodes_truenodeids", "true"),
         ("nodes_trueleafs", "true_leaf"), ("nodes_falsenodeids", "false"),
-        ("nodes_falseleafs", "false_leaf"), ("nodes_missing_value_tracks_true", "missing"),
-        ("leaf_targetids", "targets"), ("tree_roots", "roots"))}
+        ("nodes_falseleafs", "false_leaf"), ("leaf_targetids", "targets"),
+        ("tree_roots", "roots"))}
     attributes = dict(
-        ints, n_targets=int(n_classes), aggregate_function=1, post_transform=0,
+        ints, n_targets=int(n_targets), aggregate_function=1, post_transform=0,
         nodes_modes=numpy_helper.from_array(joined["modes"].astype(np.uint8)),
         nodes_splits=numpy_helper.from_array(joined["splits"].astype(np.float64)),
         leaf_weights=numpy_helper.from_array(joined["weights"].astype(np.float64)))
@@ -239,41 +384,106 @@ def tree_ensemble_attributes(trees, n_classes):
     return attributes
 
 
-def _tree_layout(tree):
-    """One `FlatTree`'s split nodes and leaves in TreeEnsemble's layout (ids
-    within the tree; a leaf at the root as one split whose two branches are it).
+def _class_copies(tree, classes, n_features):
+    """One copy of ``tree`` per class of ``classes`` in TreeEnsemble's layout
+    (node and leaf ids within the copy, in the tree's depth-first order): a
+    subtree whose leaves all give the class the same proportion is one leaf."""
+    layout = _tree_layout(tree, n_features)
+    is_split = tree.is_split
+    values = np.where(is_split[:, np.newaxis], np.nan, tree.proba[:, classes])
+    constant, value = _constant_subtrees(tree, values)
+    parent = np.full(is_split.shape[0], -1, dtype=np.int64)
+    splits = np.flatnonzero(is_split)
+    parent[tree.left[splits]] = parent[tree.right[splits]] = splits
+    copies = []
+    for j in range(classes.shape[0]):
+        if constant[0, j]:
+            copies.append(_single_leaf(value[0, j]))
+            continue
+        kept = np.ones(is_split.shape[0], dtype=bool)
+        kept[1:] = ~constant[parent[1:], j]  # the children of the copy's splits
+        split_nodes = kept & ~constant[:, j]
+        leaf_nodes = kept & constant[:, j]
+        position = np.where(split_nodes, np.cumsum(split_nodes) - 1, np.cumsum(leaf_nodes) - 1)
+        nodes = np.flatnonzero(split_nodes)
+        true, false = layout["true"][nodes], layout["false"][nodes]
+        copies.append({
+            "modes": layout["modes"][nodes], "features": layout["features"][nodes],
+            "splits": layout["splits"][nodes], "true": position[true], "false": position[false],
+            "true_leaf": leaf_nodes[true].astype(np.int64),
+            "false_leaf": leaf_nodes[false].astype(np.int64),
+            "weights": value[leaf_nodes, j],
+            "members": [layout["members"][node] for node in nodes if node in layout["members"]]})
+    return copies
 
-    A categorical split tests membership of its ``away_levels``, the levels
-    that go to the child away from the missing side, so that NaN, unseen
-    levels and codes out of range (never members) go to the missing side; its
-    missing flag is then 0 (NaN is never a member).
+
+def _single_leaf(value):
+    """A copy that is one leaf: one split whose two branches are it."""
+    return {"modes": np.array([BRANCH_LEQ]), "features": np.zeros(1, np.int64), "splits": np.zeros(1),
+                "true": np.zeros(1, np.int64), "false": np.zeros(1, np.int64),
+                "true_leaf": np.ones(1, np.int64), "false_leaf": np.ones(1, np.int64),
+                "weights": np.array([value], dtype=np.float64), "members": []}
+
+
+def _constant_subtrees(tree, values):
+    """(constant, value), each (n_nodes, n_columns): whether every leaf below
+    a node holds the same ``values`` entry (exactly), and that entry."""
+    is_split = tree.is_split
+    constant = ~is_split[:, np.newaxis] & np.ones(values.shape, dtype=bool)
+    value = values.copy()
+    done = ~is_split
+    pending = np.flatnonzero(is_split)
+    while pending.size:  # deepest splits first: one level a pass
+        left, right = tree.left[pending], tree.right[pending]
+        ready = done[left] & done[right]
+        nodes, left, right = pending[ready], left[ready], right[ready]
+        same = constant[left] & constant[right] & (value[left] == value[right])
+        constant[nodes] = same
+        value[nodes] = np.where(same, value[left], np.nan)
+        done[nodes] = True
+        pending = pending[~ready]
+    return constant, value
+
+
+def _tree_layout(tree, n_features):
+    """One `FlatTree`'s splits as TreeEnsemble nodes, indexed by the tree's
+    node ids (entries of leaves unused): modes, features, splits, true and
+    false child (node ids), and the membership set of each categorical split.
+
+    Every split sends NaN to its false child, so no node tracks missing values
+    (onnxruntime then takes its faster loop): a numeric split sending NaN
+    right is ``x <= t`` (true: left); one sending NaN left is ``-x <= -u`` on
+    the negated column ``n_features + j`` (true: right), u the least float32
+    above t, which for the float32 values the graph compares is ``x > t``. A
+    categorical split tests membership of its ``away_levels``, the levels that
+    go away from the missing side (true), so that NaN, unseen levels and
+    codes out of range (never members) go to the missing side; with no such
+    level it is ``x < -inf``, never true.
     """
     is_split = tree.is_split
-    proba = tree.proba[~is_split]
-    if not is_split.any():
-        return dict(modes=np.array([BRANCH_LEQ]), features=np.zeros(1, np.int64),
-                    splits=np.zeros(1), true=np.zeros(1, np.int64), false=np.zeros(1, np.int64),
-                    true_leaf=np.ones(1, np.int64), false_leaf=np.ones(1, np.int64),
-                    missing=np.zeros(1, np.int64), proba=proba, members=[])
-    position = np.where(is_split, np.cumsum(is_split) - 1, np.cumsum(~is_split) - 1)
-    splits = np.flatnonzero(is_split)
-    left, right = tree.left[splits], tree.right[splits]
-    missing_left = tree.missing_left[splits]
-    categorical = tree.categorical[splits]
+    categorical = tree.categorical & is_split
+    negated = is_split & ~categorical & tree.missing_left
+    nan_left = is_split & tree.missing_left
+    splits = np.where(negated, -_float32_above(np.where(negated, tree.threshold, 0.0)),
+                      np.where(categorical, 0.0, tree.threshold))
     modes = np.where(categorical, BRANCH_MEMBER, BRANCH_LEQ)
-    thresholds = np.where(categorical, 0.0, tree.threshold[splits])
-    swap = categorical & missing_left  # members go right, the rest (missing side) left
-    true, false = np.where(swap, right, left), np.where(swap, left, right)
-    members = []
-    for index in np.flatnonzero(categorical):
-        levels = tree.away_levels[int(splits[index])].astype(np.float64)
+    members = {}
+    for node in np.flatnonzero(categorical):
+        levels = tree.away_levels[int(node)].astype(np.float64)
         if levels.size:
-            members.append(levels)
-        else:  # no level leaves the missing side: x < -inf is never true
-            modes[index], thresholds[index] = BRANCH_LT, -np.inf
-    return dict(modes=modes, features=tree.feature[splits], splits=thresholds,
-                true=position[true], false=position[false],
-                true_leaf=(~is_split[true]).astype(np.int64),
-                false_leaf=(~is_split[false]).astype(np.int64),
-                missing=np.where(categorical, False, missing_left).astype(np.int64),
-                proba=proba, members=members)
+            members[int(node)] = levels
+        else:
+            modes[node], splits[node] = BRANCH_LT, -np.inf
+    return {"modes": modes, "features": np.where(negated, tree.feature + n_features, tree.feature),
+                "splits": splits, "true": np.where(nan_left, tree.right, tree.left),
+                "false": np.where(nan_left, tree.left, tree.right), "members": members}
+
+
+def _float32_above(thresholds):
+    """The least float32 greater than each double (float64 array): for a
+    float32 x, ``x > t`` exactly when ``x >= _float32_above(t)``."""
+    with np.errstate(over="ignore"):  # beyond float32's range: +-inf, then +-max
+        rounded = thresholds.astype(np.float32)
+        above = np.where(rounded.astype(np.float64) > thresholds, rounded,
+                         np.nextafter(rounded, np.float32(np.inf)))
+    return above.astype(np.float64)

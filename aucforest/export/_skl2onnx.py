@@ -1,25 +1,43 @@
-"""A converter for skl2onnx, so that ``skl2onnx.to_onnx(forest, X[:1])`` and
-pipelines holding a forest convert (`register_skl2onnx`).
+"""Converters for skl2onnx, so that ``skl2onnx.to_onnx(forest, X[:1])`` and
+pipelines holding a forest, a calibrated model or a conformal predictor
+convert (`register_skl2onnx`).
 
-The forest's operator gives two outputs, the label and the probabilities as a
-double tensor (no ZipMap: its maps hold float32), built by
-`aucforest.export._graph.ForestGraph`, the graph `aucforest.to_onnx` holds,
-from the forest as every export reads it (`aucforest.export._exportable`).
+Each operator gives the outputs of `aucforest.to_onnx` for its model: the
+label and the probabilities as a double tensor (no ZipMap: its maps hold
+float32), and for a `MondrianConformalClassifier` the p-values and the sets at
+the level given as the converter's option ``alpha``. The graph is that of
+`aucforest.to_onnx` (`aucforest.export._decision_graph.DecisionGraph` on
+`aucforest.export._graph.ForestGraph`), from the model as every export reads
+it (`aucforest.export._exportable_decisions`).
 """
-from ._exportable import ExportableForest
-from ._graph import ML_DOMAIN, ML_OPSET, MIN_OPSET, ForestGraph, label_values
+from ._decision_graph import DecisionGraph
+from ._exportable_decisions import OUTPUTS, ExportableDecisions
+from ._graph import ML_DOMAIN, ML_OPSET, MIN_OPSET, label_values
 
+WRITER = "the skl2onnx converter"
 ALIASES = {"AUCForestClassifier": "AucforestAUCForestClassifier",
-           "AUCTreeClassifier": "AucforestAUCTreeClassifier"}
+           "AUCTreeClassifier": "AucforestAUCTreeClassifier",
+           "OOBCalibratedClassifier": "AucforestOOBCalibratedClassifier",
+           "MondrianConformalClassifier": "AucforestMondrianConformalClassifier"}
+#: converter options (name -> allowed values, None: any) of each model
+OPTIONS = {"MondrianConformalClassifier": {"alpha": None}}
 
 
 def register_skl2onnx():
-    """Register the forest and the tree with skl2onnx (idempotent).
+    """Register the forest, the tree and the calibrated and conformal wrappers
+    with skl2onnx (idempotent).
 
-    After it, ``skl2onnx.to_onnx(forest, X[:1].astype(np.float64))`` converts a
-    fitted `AUCForestClassifier` or `AUCTreeClassifier`, alone or as the last
+    After it, ``skl2onnx.to_onnx(model, X[:1].astype(np.float64))`` converts a
+    fitted `AUCForestClassifier`, `AUCTreeClassifier`,
+    `aucforest.calibration.OOBCalibratedClassifier` or
+    `aucforest.conformal.MondrianConformalClassifier`, alone or as the last
     step of a scikit-learn ``Pipeline``; the converted model has the outputs
-    of `aucforest.to_onnx` (a label and double probabilities, no ZipMap).
+    of `aucforest.to_onnx` (a label and double probabilities, no ZipMap; for
+    the conformal predictor also ``p_values`` and ``set``). The conformal
+    predictor needs the level of its sets as the option ``alpha``, as
+    skl2onnx passes options to a converter: ``skl2onnx.to_onnx(model, X[:1],
+    options={id(model): {"alpha": 0.1}})`` (or keyed by the class
+    ``MondrianConformalClassifier``); without it the conversion is refused.
     Pass X as float64 so that the steps before the forest compute in double,
     as scikit-learn does (float32 input is exact for the forest itself, which
     computes in float32). The ai.onnx.ml opset is 5 whatever skl2onnx would
@@ -36,11 +54,15 @@ def register_skl2onnx():
         raise ImportError('registering with skl2onnx needs it installed: pip install '
                           '"aucforest[onnx]" (or: pip install skl2onnx)') from error
     from .._forest import AUCForestClassifier
+    from ..calibration import OOBCalibratedClassifier
+    from ..conformal import MondrianConformalClassifier
     from ..tree import AUCTreeClassifier
 
-    for estimator in (AUCForestClassifier, AUCTreeClassifier):
-        update_registered_converter(estimator, ALIASES[estimator.__name__], _shape_calculator,
-                                    _converter, parser=_parser)
+    for estimator in (AUCForestClassifier, AUCTreeClassifier, OOBCalibratedClassifier,
+                      MondrianConformalClassifier):
+        name = estimator.__name__
+        update_registered_converter(estimator, ALIASES[name], _shape_calculator, _converter,
+                                    parser=_parser, options=OPTIONS.get(name))
     _allow_ml_opset_5()
 
 
@@ -69,38 +91,60 @@ def _allow_ml_opset_5():
 
 
 def _parser(scope, model, inputs, custom_parsers=None):
-    """Declare the forest's operator with its two outputs, label and probabilities."""
-    from skl2onnx.common.data_types import DoubleTensorType
+    """Declare the model's operator with its outputs: label and probabilities,
+    and for a conformal predictor p_values and set."""
+    from skl2onnx.common.data_types import BooleanTensorType, DoubleTensorType
 
+    decisions = _decisions(model, scope)
     operator = scope.declare_local_operator(ALIASES[type(model).__name__], model)
     operator.inputs = inputs
-    operator.outputs.append(scope.declare_local_variable("label", _label_tensor_type(model)()))
-    operator.outputs.append(scope.declare_local_variable("probabilities", DoubleTensorType()))
+    types = {"label": _label_tensor_type(decisions), "probabilities": DoubleTensorType,
+             "p_values": DoubleTensorType, "set": BooleanTensorType}
+    for name in decisions.outputs:
+        operator.outputs.append(scope.declare_local_variable(name, types[name]()))
     return operator.outputs
 
 
+def _decisions(model, scope_or_container):
+    """The model as the export reads it (`ExportableDecisions`), with the
+    ``alpha`` option of a conformal predictor."""
+    options = {}
+    if type(model).__name__ in OPTIONS:
+        options = scope_or_container.get_options(model, {"alpha": None})
+        if options.get("alpha") is None:
+            raise ValueError(
+                f"{WRITER}: a {type(model).__name__} needs the level of its sets: pass "
+                "options={id(model): {'alpha': 0.1}} to skl2onnx.to_onnx (or convert_sklearn), "
+                "or use aucforest.to_onnx(model, alpha=0.1)")
+    return ExportableDecisions(model, WRITER, alpha=options.get("alpha"))
+
+
 def _shape_calculator(operator):
-    from skl2onnx.common.data_types import DoubleTensorType
+    from skl2onnx.common.data_types import BooleanTensorType, DoubleTensorType
 
-    model = operator.raw_operator
     n_rows = operator.inputs[0].get_first_dimension()
-    operator.outputs[0].type = _label_tensor_type(model)([n_rows])
-    operator.outputs[1].type = DoubleTensorType([n_rows, len(model.classes_)])
+    n_classes = len(operator.raw_operator.classes_)
+    for name, output in zip(OUTPUTS, operator.outputs):  # the parser's order
+        if name == "label":
+            output.type = type(output.type)([n_rows])
+        else:
+            tensor = BooleanTensorType if name == "set" else DoubleTensorType
+            output.type = tensor([n_rows, n_classes])
 
 
-def _label_tensor_type(model):
+def _label_tensor_type(decisions):
     """skl2onnx's tensor type of the label output (`label_values`: int64,
     double or str); the ValueError of ``aucforest.save`` for labels no export
     holds."""
     from skl2onnx.common.data_types import (DoubleTensorType, Int64TensorType,
                                             StringTensorType)
 
-    kind = label_values(ExportableForest(model, "the skl2onnx converter")).dtype.kind
+    kind = label_values(decisions.forest).dtype.kind
     return {"i": Int64TensorType, "f": DoubleTensorType}.get(kind, StringTensorType)
 
 
 def _converter(scope, operator, container):
-    """Add the forest's graph (`ForestGraph`) to skl2onnx's container."""
+    """Add the model's graph (`DecisionGraph`) to skl2onnx's container."""
     from onnx import helper
 
     opset = container.target_opset_any_domain("")
@@ -110,14 +154,14 @@ def _converter(scope, operator, container):
             f"the aucforest converter needs opset {MIN_OPSET} or more and ai.onnx.ml opset "
             f"{ML_OPSET} or more (TreeEnsemble: double thresholds and leaves, set-membership "
             f"splits); target_opset gives {opset} and {ml_opset}")
-    graph = ForestGraph(ExportableForest(operator.raw_operator, "the skl2onnx converter"),
-                        opset, unique=scope.get_unique_variable_name)
-    graph.build(operator.inputs[0].full_name, operator.outputs[0].full_name,
-                operator.outputs[1].full_name)
+    decisions = _decisions(operator.raw_operator, container)
+    graph = DecisionGraph(decisions, opset, unique=scope.get_unique_variable_name)
+    graph.build(operator.inputs[0].full_name,
+                {name: output.full_name for name, output in zip(decisions.outputs,
+                                                                operator.outputs)})
     for node in graph.nodes:
         attributes = {a.name: helper.get_attribute_value(a) for a in node.attribute}
         container.add_node(node.op_type, list(node.input), list(node.output),
                            op_domain=node.domain, name=node.name,
                            op_version=ML_OPSET if node.domain == ML_DOMAIN else None,
                            **attributes)
-
