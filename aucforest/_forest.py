@@ -51,8 +51,12 @@ class AUCForestClassifier(ClassifierMixin, BaseEstimator):
 
     Parameters
     ----------
-    n_estimators : int, default=500
-        Number of trees.
+    n_estimators : int, default=300
+        Number of trees. 300 score as 500 did within noise (held-out AUC
+        and G-mean over 67 imbalanced data sets; see the changelog).
+
+        .. versionchanged:: 0.1.0
+           The default changed from 500 to 300.
     criterion : {"auc", "auc_ecp", "gini", "entropy", "log_loss"}, default="auc"
         Split statistic. Class weights cancel inside the AUC statistic (r_k is
         a ratio within one class): under "auc", ``class_weight`` changes leaf
@@ -371,7 +375,7 @@ default="from_dtype"
         "warm_start": ["boolean"],
     }
 
-    def __init__(self, n_estimators=500, *, criterion="auc", max_features="ceil_sqrt",
+    def __init__(self, n_estimators=300, *, criterion="auc", max_features="ceil_sqrt",
                  max_depth=None, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
                  max_bins="auto", nsplit=10, bootstrap=True, max_samples=None, replacement=False,
                  balanced_bootstrap=False, class_weight=None, decision=DEFAULT_DECISION,

@@ -59,8 +59,8 @@ def add_fit_command(commands, common):
                           "them, as aucforest.calibration.OOBCalibratedClassifier does. The "
                           "model file stores the fitted map (fitted with the --weight case "
                           "weights, if any), which 'predict' and 'evaluate' apply as it is")
-    fit.add_argument("--n-estimators", type=_positive_int, default=500, metavar="N",
-                     help="number of trees (default: 500)")
+    fit.add_argument("--n-estimators", type=_positive_int, default=300, metavar="N",
+                     help="number of trees (default: 300)")
     _add_forest_options(fit)
     fit.add_argument("--weight", metavar="COLUMN",
                      help="column of case weights (non-negative numbers; not a feature)")
