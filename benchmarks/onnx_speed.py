@@ -8,8 +8,8 @@ their order (``exact sums``: ``ForestGraph(exact_sums=True)``,
 ``predict_proba`` to the last bit), and with ``--baseline REV`` the graph of
 ``aucforest/export/_graph.py`` at git revision REV (read with ``git show``,
 nothing checked out). Each runs in an onnxruntime session on one thread
-(``intra_op_num_threads = inter_op_num_threads = 1``, default graph
-optimizations) on the test rows in one batch; ``predict_proba`` and the
+(``intra_op_num_threads = inter_op_num_threads = 1``; graph optimizations
+as ``--optimization`` says, onnxruntime's default "all") on the test rows in one batch; ``predict_proba`` and the
 sessions alternate within every round (order reversed every other round), and
 the report gives the median over the rounds of wall and CPU seconds
 (``time.process_time``: less disturbed by other jobs on a shared machine) and
@@ -21,7 +21,7 @@ From the repository root:
 
     python -m benchmarks.onnx_speed [--trees 100 500] [--classes 2 3] [--rounds 7]
         [--n-train 5000] [--n-test 10000] [--min-samples-leaf 1] [--baseline REV]
-        [--output FILE]
+        [--optimization {disable,basic,extended,all}] [--output FILE]
 """
 import argparse
 import datetime
@@ -49,10 +49,17 @@ OPSET = 18
 GRAPH_PATH = "aucforest/export/_graph.py"
 
 
-def session(model):
-    """An onnxruntime session on one thread."""
+OPTIMIZATION_LEVELS = {"disable": "ORT_DISABLE_ALL", "basic": "ORT_ENABLE_BASIC",
+                       "extended": "ORT_ENABLE_EXTENDED", "all": "ORT_ENABLE_ALL"}
+
+
+def session(model, optimization="all"):
+    """An onnxruntime session on one thread, with graph optimizations at the
+    ``optimization`` level (`OPTIMIZATION_LEVELS`)."""
     options = onnxruntime.SessionOptions()
     options.intra_op_num_threads = options.inter_op_num_threads = 1
+    options.graph_optimization_level = getattr(onnxruntime.GraphOptimizationLevel,
+                                               OPTIMIZATION_LEVELS[optimization])
     return onnxruntime.InferenceSession(model.SerializeToString(), options,
                                         providers=["CPUExecutionProvider"])
 
@@ -116,7 +123,7 @@ def run_case(n_classes, n_trees, args):
         revision = subprocess.run(["git", "rev-parse", "--short", args.baseline],
                                   capture_output=True, text=True, check=True).stdout.strip()
         models[f"graph of {revision}"] = graph_model(forest, baseline_graph_class(revision))
-    sessions = {name: session(model) for name, model in models.items()}
+    sessions = {name: session(model, args.optimization) for name, model in models.items()}
     proba, labels = forest.predict_proba(X_test), forest.predict(X_test)
     checks = {}
     for name, model in models.items():
@@ -152,7 +159,7 @@ def report(cases, args, command):
              (f"make_classification: {args.n_train} training rows, {args.n_test} test rows "
               "in one batch, 20 features, K classes; the default forest with n_jobs=1 and "
               f"min_samples_leaf={args.min_samples_leaf}. One "
-              "onnxruntime thread. Systems alternate within each round; medians of "
+              f"onnxruntime thread, graph optimizations {args.optimization!r}. Systems alternate within each round; medians of "
               f"{args.rounds} rounds of wall and CPU time, ratios to predict_proba."), ""]
     for case in cases:
         lines += [f"## K = {case['n_classes']}, {case['n_trees']} trees", "",
@@ -194,6 +201,8 @@ def main(argv=None):
                         help="the forest's min_samples_leaf (above 1: leaf proportions such "
                              "as thirds, which exact sums add in the trees' order)")
     parser.add_argument("--baseline", help="also time the graph of _graph.py at this git revision")
+    parser.add_argument("--optimization", choices=list(OPTIMIZATION_LEVELS), default="all",
+                        help="onnxruntime's graph optimization level (default: all, its own)")
     parser.add_argument("--output", help="also write the report (markdown) here")
     args = parser.parse_args(argv)
     command = " ".join(["python -m benchmarks.onnx_speed", *(sys.argv[1:] if argv is None

@@ -233,13 +233,13 @@ def one_value_copy(tree, values, node=0):
     return left[0] + right[0] + 1, left[1] + right[1], None
 
 
-@pytest.mark.parametrize("n_classes", [2, 3])
-def test_each_tree_is_walked_once_per_class_but_the_first(n_classes):
+def test_two_classes_walk_each_tree_once_for_the_second():
     """The graph's size as designed: the first class is the number of trees minus
     the others' sums, so two classes take one target and each tree once; a copy
     for class k keeps the splits whose subtrees give class k different
     proportions (a copy of one value 0 is left out, one of another value is one
     split and its leaf), and no node tracks missing values."""
+    n_classes = 2
     X, y = make_data(400, n_classes)
     forest = AUCForestClassifier(n_estimators=20, random_state=0).fit(X, y)
     parts = ensembles(to_onnx(forest))
@@ -255,24 +255,22 @@ def test_each_tree_is_walked_once_per_class_but_the_first(n_classes):
     assert {part["n_targets"] for part in parts} == {n_classes - 1}
     assert sum(len(part["nodes_featureids"]) for part in parts) == expected_splits
     assert sum(len(part["leaf_targetids"]) for part in parts) == expected_leaves
-    if n_classes == 2:
-        assert expected_splits == sum(e.tree_.node_count - e.tree_.n_leaves
-                                      for e in forest.estimators_)
-    else:
-        assert expected_leaves < (n_classes - 1) * sum(e.tree_.n_leaves
-                                                       for e in forest.estimators_)
+    assert expected_splits == sum(e.tree_.node_count - e.tree_.n_leaves
+                                  for e in forest.estimators_)
     assert not any("nodes_missing_value_tracks_true" in part for part in parts)
     assert_same_predictions(forest, held_out(300))
 
 
+@pytest.mark.parametrize("n_classes", [2, 3])
 @pytest.mark.parametrize("exact_sums", [False, True])
-def test_trees_over_several_ensembles_and_exact_sums(monkeypatch, exact_sums):
+def test_trees_over_several_ensembles_and_exact_sums(monkeypatch, n_classes, exact_sums):
     """Leaf proportions in thirds and fifths (leaves of at least 3 cases), trees
     over several TreeEnsemble nodes: within 1e-12 and predict's labels; with
     exact_sums, predict_proba to the last bit on one thread and on several (each
-    tree's proportions a target of its own, added in the trees' order)."""
+    tree's proportions, a target of its own for two classes, gathered leaf rows
+    for three, added in the trees' order by a CumSum)."""
     monkeypatch.setattr(_graph, "MAX_ENSEMBLE_NODES", 300)
-    X, y = make_data(400, 3)
+    X, y = make_data(400, n_classes)
     forest = AUCForestClassifier(n_estimators=30, min_samples_leaf=3,
                                  random_state=0).fit(X, y)
     leaves = np.concatenate([e.tree_.proba[e.tree_.feature < 0] for e in forest.estimators_])
@@ -287,16 +285,20 @@ def test_trees_over_several_ensembles_and_exact_sums(monkeypatch, exact_sums):
         if exact_sums:
             np.testing.assert_array_equal(proba, expected)
     parts = ensembles(model)
-    if exact_sums:
-        assert len(parts) == 1 and parts[0]["n_targets"] == 3 * 30
+    cumsums = [node for node in model.graph.node if node.op_type == "CumSum"]
+    assert len(cumsums) == exact_sums
+    if n_classes == 3:  # a node per tree (its leaf's row), whatever MAX_ENSEMBLE_NODES says
+        assert len(parts) == 30 and {part["n_targets"] for part in parts} == {1}
+    elif exact_sums:
+        assert len(parts) == 1 and parts[0]["n_targets"] == 2 * 30
     else:
-        assert len(parts) > 1 and {part["n_targets"] for part in parts} == {2}
+        assert len(parts) > 1 and {part["n_targets"] for part in parts} == {1}
 
 
 def test_pure_leaves_keep_the_fast_graph_and_the_last_bit(monkeypatch):
     """Leaf proportions of 0 and 1 sum exactly in any order: the graph with
-    exact_sums is the fast one (first class the rest, several nodes) and gives
-    predict_proba to the last bit."""
+    exact_sums is the fast one (each tree's leaf rows gathered and added in
+    any order, no CumSum) and gives predict_proba to the last bit."""
     monkeypatch.setattr(_graph, "MAX_ENSEMBLE_NODES", 300)
     X, y = make_data(400, 3, missing=0.0)
     forest = AUCForestClassifier(n_estimators=20, predict_min_samples=1, bootstrap=False,
@@ -304,9 +306,52 @@ def test_pure_leaves_keep_the_fast_graph_and_the_last_bit(monkeypatch):
     leaves = np.concatenate([e.tree_.proba[e.tree_.feature < 0] for e in forest.estimators_])
     assert set(leaves.ravel()) == {0.0, 1.0}
     model = graph_model(forest, exact_sums=True)
-    assert len(ensembles(model)) > 1
+    assert len(ensembles(model)) == 20
+    assert not any(node.op_type == "CumSum" for node in model.graph.node)
     _, proba = run_onnx(model, held_out(300), threads=1)
     np.testing.assert_array_equal(proba, forest.predict_proba(held_out(300)))
+
+
+@pytest.mark.parametrize("n_classes", [3, 5])
+def test_three_classes_or_more_walk_each_tree_once(n_classes):
+    """Three classes or more: each tree is one TreeEnsemble of one target, walked
+    once to its leaf's row in a table of the distinct leaf proportions (a
+    subtree whose leaves all hold the same proportions is one leaf), the rows
+    gathered and added a chunk of trees at a time: predict_proba within 1e-12
+    and predict's labels on 1 and 4 threads, with leaves in thirds and fifths,
+    NaN and a categorical column."""
+    rng = np.random.default_rng(5)
+    X, y = make_data(500, n_classes)
+    X[:, 4] = rng.integers(0, 6, 500)
+    X[rng.random(500) < 0.1, 4] = np.nan
+    y = np.where(X[:, 4] == 2, (y + 1) % n_classes, y)  # the category tells the class
+    forest = AUCForestClassifier(n_estimators=30, min_samples_leaf=3, categorical_features=[4],
+                                 random_state=0).fit(X, y)
+    assert any(e.tree_.categorical_split.any() for e in forest.estimators_)
+    leaves = np.concatenate([e.tree_.proba[e.tree_.feature < 0] for e in forest.estimators_])
+    assert any(Fraction(value).denominator > 2 ** 40 for value in leaves.ravel())
+    model = to_onnx(forest)
+    parts = ensembles(model)
+    assert len(parts) == 30
+    for part, estimator in zip(parts, forest.estimators_):
+        tree = estimator.tree_
+        splits, n_leaves, _ = one_value_copy(tree, [tuple(row) for row in tree.proba])
+        assert part["n_targets"] == 1 and len(part["tree_roots"]) == 1
+        assert len(part["nodes_featureids"]) == max(splits, 1)
+        assert len(part["leaf_targetids"]) == n_leaves
+        weights = onnx.numpy_helper.to_array(part["leaf_weights"])
+        assert np.array_equal(weights, np.round(weights)) and weights.min() >= 0
+    table = next(onnx.numpy_helper.to_array(node.attribute[0].t) for node in model.graph.node
+                 if node.output[0] == "leaf_proportions")
+    assert len({tuple(row) for row in leaves}) == table.shape[0] == len(np.unique(leaves, axis=0))
+    assert sum(node.op_type == "Gather" for node in model.graph.node) > 1  # chunks of trees
+    X_test = held_out(400)
+    X_test[:, 4] = rng.integers(0, 9, 400)  # 6..8 unseen
+    X_test[:40, 4] = np.nan
+    for threads in (1, 4):
+        label, proba = run_onnx(model, X_test, threads=threads)
+        np.testing.assert_allclose(proba, forest.predict_proba(X_test), rtol=0, atol=ATOL)
+        np.testing.assert_array_equal(label, forest.predict(X_test))
 
 
 def test_exactly_summable_values_add_up_exactly_in_any_order():

@@ -15,12 +15,15 @@ From one double (or float, or integer) tensor ``X`` [N, n_features] to
    goes left; a categorical split is ``BRANCH_MEMBER`` on the set of levels
    that go away from the missing side (`FlatTree.away_levels`), so that NaN,
    unseen levels and codes outside 0..254 go where the forest sends them (the
-   missing side). A leaf of this opset holds one value, so each tree appears
-   once per class it predicts (its leaves' class proportions, a target per
-   class, `tree_ensemble_attributes`), but for the first class, which is the
-   number of trees minus the others' sums (`sum_plan`). The sums (aggregate
-   SUM, the nodes added) are divided by the number of trees: the mean of the
-   trees' proportions, as ``predict_proba``.
+   missing side). A leaf of this opset holds one value. Two classes: each
+   tree appears once per class it predicts (its leaves' class proportions, a
+   target per class, `tree_ensemble_attributes`), but for the first class,
+   which is the number of trees minus the others' sums (`sum_plan`). Three
+   classes or more: each tree is walked once, to the row of its leaf's
+   proportions in a table of them (`leaf_row_attributes`), and the rows are
+   gathered and added (`ForestGraph.leaf_row_sums`). The sums are divided by
+   the number of trees: the mean of the trees' proportions, as
+   ``predict_proba``.
 3. The decision rule on those probabilities, with the forest's ties
    (`DecisionRule.apply`): RFQ (O'Brien & Ishwaran 2019), argmax, a
    threshold on the second class, or the least expected cost (Elkan 2001)
@@ -44,6 +47,10 @@ BRANCH_LEQ, BRANCH_LT, BRANCH_MEMBER = 0, 1, 6
 # over 128 rows at a time, and its double-precision node records (32 bytes) of
 # this many nodes stay in a core's 1 MB level-2 cache (docs/evidence/speed.md)
 MAX_ENSEMBLE_NODES = 16_384
+
+# Trees x classes whose leaf proportions are gathered per row at a time (three
+# classes or more): N x this many doubles (20 MB for N = 10,000 rows)
+GATHERED_PER_ROW = 256
 
 
 def label_values(forest):
@@ -75,11 +82,10 @@ class ForestGraph:
         (skl2onnx's scope); None: ``prefix`` with a counter.
     exact_sums : bool, default=False
         True: ``probabilities`` are ``predict_proba``'s to the last bit on any
-        number of onnxruntime threads: each tree's proportions are a target of
-        their own, added in the trees' order by one ``CumSum`` (slower, and
-        N x n_trees x K doubles of memory, unless the leaf values are
-        `exactly_summable`); False: within a few units in the last place
-        (`sum_plan`).
+        number of onnxruntime threads: each tree's proportions are added in
+        the trees' order by one ``CumSum`` (slower, and N x n_trees x K
+        doubles of memory, unless the leaf values are `exactly_summable`);
+        False: within a few units in the last place (`sum_plan`).
 
     Attributes
     ----------
@@ -112,20 +118,18 @@ class ForestGraph:
         if uses_negated_columns(trees):
             columns = self.op("Concat", [columns, self.op("Neg", [columns])], axis=1)
         plan = sum_plan(trees, self.n_classes, self.exact_sums)
-        sums = [self.op("TreeEnsemble", [columns], domain=ML_DOMAIN, **attributes)
-                for attributes in tree_ensemble_attributes(trees, plan.classes,
-                                                           self.forest.n_features,
-                                                           plan.max_nodes, plan.per_tree)]
-        total = sums[0] if len(sums) == 1 else self.op("Sum", sums)
-        if plan.per_tree:  # [N, trees x K] -> running sums over the trees, in order
-            shape = self.constant("per_tree_shape", np.array([0, len(trees), self.n_classes]))
-            running = self.op("CumSum", [self.op("Reshape", [total, shape]),
-                                         self.constant("tree_axis", np.int64(1))])
-            total = self.op("Squeeze", [self.op("Slice", [
-                running, self.constant("last_tree", np.array([-1])),
-                self.constant("end", np.array([np.iinfo(np.int64).max])),
-                self.constant("tree_axes", np.array([1]))]), self.constant(
-                    "squeezed", np.array([1]))])
+        if plan.leaf_rows:
+            total = self.leaf_row_sums(columns, trees, plan.per_tree)
+        else:
+            sums = [self.op("TreeEnsemble", [columns], domain=ML_DOMAIN, **attributes)
+                    for attributes in tree_ensemble_attributes(trees, plan.classes,
+                                                               self.forest.n_features,
+                                                               plan.max_nodes, plan.per_tree)]
+            total = sums[0] if len(sums) == 1 else self.op("Sum", sums)
+            if plan.per_tree:  # [N, trees x K] -> [N, trees, K], added in the trees' order
+                shape = self.constant("per_tree_shape",
+                                      np.array([0, len(trees), self.n_classes]))
+                total = self._sum_in_order(self.op("Reshape", [total, shape]))
         n_trees = self.constant("n_trees", np.float64(self.forest.n_trees))
         if plan.remainder:
             others = total if plan.classes.shape[0] == 1 else self._reduce("ReduceSum", total)
@@ -133,6 +137,45 @@ class ForestGraph:
         self.op("Div", [total, n_trees], output=probabilities)
         index = self.decision_index(probabilities)
         self.op("Gather", [self.constant("classes", self.labels), index], output=label, axis=0)
+
+    def leaf_row_sums(self, columns, trees, in_order=False):
+        """Name of the [N, K] sums over ``trees`` of their leaves' class
+        proportions, each tree walked once: a ``TreeEnsemble`` per tree gives
+        the row of its leaf in the table of distinct leaf proportions
+        (`leaf_table`, `leaf_row_attributes`); the rows of `GATHERED_PER_ROW`
+        // K trees at a time are gathered ([N, trees, K]) and added by a
+        ``MatMul`` with K x K identities stacked (exact products, sums in any
+        order). ``in_order``: all the trees gathered at once and added in
+        their order (``CumSum``), ``predict_proba``'s sums to the last bit."""
+        from onnx import TensorProto
+
+        table, rows = leaf_table(trees, self.n_classes)
+        table = self.constant("leaf_proportions", table)
+        walks = [self.op("TreeEnsemble", [columns], domain=ML_DOMAIN, **attributes)
+                 for attributes in leaf_row_attributes(trees, rows, self.forest.n_features)]
+        chunk = len(walks) if in_order else max(1, GATHERED_PER_ROW // self.n_classes)
+        sums = []
+        for start in range(0, len(walks), chunk):
+            part = walks[start:start + chunk]
+            leaf_rows = part[0] if len(part) == 1 else self.op("Concat", part, axis=1)
+            proportions = self.op("Gather", [table, self.op("Cast", [leaf_rows],
+                                                             to=TensorProto.INT64)], axis=0)
+            if in_order:
+                return self._sum_in_order(proportions)
+            flat = self.op("Reshape", [proportions, self.constant(
+                "gathered_shape", np.array([0, len(part) * self.n_classes]))])
+            sums.append(self.op("MatMul", [flat, self.constant(
+                "stacked_identities", np.tile(np.eye(self.n_classes), (len(part), 1)))]))
+        return sums[0] if len(sums) == 1 else self.op("Sum", sums)
+
+    def _sum_in_order(self, per_tree):
+        """[N, trees, K] -> [N, K]: running sums over the trees in their order
+        (``CumSum``), the last one."""
+        running = self.op("CumSum", [per_tree, self.constant("tree_axis", np.int64(1))])
+        return self.op("Squeeze", [self.op("Slice", [
+            running, self.constant("last_tree", np.array([-1])),
+            self.constant("end", np.array([np.iinfo(np.int64).max])),
+            self.constant("tree_axes", np.array([1]))]), self.constant("squeezed", np.array([1]))])
 
     # ------------------------------------------------------------ decisions
     def decision_index(self, proba):
@@ -239,14 +282,19 @@ class SumPlan(NamedTuple):
         The most nodes one ``TreeEnsemble`` holds (more trees: several nodes,
         their sums added); None: one node.
     per_tree : bool
-        Whether each tree's copies have targets of their own (``tree * K +
-        class``), summed afterwards in the trees' order.
+        Whether each tree's proportions are summed afterwards in the trees'
+        order (its copies targets of their own, ``tree * K + class``, or its
+        gathered leaf rows).
+    leaf_rows : bool
+        Whether each tree is walked once, to its leaf's row of a table of
+        proportions (`ForestGraph.leaf_row_sums`), instead of once per class.
     """
 
     classes: np.ndarray
     remainder: bool
     max_nodes: object
     per_tree: bool = False
+    leaf_rows: bool = False
 
 
 def sum_plan(trees, n_classes, exact_sums=False):
@@ -263,10 +311,19 @@ def sum_plan(trees, n_classes, exact_sums=False):
     graph adds them in the trees' order (``CumSum``), as ``predict_proba``
     does; unless the leaf values are `exactly_summable` (every sum is then
     exact in any order) and their rows add up to exactly 1.
+
+    Three classes or more: each tree is walked once, to its leaf's row in a
+    table of leaf proportions, whose rows are gathered and added
+    (``leaf_rows``): K - 1 walks of every tree cost more than one walk and a
+    gather (benchmarks/results/onnx_speed.md); in the trees' order with
+    ``exact_sums``, unless the leaf values are `exactly_summable`.
     """
     leaves = np.concatenate([tree.proba[~tree.is_split] for tree in trees])
     row_sums = leaves.sum(axis=1)
-    if exact_sums and not exactly_summable(leaves, len(trees)):
+    in_order = exact_sums and not exactly_summable(leaves, len(trees))
+    if n_classes >= 3:
+        return SumPlan(np.arange(n_classes), False, None, per_tree=in_order, leaf_rows=True)
+    if in_order:
         return SumPlan(np.arange(n_classes), False, None, per_tree=True)
     if exact_sums:
         remainder = bool(np.all(row_sums == 1.0))
@@ -349,6 +406,39 @@ def tree_ensemble_attributes(trees, classes, n_features, max_nodes=None, per_tre
     return [_ensemble_attributes(group, n_targets) for group in groups]
 
 
+def leaf_table(trees, n_classes):
+    """(table, rows): the distinct rows of class proportions of the leaves of
+    ``trees`` (double [n_rows, n_classes]) and, for each tree, the table row of
+    each of its leaves (double over its nodes, NaN at splits; row numbers are
+    exact in double up to 2**53)."""
+    leaves = [tree.proba[~tree.is_split, :n_classes] for tree in trees]
+    table, inverse = np.unique(np.concatenate(leaves), axis=0, return_inverse=True)
+    inverse = inverse.reshape(-1).astype(np.float64)
+    rows, start = [], 0
+    for tree, values in zip(trees, leaves):
+        row = np.full(tree.is_split.shape[0], np.nan)
+        row[~tree.is_split] = inverse[start:start + values.shape[0]]
+        rows.append(row)
+        start += values.shape[0]
+    return table, rows
+
+
+def leaf_row_attributes(trees, rows, n_features):
+    """The attributes of one ``TreeEnsemble`` per tree of ``trees`` (one
+    target), its leaves holding their ``rows`` (`leaf_table`): its output is
+    each row's leaf row. A subtree whose leaves all hold one row is one leaf.
+    A node per tree walks faster in onnxruntime than trees sharing a node as
+    targets of their own (docs/evidence/speed.md).
+
+    Returns
+    -------
+    list of dict
+        Keyword attributes for ``onnx.helper.make_node``, one dict per tree.
+    """
+    return [_ensemble_attributes([(0, _value_copies(tree, row[:, np.newaxis], n_features)[0])],
+                                 1) for tree, row in zip(trees, rows)]
+
+
 def _ensemble_attributes(copies, n_targets):
     """One ``TreeEnsemble``'s attributes from (target, copy) pairs."""
     from onnx import numpy_helper
@@ -388,15 +478,21 @@ def _class_copies(tree, classes, n_features):
     """One copy of ``tree`` per class of ``classes`` in TreeEnsemble's layout
     (node and leaf ids within the copy, in the tree's depth-first order): a
     subtree whose leaves all give the class the same proportion is one leaf."""
+    return _value_copies(tree, tree.proba[:, classes], n_features)
+
+
+def _value_copies(tree, values, n_features):
+    """One copy of ``tree`` per column of ``values`` (n_nodes, n_columns), its
+    leaves holding that column's entries (`_class_copies`)."""
     layout = _tree_layout(tree, n_features)
     is_split = tree.is_split
-    values = np.where(is_split[:, np.newaxis], np.nan, tree.proba[:, classes])
+    values = np.where(is_split[:, np.newaxis], np.nan, values)
     constant, value = _constant_subtrees(tree, values)
     parent = np.full(is_split.shape[0], -1, dtype=np.int64)
     splits = np.flatnonzero(is_split)
     parent[tree.left[splits]] = parent[tree.right[splits]] = splits
     copies = []
-    for j in range(classes.shape[0]):
+    for j in range(values.shape[1]):
         if constant[0, j]:
             copies.append(_single_leaf(value[0, j]))
             continue
