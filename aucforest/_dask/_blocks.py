@@ -88,6 +88,25 @@ def encode_block(X, y, w, start, ctx):
                  prior=prior)
 
 
+def group_stats(X, y, w, start, sample_key, sample_rate, is_categorical=None, names=None):
+    """`block_stats` of consecutive partitions (lists of their X, y and w) together."""
+    return block_stats(joined(X), joined(y), joined(w), start, sample_key, sample_rate,
+                       is_categorical, names)
+
+
+def encode_group(X, y, w, start, ctx):
+    """`encode_block` of consecutive partitions (lists of their X, y and w) together:
+    one block, as if they were one partition."""
+    return encode_block(joined(X), joined(y), joined(w), start, ctx)
+
+
+def joined(parts):
+    """Consecutive partitions' arrays (a list) as one array; None stays None."""
+    if parts is None or len(parts) == 1:
+        return None if parts is None else parts[0]
+    return np.concatenate([np.asarray(part) for part in parts])
+
+
 def block_prior(block):
     return block.prior
 

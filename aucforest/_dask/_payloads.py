@@ -191,6 +191,9 @@ class FitStats:
     ----------
     rounds, tasks, batches : int
         Rounds over the partitions, tasks submitted, batches of trees.
+    partitions, blocks : int
+        The input's partitions, and the binned blocks the tasks run on
+        (consecutive small partitions merged).
     tasks_per_round : list of int
         Tasks submitted by each round.
     gathered_bytes, largest_gather_bytes, largest_gathered_rows : int
@@ -235,6 +238,8 @@ class FitStats:
     regrowth_passes: int = 0
     batches: int = 0
     skeleton_bytes: int = 0
+    partitions: int = 0
+    blocks: int = 0
     whole_trees: int = 0
     gathered: dict = field(default_factory=dict)
 

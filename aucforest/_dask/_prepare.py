@@ -15,7 +15,7 @@ from .._categories import resolve_fitted
 from .._decision_rule import DecisionRule
 from .._prior_shift import draw_class_weights_of_sums
 from .._sampling import CaseDraws, class_weights_of_counts
-from ._blocks import block_prior, block_stats, encode_block, identity
+from ._blocks import block_prior, encode_group, group_stats, identity
 from ._draws import hash_key
 from ._inputs import as_rows, check_supported, frame_categories
 from ._payloads import FitContext
@@ -57,7 +57,8 @@ class Prepared:
     n_codes : int
         Bin codes (the value bins and the missing one).
     blocks : list of Future
-        The binned partitions (`Block`), in row order.
+        The binned blocks (`Block`: a partition, or consecutive small ones
+        together, `partition_groups`), in row order.
     block_worker : list
         The worker holding each partition (a hint).
     worker_sets : list of (worker, list of int)
@@ -134,9 +135,16 @@ def prepare(session, forest, X, y, sample_weight, tuning):
     sample_rate = min(1.0, tuning.EDGE_SAMPLE_ROWS / n)
     edge_key = hash_key(fit_key, STREAM_EDGES)
     categorical = is_categorical if is_categorical.any() else None
-    stats = session.gather(session.client.compute([
-        dask.delayed(block_stats)(xb, yb, wb, int(s), edge_key, sample_rate, categorical, names)
-        for xb, yb, wb, s in zip(X_blocks, y_blocks, w_blocks, starts)]))
+    # consecutive small partitions are read together: one task per group from here on
+    groups = partition_groups(session, X_blocks, X.chunks[0], tuning)
+
+    def each_group(fn, *args):
+        """fn on each group's partitions, on the worker holding most of their rows."""
+        return computed(session, groups, [dask.delayed(fn)(
+            [X_blocks[i] for i in indices], [y_blocks[i] for i in indices],
+            None if w is None else [w_blocks[i] for i in indices], int(starts[indices[0]]),
+            *args) for indices, _ in groups])
+    stats = session.gather(each_group(group_stats, edge_key, sample_rate, categorical, names))
     if any(s.infinite for s in stats):
         raise ValueError("Input X contains infinity or a value too large for "
                          "dtype('float32').")
@@ -181,9 +189,7 @@ def prepare(session, forest, X, y, sample_weight, tuning):
                      is_categorical=categorical)
     # a task, not scattered data: a worker lost mid-fit recomputes it
     ctx_f = session.submit(identity, ctx, name="context")
-    blocks = session.client.compute([
-        dask.delayed(encode_block)(xb, yb, wb, int(s), ctx_f)
-        for xb, yb, wb, s in zip(X_blocks, y_blocks, w_blocks, starts)])
+    blocks = each_group(encode_group, ctx_f)
     priors = session.gather([session.submit(block_prior, b, name="prior") for b in blocks])
     # partitions grouped by the worker holding them, for the sums' first level (a
     # hint: a partition recomputed elsewhere changes where sums run, not their value)
@@ -213,6 +219,87 @@ def prepare(session, forest, X, y, sample_weight, tuning):
                     ctx_f=ctx_f, n_codes=int(n_bins.max()) + 1, blocks=blocks,
                     block_worker=block_worker, worker_sets=worker_sets,
                     draws=draw_rates(forest, positive, n, seeds))
+
+
+def partition_groups(session, X_blocks, rows, tuning):
+    """The partitions in groups of consecutive ones (`block_groups`), each
+    binned as one block: every task of the fit runs once per block, and a
+    task costs the scheduler and a worker milliseconds whatever its rows, so
+    that many small partitions cost no more tasks than a few large ones.
+    Where the partitions are (when in memory) places the groups: the rows
+    of a worker's runs of partitions stay there. The forest is the same (it
+    does not depend on the partitioning).
+
+    Returns [(partition indices, worker or None)] in row order."""
+    n_workers = max(1, len(session.client.scheduler_info().get("workers", ())))
+    target = block_rows(sum(rows), n_workers, tuning)
+    session.stats.partitions = len(rows)
+    if all(a + b > target for a, b in zip(rows, rows[1:])):  # none to put together
+        groups = [([i], None) for i in range(len(rows))]
+    else:
+        keys = [block.key for block in X_blocks]
+        try:  # the workers holding the partitions, if they are in memory
+            where = session.client.sync(session.client.scheduler.who_has, keys=keys)
+        except Exception:  # placement is a hint only
+            where = {}
+        groups = block_groups(rows, [min(where.get(key) or (), default=None) for key in keys],
+                              target)
+    session.stats.blocks = len(groups)
+    return groups
+
+
+def computed(session, groups, tasks):
+    """The futures of ``tasks`` (one per group), each on its group's worker
+    while it lives (loosely: elsewhere if it is lost)."""
+    futures = [None] * len(tasks)
+    for worker in {worker for _, worker in groups}:
+        at = [g for g, (_, w) in enumerate(groups) if w == worker]
+        placed = {} if worker is None else {"workers": [worker], "allow_other_workers": True}
+        for g, future in zip(at, session.client.compute([tasks[g] for g in at], **placed)):
+            futures[g] = future
+    return futures
+
+
+def block_rows(n, n_workers, tuning):
+    """Rows a merged block holds at most: ``BLOCK_ROWS``, and fewer on small
+    data, which keeps ``BLOCKS_PER_WORKER`` blocks per worker."""
+    return max(1, min(tuning.BLOCK_ROWS, -(-n // (n_workers * tuning.BLOCKS_PER_WORKER))))
+
+
+def block_groups(rows, workers, target):
+    """Consecutive partitions grouped into blocks of at most ``target`` rows
+    (a larger partition alone), each placed on the worker holding most of
+    its rows. A block ends where the worker holding the partitions changes
+    once it has ``target / 2`` rows, so that runs of a worker's partitions
+    stay where they are and only the small runs between them move.
+
+    Parameters
+    ----------
+    rows : sequence of int
+        Rows of each partition, in row order.
+    workers : sequence
+        The worker holding each partition (None: unknown).
+    target : int
+        Rows of a block, at most.
+
+    Returns
+    -------
+    list of (list of int, worker)
+        The partitions of each block and its worker.
+    """
+    groups, held, total = [], [], 0
+    for i, (r, worker) in enumerate(zip(rows, workers)):
+        if groups and total + r <= target and (workers[i - 1] == worker
+                                              or 2 * total < target):
+            groups[-1].append(i)
+            held[-1][worker] = held[-1].get(worker, 0) + r
+            total += r
+        else:
+            groups.append([i])
+            held.append({worker: r})
+            total = r
+    return [(indices, max(by_worker, key=lambda w: (by_worker[w], w is not None)))
+            for indices, by_worker in zip(groups, held)]
 
 
 def draw_rates(forest, positive, n, seeds):

@@ -36,6 +36,9 @@ class Tuning:
         With ``max_leaf_nodes``, the leaves a node finished in memory grows to.
     REDUCE_FAN_IN : int
         Partial sums one reducing task receives.
+    BLOCK_ROWS, BLOCKS_PER_WORKER : int
+        Consecutive small partitions are merged into blocks of at most
+        ``BLOCK_ROWS`` rows, fewer on small data (``BLOCKS_PER_WORKER`` per worker).
     OOB_CHOICE_MAX_CASES : int
         Rows that choose the node size of ``predict_min_samples="oob"``, about.
     """
@@ -56,6 +59,8 @@ class Tuning:
     SUBTREE_LEAF_SHARE: int
     SUBTREE_LEAVES_MIN: int
     REDUCE_FAN_IN: int
+    BLOCK_ROWS: int
+    BLOCKS_PER_WORKER: int
     OOB_CHOICE_MAX_CASES: int
 
     @classmethod
