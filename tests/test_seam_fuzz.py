@@ -169,7 +169,7 @@ def test_random_frames_through_the_command_line_on_csv(tmp_path, case):
         return
     code, out, err = run_main("predict", model, data, "--proba")
     assert code == 0, err
-    proba = pd.read_csv(io.StringIO(out)).to_numpy()
+    proba = pd.read_csv(io.StringIO(out), float_precision="round_trip").to_numpy()  # exact
     read = as_the_command_line_reads(frame)
     expected = AUCForestClassifier(N_TREES, random_state=0).fit(read, y).predict_proba(read)
     np.testing.assert_array_equal(proba, expected)
