@@ -14,7 +14,7 @@ import numpy as np
 from sklearn import tree as sklearn_tree
 from sklearn.utils.validation import check_is_fitted
 
-from ._export_text import _Conditions
+from ._export_text import _Conditions, tree_feature_names
 
 __all__ = ["plot_tree", "export_graphviz"]
 
@@ -109,16 +109,9 @@ def export_graphviz(decision_tree, out_file=None, *, feature_names=None,
 def _names_and_conditions(decision_tree, feature_names):
     """The feature names handed to scikit-learn and the conditions of the splits."""
     check_is_fitted(decision_tree)
-    tree_ = decision_tree.tree_
-    if feature_names is None:
-        feature_names = getattr(decision_tree, "feature_names_in_", None)
-    if feature_names is None:
-        feature_names = [f"x[{j}]" for j in range(tree_.n_features)]
-    feature_names = [str(name) for name in feature_names]
-    if len(feature_names) != tree_.n_features:
-        raise ValueError(f"feature_names must contain {tree_.n_features} elements, got "
-                         f"{len(feature_names)}")
-    return feature_names, _Conditions(tree_, feature_names, 2,
+    feature_names = [str(name) for name in
+                     tree_feature_names(decision_tree, feature_names, "x[{}]")]
+    return feature_names, _Conditions(decision_tree.tree_, feature_names, 2,
                                       getattr(decision_tree, "categories_", None))
 
 

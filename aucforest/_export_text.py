@@ -52,13 +52,7 @@ def export_text(decision_tree, *, feature_names=None, class_names=None, max_dept
     """
     check_is_fitted(decision_tree)
     tree_ = decision_tree.tree_
-    if feature_names is None:
-        feature_names = getattr(decision_tree, "feature_names_in_", None)
-    if feature_names is None:
-        feature_names = [f"feature_{j}" for j in range(tree_.n_features)]
-    if len(feature_names) != tree_.n_features:
-        raise ValueError(f"feature_names must contain {tree_.n_features} elements, got "
-                         f"{len(feature_names)}")
+    feature_names = tree_feature_names(decision_tree, feature_names, "feature_{}")
     if class_names is None:
         class_names = decision_tree.classes_
     elif len(class_names) != len(decision_tree.classes_):
@@ -96,6 +90,21 @@ def export_text(decision_tree, *, feature_names=None, class_names=None, max_dept
 
     recurse(0, 1)
     return report.getvalue()
+
+
+def tree_feature_names(decision_tree, feature_names, unnamed):
+    """The names of a fitted tree's features: ``feature_names`` (checked to
+    give one per feature), else its ``feature_names_in_``, else
+    ``unnamed.format(j)`` for feature j."""
+    n_features = decision_tree.tree_.n_features
+    if feature_names is None:
+        feature_names = getattr(decision_tree, "feature_names_in_", None)
+    if feature_names is None:
+        feature_names = [unnamed.format(j) for j in range(n_features)]
+    if len(feature_names) != n_features:
+        raise ValueError(f"feature_names must contain {n_features} elements, got "
+                         f"{len(feature_names)}")
+    return feature_names
 
 
 class _Conditions:
