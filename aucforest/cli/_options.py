@@ -191,26 +191,24 @@ def _add_costs_option(parser, help_text):
 
 def _confidence_level(text):
     """``--confidence-level``: a coverage strictly between 0 and 1."""
-    try:
-        level = float(text)
-    except ValueError:
-        level = None
-    if level is None or not 0 < level < 1:
-        raise argparse.ArgumentTypeError(f"must be a number strictly between 0 and 1, got "
-                                         f"{text!r}")
-    return level
+    return _strictly_between_0_and_1(text)
 
 
 def _alpha(text):
     """``--sets ALPHA``: the miss rate allowed in each class, in (0, 1)."""
+    return _strictly_between_0_and_1(text, " (the miss rate allowed in each class)")
+
+
+def _strictly_between_0_and_1(text, meaning=""):
+    """``text`` as a float in the open interval (0, 1), or the argparse error saying so."""
     try:
-        alpha = float(text)
+        value = float(text)
     except ValueError:
-        alpha = None
-    if alpha is None or not 0 < alpha < 1:
-        raise argparse.ArgumentTypeError(f"must be a number strictly between 0 and 1 (the miss "
-                                         f"rate allowed in each class), got {text!r}")
-    return alpha
+        value = None
+    if value is None or not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"must be a number strictly between 0 and 1{meaning}, "
+                                         f"got {text!r}")
+    return value
 
 
 def read_cost_matrix(path, classes, option="--decision"):
