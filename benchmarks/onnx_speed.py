@@ -41,6 +41,7 @@ from aucforest.export._exportable import ExportableForest
 from aucforest.export._graph import ML_DOMAIN, ML_OPSET, ForestGraph
 
 from .harness.optional import require
+from .harness.report import git_revision
 
 onnx = require("onnx", "benchmarks.onnx_speed")
 onnxruntime = require("onnxruntime", "benchmarks.onnx_speed")
@@ -151,7 +152,7 @@ def run_case(n_classes, n_trees, args):
 def report(cases, args, command):
     lines = ["# ONNX batch prediction: onnxruntime against predict_proba", "",
              f"Command: `{command}`", "",
-             (f"Recorded: {datetime.date.today()} at {_commit()}; aucforest "
+             (f"Recorded: {datetime.date.today()} at {git_revision()}; aucforest "
               f"{aucforest.__version__}, onnxruntime {onnxruntime.__version__}, onnx "
               f"{onnx.__version__}, Python {platform.python_version()}, {platform.machine()} "
               f"({os.cpu_count()} cores, shared with other jobs: ratios within one run only)."),
@@ -179,14 +180,6 @@ def report(cases, args, command):
                          f"| {cpu / cpu_0:.2f} | " + " | ".join(cells) + " |")
         lines.append("")
     return "\n".join(lines)
-
-
-def _commit():
-    try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                              text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "an unknown commit"
 
 
 def main(argv=None):
